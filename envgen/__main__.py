@@ -1,0 +1,3 @@
+from envgen.cli import main
+
+main()

@@ -1,0 +1,90 @@
+"""Typed errors raised by library code. The CLI maps them to one-line messages and exit codes.
+
+Library code never prints or exits; it raises one of these. Each carries a message that names
+what was wrong (field, value) and, where one exists, the fix.
+"""
+
+from __future__ import annotations
+
+
+class EnvgenError(Exception):
+    """Base class. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def one_line(self) -> str:
+        text = self.message
+        if self.fix:
+            text = f"{text} (fix: {self.fix})"
+        return " ".join(text.split())
+
+
+class InputError(EnvgenError):
+    """Bad input from the user: a profile, an option, a path. Exit 2."""
+
+    exit_code = 2
+
+
+class ProfileError(InputError):
+    """A profile that cannot be loaded: YAML syntax, unknown key, wrong type, bad value."""
+
+
+class ProfileNotFound(InputError):
+    """No built-in or user profile of that name, and no such file."""
+
+
+class KnowledgeBaseError(EnvgenError):
+    """The knowledge base itself is inconsistent (a bug in envgen's data, not the user's input)."""
+
+    exit_code = 3
+
+
+class CheckFailed(EnvgenError):
+    """`envgen check` (or the check before a build) found at least one error-level finding."""
+
+    exit_code = 1
+
+
+class RenderError(EnvgenError):
+    """A template could not be rendered (missing variable, bad output directory)."""
+
+
+class DockerUnavailable(EnvgenError):
+    """The Docker engine cannot be reached (not installed, not running, no permission)."""
+
+    exit_code = 4
+
+
+class BuildFailed(EnvgenError):
+    """An image build failed. ``log_path`` points at the full build log."""
+
+    def __init__(self, message: str, *, fix: str | None = None, log_path: str | None = None,
+                 tail: str = "") -> None:
+        super().__init__(message, fix=fix)
+        self.log_path = log_path
+        self.tail = tail
+
+
+class SmokeFailed(EnvgenError):
+    """The smoke test ran and at least one check failed."""
+
+
+class ImageNotValidated(EnvgenError):
+    """`envgen run` was asked to start an image that has not passed its smoke test."""
+
+
+class ImageMismatch(EnvgenError):
+    """A pulled or named image does not carry the labels (hash) of the local profile."""
+
+
+class RegistryError(EnvgenError):
+    """Push or pull failed: registry down, unknown, or refused."""
+
+
+class HostIncompatible(EnvgenError):
+    """The host (driver, GPU, runtime) cannot run the image; raised by the run-time gate."""

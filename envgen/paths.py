@@ -1,0 +1,34 @@
+"""Where envgen's data lives: in an installed wheel (``envgen/_data``) or in a source checkout.
+
+Functions, not module constants: nothing is computed at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _data_dir(name: str) -> Path:
+    installed = _PACKAGE_DIR / "_data" / name
+    if installed.is_dir():
+        return installed
+    return _PACKAGE_DIR.parent / name
+
+
+def builtin_profiles_dir() -> Path:
+    return _data_dir("profiles")
+
+
+def templates_dir() -> Path:
+    return _data_dir("templates")
+
+
+def kb_data_dir() -> Path:
+    return _PACKAGE_DIR / "kb" / "data"
+
+
+def probe_dir() -> Path:
+    """The self-contained smoke-test probe that every image carries."""
+    return _PACKAGE_DIR / "smoke" / "probe"

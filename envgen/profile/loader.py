@@ -1,0 +1,137 @@
+"""Finding profiles (built-in, ``$ENVGEN_PROFILE_PATH``, or a file path), resolving ``extends``
+by deep merge, and validating the result into a :class:`Profile`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from envgen.errors import ProfileError, ProfileNotFound
+from envgen.paths import builtin_profiles_dir
+from envgen.profile.model import Profile
+from envgen.profile.yamlsrc import LocatedDoc, load_yaml
+
+MAX_EXTENDS_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class ProfileSource:
+    name: str
+    path: Path
+    origin: str  # "builtin", "user" or "file"
+
+
+def search_dirs(env: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
+    """User directories first (they may shadow built-ins on purpose), then the built-ins."""
+    env = os.environ if env is None else env
+    dirs = [(Path(p).expanduser(), "user") for p in env.get("ENVGEN_PROFILE_PATH", "").split(os.pathsep) if p]
+    dirs.append((builtin_profiles_dir(), "builtin"))
+    return dirs
+
+
+def list_profiles(env: Mapping[str, str] | None = None) -> list[ProfileSource]:
+    seen: dict[str, ProfileSource] = {}
+    for directory, origin in search_dirs(env):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.yaml")):
+            seen.setdefault(path.stem, ProfileSource(path.stem, path, origin))
+    return sorted(seen.values(), key=lambda s: s.name)
+
+
+def find_profile(ref: str, env: Mapping[str, str] | None = None) -> ProfileSource:
+    """``ref`` is a profile name or a path to a YAML file."""
+    candidate = Path(ref).expanduser()
+    if ref.endswith((".yaml", ".yml")) or os.sep in ref:
+        if not candidate.is_file():
+            raise ProfileNotFound(f"profile file {ref!r} does not exist", fix="give an existing .yaml path")
+        return ProfileSource(candidate.stem, candidate.resolve(), "file")
+    for source in list_profiles(env):
+        if source.name == ref:
+            return source
+    names = ", ".join(s.name for s in list_profiles(env)) or "none"
+    raise ProfileNotFound(
+        f"no profile named {ref!r}",
+        fix=f"use one of: {names}; or a path to a .yaml file; or add a directory to ENVGEN_PROFILE_PATH",
+    )
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Mappings merge key by key; lists and scalars in ``override`` replace those in ``base``."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, ...]) -> dict[str, Any]:
+    parent_ref = doc.data.get("extends")
+    if parent_ref is None:
+        return doc.data
+    if not isinstance(parent_ref, str):
+        raise ProfileError(f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' must be a profile name")
+    if len(chain) > MAX_EXTENDS_DEPTH:
+        raise ProfileError(f"{doc.path}: 'extends' chain is deeper than {MAX_EXTENDS_DEPTH}")
+    source = find_profile(parent_ref, env)
+    if source.path.resolve() in chain:
+        raise ProfileError(
+            f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {parent_ref!r} makes a cycle",
+            fix="remove the circular extends",
+        )
+    parent = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),))
+    merged = deep_merge(parent, doc.data)
+    merged.pop("extends", None)
+    return merged
+
+
+def _format_validation(doc: LocatedDoc, exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    loc = tuple(err["loc"])
+    field = ".".join(str(p) for p in loc) or "(profile)"
+    line = doc.line_of(loc)
+    where = f"{doc.path}:{line}" if line else str(doc.path)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        return f"{where}: unknown field '{field}'; allowed here: {', '.join(allowed)}"
+    if kind == "missing":
+        return f"{where}: required field '{field}' is missing"
+    value = err.get("input")
+    shown = "" if isinstance(value, (dict, list)) else f" = {value!r}"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: field '{field}'{shown}: {message}"
+
+
+def _allowed_keys(parent: tuple[object, ...]) -> list[str]:
+    model: Any = Profile
+    for part in parent:
+        if isinstance(part, int) or not hasattr(model, "model_fields"):
+            return []
+        annotation = model.model_fields[part].annotation
+        model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
+    return sorted(model.model_fields) if hasattr(model, "model_fields") else []
+
+
+def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profile:
+    source = find_profile(str(ref), env)
+    doc = load_yaml(source.path)
+    data = _resolve(doc, env, (source.path.resolve(),))
+    data.pop("extends", None)
+    try:
+        profile = Profile.model_validate(data)
+    except ValidationError as exc:
+        raise ProfileError(_format_validation(doc, exc)) from None
+    if source.origin != "file" and profile.name != source.name:
+        raise ProfileError(
+            f"{source.path}:{doc.line_of(('name',))}: field 'name' = {profile.name!r} differs from the file name",
+            fix=f"rename the file to {profile.name}.yaml or set name: {source.name}",
+        )
+    return profile
