@@ -94,7 +94,7 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, 
 
 def _format_validation(doc: LocatedDoc, exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
-    loc = tuple(err["loc"])
+    loc = tuple(part for part in err["loc"] if part != "[key]")
     field = ".".join(str(p) for p in loc) or "(profile)"
     line = doc.line_of(loc)
     where = f"{doc.path}:{line}" if line else str(doc.path)
