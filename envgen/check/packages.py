@@ -1,0 +1,83 @@
+"""What a profile installs besides the frameworks: CUDA and cuDNN user-space libraries from conda or pip,
+and the CUDA/cuDNN of the base image. Pure functions over the profile and the knowledge base."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from envgen.kb import KnowledgeBase
+from envgen.kb.versions import minor
+from envgen.profile import Profile
+
+_CONDA_CUDA = {"cudatoolkit", "cuda-toolkit", "cuda-runtime", "cuda-cudart", "cuda-libraries"}
+_PIP_CUDART = re.compile(r"^nvidia-cuda-runtime-cu(\d+)$")
+_PIP_CUDNN = re.compile(r"^nvidia-cudnn-cu(\d+)$")
+
+
+@dataclass(frozen=True)
+class LibSource:
+    version: str  # "11.8", "8.6.0.163"
+    cuda_major: int | None  # for cuDNN: the CUDA major it was built for, when known
+    origin: str  # "base image", "conda cudatoolkit=11.8.0", "pip nvidia-cudnn-cu11==8.6.0.163", ...
+
+
+def _conda(profile: Profile) -> list[tuple[str, str, str]]:
+    out = []
+    for spec in profile.packages.conda:
+        name_part = spec.split("::", 1)[-1]
+        name, version = name_part.split("=")[0], name_part.split("=")[1]
+        out.append((name.lower(), version, spec))
+    return out
+
+
+def _pip(profile: Profile) -> list[tuple[str, str, str]]:
+    out = []
+    for spec in profile.packages.pip:
+        name, version = spec.split("==", 1)
+        out.append((name.split("[")[0].lower(), version, spec))
+    return out
+
+
+def base_provides_cuda(profile: Profile, kb: KnowledgeBase) -> bool:
+    """True when the base image itself carries CUDA libraries (nvidia/cuda runtime/devel, NGC)."""
+    info = kb.base_image(profile.base)
+    if info is None or info.cuda is None:
+        return False
+    return "-base-" not in profile.base
+
+
+def cuda_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
+    """CUDA runtimes present in the image (excluding those framework wheels bundle privately)."""
+    out: list[LibSource] = []
+    info = kb.base_image(profile.base)
+    if info is not None and info.cuda is not None and base_provides_cuda(profile, kb):
+        out.append(LibSource(minor(info.cuda), None, f"base image {profile.base}"))
+    for name, version, spec in _conda(profile):
+        if name in _CONDA_CUDA:
+            out.append(LibSource(minor(version), None, f"conda {spec}"))
+    for name, version, spec in _pip(profile):
+        m = _PIP_CUDART.match(name)
+        if m:
+            out.append(LibSource(minor(version), int(m.group(1)), f"pip {spec}"))
+    return out
+
+
+def cudnn_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
+    out: list[LibSource] = []
+    info = kb.base_image(profile.base)
+    if info is not None and info.cudnn and info.cuda:
+        version = (
+            profile.cudnn
+            if profile.cudnn and profile.cudnn.split(".")[0] == info.cudnn.split(".")[0]
+            else info.cudnn
+        )
+        out.append(LibSource(version, int(info.cuda.split(".")[0]), f"base image {profile.base}"))
+    for name, version, spec in _conda(profile):
+        if name == "cudnn":
+            out.append(LibSource(version, None, f"conda {spec}"))
+    for name, version, spec in _pip(profile):
+        m = _PIP_CUDNN.match(name)
+        if m:
+            out.append(LibSource(version, int(m.group(1)), f"pip {spec}"))
+    return out

@@ -1,0 +1,33 @@
+"""The ordered list of rules. A rule is a function ``(CheckContext) -> list[Finding]``."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from envgen.check import (
+    rules_base_image,
+    rules_cpu,
+    rules_cudnn,
+    rules_driver,
+    rules_gpu,
+    rules_ngc,
+    rules_python,
+    rules_pytorch,
+    rules_tensorflow,
+)
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+
+Rule = Callable[[CheckContext], list[Finding]]
+
+RULES: tuple[Rule, ...] = (
+    *rules_base_image.RULES,
+    *rules_python.RULES,
+    *rules_tensorflow.RULES,
+    *rules_pytorch.RULES,
+    *rules_cudnn.RULES,
+    *rules_gpu.RULES,
+    *rules_driver.RULES,
+    *rules_ngc.RULES,
+    *rules_cpu.RULES,
+)

@@ -1,0 +1,118 @@
+"""GPUs: known models, kernels in the PyTorch build ("no kernel image"), what the CUDA toolkit can target."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+from envgen.check.util import covering_builds, finding, kernel_coverage
+from envgen.kb.versions import cc_to_sm, cc_tuple, sm_to_cc
+
+
+def gpu_known(ctx: CheckContext) -> list[Finding]:
+    return [
+        finding(
+            "warning",
+            "gpu-unknown",
+            f"GPU {t.label!r} ({t.origin}) is not in the knowledge base; its compute capability is unknown",
+            'give the compute capability instead, such as "8.6"',
+            "gpus.yaml",
+        )
+        for t in ctx.targets
+        if t.model is None
+    ]
+
+
+def torch_kernels(ctx: CheckContext) -> list[Finding]:
+    variant, release = ctx.torch_variant, ctx.torch_release
+    if variant is None or release is None or variant.cuda is None or not ctx.gpu:
+        return []
+    out = []
+    build = f"torch {release.version}+{variant.tag}"
+    archs = " ".join(variant.arch_list + variant.ptx)
+    for target in ctx.targets:
+        gpu = target.model
+        if gpu is None:
+            continue
+        cc, sm = gpu.compute_capability, cc_to_sm(gpu.compute_capability)
+        coverage = kernel_coverage(cc, variant.arch_list, variant.ptx)
+        who = f"{target.label} ({sm}, compute capability {cc})"
+        if coverage == "binary":
+            out.append(
+                finding(
+                    "info",
+                    "torch-arch-binary-compat",
+                    f"{build} has no {sm} cubin; {who} runs the "
+                    f"cubin of an older minor of the same major ({archs})",
+                    "nothing to do",
+                    release.cite_variant(variant),
+                )
+            )
+        elif coverage == "ptx":
+            out.append(
+                finding(
+                    "warning",
+                    "torch-arch-ptx-jit",
+                    f"{build} has no cubin for {who}; the driver "
+                    f"JIT-compiles its PTX ({', '.join(variant.ptx)}) at first use: slow start, and "
+                    "kernels without PTX fail",
+                    f"prefer a build with {sm}: {', '.join(covering_builds(ctx.kb, cc)) or 'none known'}",
+                    release.cite_variant(variant),
+                )
+            )
+        elif coverage == "none":
+            lowest = min(sm_to_cc(a) for a in variant.arch_list)
+            age = "too old" if cc_tuple(cc) < lowest else "too new"
+            options = ", ".join(covering_builds(ctx.kb, cc)) or "none in the knowledge base"
+            out.append(
+                finding(
+                    "error",
+                    "torch-no-kernel",
+                    f"{who} is {age} for {build} (built for {archs}): "
+                    '"no kernel image is available for execution on the device"',
+                    f"use a torch build that includes {sm}: {options}",
+                    release.cite_variant(variant),
+                )
+            )
+    return out
+
+
+def cuda_targets(ctx: CheckContext) -> list[Finding]:
+    if not ctx.gpu or ctx.profile.cuda is None:
+        return []
+    toolkit = ctx.kb.cuda(ctx.profile.cuda)
+    if toolkit is None:
+        return []
+    out = []
+    for target in ctx.targets:
+        gpu = target.model
+        if gpu is None:
+            continue
+        cc = cc_tuple(gpu.compute_capability)
+        if cc < cc_tuple(toolkit.cc_min):
+            out.append(
+                finding(
+                    "error",
+                    "cuda-gpu-too-old",
+                    f"CUDA {toolkit.version} cannot target {target.label} "
+                    f"(compute capability {gpu.compute_capability}; CUDA {toolkit.version} supports "
+                    f"{toolkit.cc_min}..{toolkit.cc_max})",
+                    "choose an older CUDA for this GPU",
+                    toolkit.cite(),
+                )
+            )
+        elif cc > cc_tuple(toolkit.cc_max):
+            out.append(
+                finding(
+                    "warning",
+                    "cuda-gpu-too-new",
+                    f"CUDA {toolkit.version} predates {target.label} "
+                    f"(compute capability {gpu.compute_capability}, newest it targets: "
+                    f"{toolkit.cc_max}); code runs only through PTX JIT where PTX was shipped",
+                    "choose a CUDA release that targets this GPU",
+                    toolkit.cite(),
+                )
+            )
+    return out
+
+
+RULES = [gpu_known, torch_kernels, cuda_targets]

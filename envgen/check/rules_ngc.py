@@ -1,0 +1,95 @@
+"""NGC framework images: compute capability >= 6.0, the NGC driver minimum, the framework they ship."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+from envgen.check.util import driver_at_least, finding
+from envgen.kb.versions import cc_tuple, vtuple
+
+
+def ngc_known(ctx: CheckContext) -> list[Finding]:
+    if ctx.profile.is_ngc and ctx.ngc is None:
+        return [
+            finding(
+                "warning",
+                "ngc-unknown",
+                f"NGC image {ctx.profile.base} is not in the knowledge base; its "
+                "CUDA, Python, driver and GPU minimums cannot be checked",
+                "use a release listed in ngc.yaml",
+                "ngc.yaml",
+            )
+        ]
+    return []
+
+
+def ngc_gpus(ctx: CheckContext) -> list[Finding]:
+    ngc = ctx.ngc
+    if ngc is None:
+        return []
+    return [
+        finding(
+            "error",
+            "ngc-gpu-too-old",
+            f"{ngc.image}:{ngc.tag} needs compute capability >= {ngc.cc_min}; "
+            f"{t.label} has {t.model.compute_capability} ({t.model.architecture})",
+            "use a conda/pip profile for this GPU (NGC images do not support it)",
+            ngc.cite(),
+        )
+        for t in ctx.targets
+        if t.model is not None and cc_tuple(t.model.compute_capability) < cc_tuple(ngc.cc_min)
+    ]
+
+
+def ngc_driver(ctx: CheckContext) -> list[Finding]:
+    ngc, driver = ctx.ngc, ctx.host.driver
+    if ngc is None or driver is None or driver_at_least(driver, ngc.driver_min):
+        return []
+    branches = [
+        b for b in ngc.datacenter_drivers if vtuple(b)[0] == vtuple(driver)[0] and driver_at_least(driver, b)
+    ]
+    if branches:
+        return [
+            finding(
+                "warning",
+                "ngc-driver-forward-compat",
+                f"driver {driver} is below {ngc.tag}'s minimum "
+                f"{ngc.driver_min} but is data-centre branch {branches[0]}+, supported through CUDA forward "
+                "compatibility on data-centre GPUs only",
+                f"upgrade to >= {ngc.driver_min} on other GPUs",
+                ngc.cite(),
+            )
+        ]
+    return [
+        finding(
+            "error",
+            "ngc-driver-too-old",
+            f"{ngc.image}:{ngc.tag} needs driver >= {ngc.driver_min} (CUDA "
+            f"{ngc.cuda}); the host has {driver}",
+            f"upgrade the driver to >= {ngc.driver_min} or use an older NGC release",
+            ngc.cite(),
+        )
+    ]
+
+
+def ngc_framework(ctx: CheckContext) -> list[Finding]:
+    ngc = ctx.ngc
+    if ngc is None:
+        return []
+    given = ctx.profile.frameworks.tensorflow if ngc.framework == "tensorflow" else ctx.profile.torch_version
+    if given and vtuple(given) != vtuple(ngc.framework_version):
+        return [
+            finding(
+                "warning",
+                "ngc-framework-differs",
+                f"{ngc.tag} ships {ngc.framework} "
+                f"{ngc.framework_version}; the profile asks for {given}, and a pip install would replace "
+                "NVIDIA's build",
+                f"set {ngc.framework} to {ngc.framework_version} or pick another NGC release",
+                ngc.cite(),
+            )
+        ]
+    return []
+
+
+RULES = [ngc_known, ngc_gpus, ngc_driver, ngc_framework]

@@ -1,0 +1,70 @@
+"""Python: wheels of each framework exist for the profile's Python; a pip profile uses the base's Python."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+from envgen.check.util import finding
+from envgen.kb.versions import in_range, minor
+
+
+def python_wheels(ctx: CheckContext) -> list[Finding]:
+    python = ctx.profile.python
+    out = []
+    tf = ctx.tf_build
+    if tf is not None and ctx.ngc is None and not in_range(python, tf.python_min, tf.python_max):
+        out.append(
+            finding(
+                "error",
+                "python-no-wheels",
+                f"TensorFlow {ctx.profile.frameworks.tensorflow} has no "
+                f"wheels for Python {ctx.profile.python_minor} (it has {tf.python_min}-{tf.python_max})",
+                f"use Python {tf.python_max}",
+                tf.cite(),
+            )
+        )
+    torch = ctx.torch_release
+    if torch is not None and not in_range(python, torch.python_min, torch.python_max):
+        out.append(
+            finding(
+                "error",
+                "python-no-wheels",
+                f"torch {torch.version} has no wheels for Python "
+                f"{ctx.profile.python_minor} (it has {torch.python_min}-{torch.python_max})",
+                f"use Python {torch.python_min}-{torch.python_max}",
+                torch.cite(),
+            )
+        )
+    return out
+
+
+def python_base(ctx: CheckContext) -> list[Finding]:
+    if ctx.profile.installer != "pip":
+        return []
+    info = ctx.base
+    if info is None or info.python is None:
+        return [
+            finding(
+                "warning",
+                "python-base-unknown",
+                f"installer is pip, so packages go into the Python of "
+                f"{ctx.profile.base}, whose version is not in the knowledge base",
+                "use a known base or installer: conda",
+                info.cite() if info else "base_images.yaml",
+            )
+        ]
+    if minor(info.python) != ctx.profile.python_minor:
+        return [
+            finding(
+                "error",
+                "python-base-mismatch",
+                f"installer is pip, so packages go into {ctx.profile.base}'s "
+                f"Python {info.python}, not the profile's Python {ctx.profile.python}",
+                f'set python: "{minor(info.python)}", change the base, or use installer: conda',
+                info.cite(),
+            )
+        ]
+    return []
+
+
+RULES = [python_wheels, python_base]

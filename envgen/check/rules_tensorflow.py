@@ -1,0 +1,166 @@
+"""TensorFlow: the pip distribution, and the CUDA/cuDNN libraries the build loads (silent CPU fallback)."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+from envgen.check.packages import cuda_sources, cudnn_sources
+from envgen.check.util import cuda_compatible, cudart_soname, finding
+from envgen.kb.versions import vtuple
+
+
+def tf_known(ctx: CheckContext) -> list[Finding]:
+    version = ctx.profile.frameworks.tensorflow
+    if version and ctx.tf_build is None and ctx.ngc is None:
+        return [
+            finding(
+                "warning",
+                "tf-unknown",
+                f"TensorFlow {version} is not in the knowledge base; its CUDA, "
+                "cuDNN and Python needs cannot be checked",
+                "use a release listed in tensorflow.yaml",
+                "tensorflow.yaml",
+            )
+        ]
+    return []
+
+
+def tf_package(ctx: CheckContext) -> list[Finding]:
+    build, package, version = ctx.tf_build, ctx.tf_package, ctx.profile.frameworks.tensorflow
+    if build is None or package is None or version is None or ctx.ngc is not None:
+        return []
+    if package == "tensorflow-gpu" and build.gpu_stub:
+        return [
+            finding(
+                "error",
+                "tf-gpu-stub",
+                f"tensorflow-gpu {version} is an error stub that refuses to "
+                "install (tensorflow-gpu was discontinued after 2.11)",
+                f"install `{build.gpu_package}` instead",
+                build.cite(),
+            )
+        ]
+    if not ctx.gpu:
+        return []
+    if package == "tensorflow-cpu":
+        return [
+            finding(
+                "error",
+                "tf-cpu-package",
+                f"the profile requires a GPU but installs tensorflow-cpu {version}, "
+                "which has no CUDA support",
+                f"use `{build.gpu_package}`, or set gpu.required: false",
+                build.cite(),
+            )
+        ]
+    if package not in build.gpu_capable_packages:
+        return [
+            finding(
+                "error",
+                "tf-package-no-gpu",
+                f"`{package}` {version} carries no GPU support",
+                f"install `{build.gpu_package}` {version}",
+                build.cite(),
+            )
+        ]
+    return []
+
+
+def tf_cuda(ctx: CheckContext) -> list[Finding]:
+    build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
+    if (
+        build is None
+        or version is None
+        or not ctx.gpu
+        or ctx.ngc is not None
+        or ctx.tf_package in ("tensorflow-cpu", "tensorflow[and-cuda]")
+    ):
+        return []
+    provided = cuda_sources(ctx.profile, ctx.kb)
+    good = [s for s in provided if cuda_compatible(s.version, build.cuda)]
+    if not good:
+        have = ", ".join(f"CUDA {s.version} ({s.origin})" for s in provided) or "no CUDA libraries"
+        soname = cudart_soname(build.cuda)
+        fix = (
+            f"give TensorFlow the CUDA {build.cuda} user-space libraries (conda cudatoolkit={build.cuda} "
+            f"or pip nvidia-*-cu{vtuple(build.cuda)[0]} packages, or a CUDA {build.cuda} base image)"
+        )
+        if vtuple(build.series) >= (2, 14):
+            fix += f", or install tensorflow[and-cuda]=={version} so pip brings them"
+        elif build.series in ("2.12", "2.13"):
+            fix += (
+                ": TensorFlow's own guide uses conda cudatoolkit=11.8.0 and pip nvidia-cudnn-cu11==8.6.0.163"
+            )
+        return [
+            finding(
+                "error",
+                "tf-cuda-mismatch",
+                f"TensorFlow {version} was built for CUDA {build.cuda} / cuDNN {build.cudnn} and loads "
+                f'{soname}, but the image has {have}: TF logs "Could not load dynamic library '
+                f"'{soname}'\" and silently runs on the CPU",
+                fix,
+                build.cite(),
+            )
+        ]
+    if all(vtuple(s.version)[:2] < vtuple(build.cuda)[:2] for s in good):
+        return [
+            finding(
+                "warning",
+                "tf-cuda-older-minor",
+                f"TensorFlow {version} was built for CUDA {build.cuda}; the image has CUDA "
+                f"{good[0].version}: it loads through minor-version compatibility, but PTX JIT and newer "
+                "library features may fail",
+                f"provide CUDA {build.cuda} libraries",
+                build.cite(),
+            )
+        ]
+    return []
+
+
+def tf_cudnn(ctx: CheckContext) -> list[Finding]:
+    build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
+    if (
+        build is None
+        or version is None
+        or not ctx.gpu
+        or ctx.ngc is not None
+        or ctx.tf_package in ("tensorflow-cpu", "tensorflow[and-cuda]")
+    ):
+        return []
+    need = vtuple(build.cudnn)
+    cuda_major = vtuple(build.cuda)[0]
+    same_major = [
+        s
+        for s in cudnn_sources(ctx.profile, ctx.kb)
+        if vtuple(s.version)[0] == need[0]
+        and (s.cuda_major is None or s.cuda_major == cuda_major or cuda_major < 11)
+    ]
+    if any(vtuple(s.version)[:2] >= need[:2] for s in same_major):
+        return []
+    if same_major:
+        s = same_major[0]
+        return [
+            finding(
+                "error",
+                "tf-cudnn-too-old",
+                f"TensorFlow {version} was compiled against cuDNN {build.cudnn} but the image has cuDNN "
+                f'{s.version} ({s.origin}): "Loaded runtime CuDNN library: {s.version} but source was '
+                f'compiled with: {build.cudnn}", convolutions fail',
+                f"install cuDNN >= {build.cudnn} (major {need[0]}) for CUDA {cuda_major}",
+                build.cite(),
+            )
+        ]
+    return [
+        finding(
+            "error",
+            "tf-cudnn-missing",
+            f"TensorFlow {version} needs libcudnn.so.{need[0]} (cuDNN >= {build.cudnn}) built for CUDA "
+            f"{cuda_major}.x, and the image provides none: TF falls back to the CPU",
+            f"install cuDNN {build.cudnn} for CUDA {cuda_major} (conda cudnn or pip "
+            f"nvidia-cudnn-cu{cuda_major})",
+            build.cite(),
+        )
+    ]
+
+
+RULES = [tf_known, tf_package, tf_cuda, tf_cudnn]

@@ -1,0 +1,60 @@
+"""Helpers shared by the rules."""
+
+from __future__ import annotations
+
+from envgen.check.findings import Finding, Severity
+from envgen.kb import KnowledgeBase
+from envgen.kb.versions import cc_tuple, sm_to_cc, vtuple
+
+
+def finding(severity: Severity, code: str, message: str, fix: str, source: str) -> Finding:
+    return Finding(severity, code, " ".join(message.split()), " ".join(fix.split()), source)
+
+
+def driver_at_least(driver: str, minimum: str) -> bool:
+    return vtuple(driver) >= vtuple(minimum)
+
+
+def cudart_soname(cuda: str) -> str:
+    """The runtime a build for ``cuda`` loads: libcudart.so.10.1, libcudart.so.11.0, libcudart.so.12."""
+    parts = vtuple(cuda)
+    if parts[0] >= 12:
+        return f"libcudart.so.{parts[0]}"
+    if parts[0] == 11:
+        return "libcudart.so.11.0"
+    return f"libcudart.so.{parts[0]}.{parts[1]}"
+
+
+def cuda_compatible(provided: str, needed: str) -> bool:
+    """Does a CUDA runtime ``provided`` satisfy a build for ``needed``? From 11 on any minor of the same major
+    (same soname); before 11 only the exact minor."""
+    p, n = vtuple(provided), vtuple(needed)
+    if n[0] >= 11:
+        return p[0] == n[0]
+    return p[:2] == n[:2]
+
+
+def kernel_coverage(cc: str, arch_list: list[str], ptx: list[str]) -> str:
+    """ "exact", "binary" (a cubin of the same major, lower minor), "ptx" (JIT from older PTX) or "none"."""
+    want = cc_tuple(cc)
+    cubins = [sm_to_cc(a) for a in arch_list]
+    if want in cubins:
+        return "exact"
+    if any(c[0] == want[0] and c[1] <= want[1] for c in cubins):
+        return "binary"
+    if any(sm_to_cc(p) <= want for p in ptx):
+        return "ptx"
+    return "none"
+
+
+def covering_builds(kb: KnowledgeBase, cc: str, limit: int = 3) -> list[str]:
+    """Newest torch builds with kernels for ``cc`` (exact or binary-compatible), newest first."""
+    out = []
+    for release in sorted(kb.pytorch, key=lambda r: vtuple(r.version), reverse=True):
+        for variant in release.variants:
+            if variant.cuda and kernel_coverage(cc, variant.arch_list, variant.ptx) in ("exact", "binary"):
+                out.append(f"{release.version}+{variant.tag}")
+                break
+        if len(out) >= limit:
+            break
+    return out

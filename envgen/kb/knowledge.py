@@ -1,0 +1,223 @@
+"""The knowledge base object and its (pure) queries."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from envgen.errors import KnowledgeBaseError
+from envgen.kb.images import CUDA_TAG_RE, parse_image
+from envgen.kb.models import (
+    BaseImageInfo,
+    CudaImageRow,
+    CudaToolkit,
+    CudnnRelease,
+    GpuModel,
+    NgcRelease,
+    OsImageRow,
+    TensorflowBuild,
+    TorchRelease,
+    TorchVariant,
+)
+from envgen.kb.names import normalise
+from envgen.kb.versions import minor, same_prefix, vtuple
+
+_CC_QUERY = re.compile(r"^(?:sm_)?(\d+)\.?(\d)$")
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    tensorflow: list[TensorflowBuild] = field(default_factory=list)
+    pytorch: list[TorchRelease] = field(default_factory=list)
+    cuda_toolkits: list[CudaToolkit] = field(default_factory=list)
+    cudnn_releases: list[CudnnRelease] = field(default_factory=list)
+    gpus: list[GpuModel] = field(default_factory=list)
+    ngc_releases: list[NgcRelease] = field(default_factory=list)
+    cuda_images: list[CudaImageRow] = field(default_factory=list)
+    os_images: list[OsImageRow] = field(default_factory=list)
+
+    # --- consistency -------------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        """Cross-table inconsistencies (empty when consistent)."""
+        from envgen.kb.validate import problems
+
+        return problems(self)
+
+    def validate(self) -> None:
+        """Raise :class:`KnowledgeBaseError` listing every inconsistency."""
+        found = self.problems()
+        if found:
+            raise KnowledgeBaseError(f"{len(found)} knowledge-base inconsistencies: " + "; ".join(found))
+
+    # --- TensorFlow -------------------------------------------------------------------------
+
+    def tensorflow_build(self, version: str) -> TensorflowBuild | None:
+        """Row of the release series: "2.12.0" -> the 2.12 row."""
+        series = minor(version)
+        return next((row for row in self.tensorflow if row.series == series), None)
+
+    def tensorflow_package(self, version: str, gpu: bool) -> str:
+        """The pip distribution to install for a GPU (or CPU-only) build of ``version``."""
+        if not gpu:
+            return "tensorflow-cpu" if vtuple(version) >= (1, 15) else "tensorflow"
+        row = self.tensorflow_build(version)
+        if row is None:
+            return "tensorflow[and-cuda]" if vtuple(version) >= (2, 14) else "tensorflow"
+        return row.gpu_package
+
+    # --- PyTorch ----------------------------------------------------------------------------
+
+    def torch_release(self, version: str) -> TorchRelease | None:
+        base = version.split("+", 1)[0]
+        return next((row for row in self.pytorch if vtuple(row.version) == vtuple(base)), None)
+
+    def torch_variant(self, version: str, cuda: str | None) -> TorchVariant | None:
+        """The variant built for exactly this CUDA minor (``None`` -> the CPU variant), else None."""
+        release = self.torch_release(version)
+        if release is None:
+            return None
+        for variant in release.variants:
+            if cuda is None and variant.cuda is None:
+                return variant
+            if cuda is not None and variant.cuda is not None and minor(variant.cuda) == minor(cuda):
+                return variant
+        return None
+
+    def torch_variant_by_tag(self, version: str, tag: str) -> TorchVariant | None:
+        release = self.torch_release(version)
+        if release is None:
+            return None
+        return next((v for v in release.variants if v.tag == tag), None)
+
+    # --- CUDA, cuDNN ------------------------------------------------------------------------
+
+    def cuda(self, version: str) -> CudaToolkit | None:
+        want = minor(version)
+        return next((row for row in self.cuda_toolkits if row.version == want), None)
+
+    def cudnn(self, version: str) -> CudnnRelease | None:
+        """Exact release, else the newest release of the series ("8.9" -> 8.9.7; "8.6.0.163" -> 8.6.0)."""
+        matches = [
+            row
+            for row in self.cudnn_releases
+            if same_prefix(version, row.version) or same_prefix(row.version, version)
+        ]
+        if not matches:
+            want = minor(version)
+            matches = [row for row in self.cudnn_releases if minor(row.version) == want]
+        return max(matches, key=lambda r: vtuple(r.version), default=None)
+
+    @staticmethod
+    def cudnn_supports(row: CudnnRelease, cuda: str) -> bool:
+        for entry in row.cuda:
+            parts = vtuple(entry)
+            if len(parts) == 1 and vtuple(cuda)[0] == parts[0]:
+                return True
+            if len(parts) >= 2 and vtuple(cuda)[:2] == parts[:2]:
+                return True
+        return False
+
+    # --- GPUs -------------------------------------------------------------------------------
+
+    def gpu(self, name_or_cc: str) -> GpuModel | None:
+        query = name_or_cc.strip()
+        m = _CC_QUERY.match(query.lower())
+        if m:
+            cc = f"{int(m.group(1))}.{m.group(2)}"
+            arch = next((g.architecture for g in self.gpus if g.compute_capability == cc), "unknown")
+            return GpuModel(
+                name=f"compute capability {cc}",
+                compute_capability=cc,
+                architecture=arch,
+                segment="synthetic",
+                source="given as a compute capability",
+            )
+        wanted = normalise(query)
+        for gpu in self.gpus:
+            if wanted == normalise(gpu.name) or any(wanted == normalise(a) for a in gpu.aliases):
+                return gpu
+        return None
+
+    # --- images -----------------------------------------------------------------------------
+
+    def ngc(self, image_ref: str) -> NgcRelease | None:
+        ref = parse_image(image_ref)
+        return next((r for r in self.ngc_releases if r.image == ref.repository and r.tag == ref.tag), None)
+
+    def base_image(self, image_ref: str) -> BaseImageInfo | None:
+        ref = parse_image(image_ref)
+        if ref.repository == "nvidia/cuda":
+            return self._cuda_image(image_ref, ref.tag, ref.digest)
+        ngc = self.ngc(image_ref)
+        if ngc is not None:
+            return BaseImageInfo(
+                image=image_ref,
+                status="available",
+                cuda=ngc.cuda,
+                cudnn=ngc.cudnn,
+                os=f"ubuntu{ngc.ubuntu}",
+                python=ngc.python,
+                digest=ref.digest,
+                row_key=ngc.key,
+                source=ngc.source,
+            )
+        for row in self.os_images:
+            if row.image == ref.repository and ref.tag in row.tags:
+                return BaseImageInfo(
+                    image=image_ref,
+                    status=row.status,
+                    os=row.os,
+                    python=row.python,
+                    digest=ref.digest or row.digest,
+                    row_key=row.key,
+                    source=row.source,
+                )
+        return None
+
+    def _cuda_image(self, image_ref: str, tag: str, digest: str | None) -> BaseImageInfo:
+        m = CUDA_TAG_RE.match(tag)
+        if not m:
+            return BaseImageInfo(
+                image=image_ref,
+                status="unknown",
+                digest=digest,
+                reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>",
+                source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
+            )
+        cuda, cudnn_tag, os_name = m.group("cuda"), m.group("cudnn"), m.group("os")
+        cudnn = cudnn_tag[len("cudnn") :] if cudnn_tag else None
+        row = next((r for r in self.cuda_images if r.cuda == minor(cuda)), None)
+        python = next((o.python for o in self.os_images if o.os == os_name), None)
+        if row is None:
+            return BaseImageInfo(
+                image=image_ref,
+                status="unknown",
+                cuda=cuda,
+                cudnn=cudnn,
+                os=os_name,
+                python=python,
+                digest=digest,
+                reason=f"CUDA {cuda} is not in the tag table",
+                source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
+            )
+        problems = []
+        if cuda not in row.patches:
+            problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
+        if os_name not in row.os:
+            problems.append(f"no {os_name} tags for CUDA {row.cuda} (known: {', '.join(row.os)})")
+        if cudnn is not None and cudnn not in row.cudnn:
+            problems.append(f"no cudnn{cudnn} tags for CUDA {row.cuda}")
+        status = row.status if row.status == "deleted" or not problems else "unknown"
+        return BaseImageInfo(
+            image=image_ref,
+            status=status,
+            cuda=cuda,
+            cudnn=cudnn or None,
+            os=os_name,
+            python=python,
+            digest=digest,
+            reason="; ".join(problems),
+            row_key=row.key,
+            source=row.source,
+        )

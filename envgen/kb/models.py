@@ -1,0 +1,210 @@
+"""Row types of the knowledge base: strict pydantic models (unknown keys are errors), each with a
+``source`` and a ``cite()`` that names the data file, the row and the source."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+_VERSION_RE = re.compile(r"^\d+(\.\d+){0,3}[a-z0-9]*$")
+_CC_RE = re.compile(r"^\d+\.\d$")
+
+
+def _check(pattern: re.Pattern[str], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"{value!r} is not a {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+Ver = Annotated[str, _check(_VERSION_RE, 'version (quote it in YAML: "2.10", not 2.10)')]
+CC = Annotated[str, _check(_CC_RE, 'compute capability such as "8.6"')]
+Source = Annotated[str, Field(min_length=4)]
+
+
+class Row(BaseModel):
+    """A knowledge-base row. Subclasses set ``FILE`` and implement ``key``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    FILE: ClassVar[str] = ""
+
+    source: Source
+
+    @property
+    def key(self) -> str:
+        raise NotImplementedError
+
+    def cite(self) -> str:
+        return f"{self.FILE}#{self.key}: {self.source}"
+
+
+class TensorflowBuild(Row):
+    FILE: ClassVar[str] = "tensorflow.yaml"
+    series: Ver
+    python_min: Ver
+    python_max: Ver
+    cuda: Ver
+    cudnn: Ver
+    gpu_package: Literal["tensorflow", "tensorflow-gpu", "tensorflow[and-cuda]"]
+    gpu_capable_packages: list[str]
+    gpu_stub: bool = False
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.series
+
+
+class TorchVariant(Row):
+    FILE: ClassVar[str] = "pytorch.yaml"
+    tag: Annotated[
+        str, _check(re.compile(r"^(cu\d{2,3}|cpu|rocm[0-9.]+)$"), "variant tag such as cu121 or cpu")
+    ]
+    cuda: Ver | None
+    arch_list: list[str]
+    ptx: list[str] = Field(default_factory=list)
+    index_url: str
+
+    @property
+    def key(self) -> str:
+        return self.tag
+
+    @property
+    def find_links(self) -> bool:
+        """True when ``index_url`` is a --find-links page (old torch_stable.html), not an index."""
+        return self.index_url.endswith(".html")
+
+
+class TorchRelease(Row):
+    FILE: ClassVar[str] = "pytorch.yaml"
+    version: Ver
+    torchvision: Ver | None
+    torchaudio: Ver | None
+    python_min: Ver
+    python_max: Ver
+    torchaudio_variant: bool = True
+    variants: list[TorchVariant]
+
+    @property
+    def key(self) -> str:
+        return self.version
+
+    def cite_variant(self, variant: TorchVariant) -> str:
+        return f"{self.FILE}#{self.version}+{variant.tag}: {variant.source}"
+
+
+class CudaToolkit(Row):
+    FILE: ClassVar[str] = "cuda.yaml"
+    version: Ver
+    driver_linux_min: Ver
+    driver_windows_min: Ver
+    minor_compat_driver_min: Ver | None = None
+    minor_compat_driver_windows_min: Ver | None = None
+    cc_min: CC
+    cc_max: CC
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.version
+
+
+class CudnnRelease(Row):
+    FILE: ClassVar[str] = "cudnn.yaml"
+    version: Ver
+    cuda: list[str]
+
+    @property
+    def key(self) -> str:
+        return self.version
+
+
+class GpuModel(Row):
+    FILE: ClassVar[str] = "gpus.yaml"
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    compute_capability: CC
+    architecture: str
+    memory_gb: float | int | None = None
+    segment: Literal["desktop", "laptop", "workstation", "datacenter", "synthetic"] = "desktop"
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def sm(self) -> str:
+        return "sm_" + self.compute_capability.replace(".", "")
+
+
+class NgcRelease(Row):
+    FILE: ClassVar[str] = "ngc.yaml"
+    image: str
+    tag: str
+    framework: Literal["tensorflow", "pytorch"]
+    framework_version: str
+    cuda: Ver
+    cudnn: Ver
+    python: Ver
+    ubuntu: Ver
+    driver_min: Ver
+    cc_min: CC
+    datacenter_drivers: list[str] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.image}:{self.tag}"
+
+
+class CudaImageRow(Row):
+    """One CUDA minor of the nvidia/cuda tag scheme."""
+
+    FILE: ClassVar[str] = "base_images.yaml"
+    cuda: Ver
+    status: Literal["available", "deleted"]
+    patches: list[str]
+    os: list[str]
+    cudnn: list[str]
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"nvidia/cuda:{self.cuda}"
+
+
+class OsImageRow(Row):
+    FILE: ClassVar[str] = "base_images.yaml"
+    image: str
+    tags: list[str]
+    os: str
+    python: Ver
+    status: Literal["available", "deleted"]
+    digest: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.image}:{self.tags[0]}"
+
+
+class BaseImageInfo(Row):
+    """The answer of ``kb.base_image``: what is known about one image reference."""
+
+    FILE: ClassVar[str] = "base_images.yaml"
+    image: str
+    status: Literal["available", "deleted", "unknown"]
+    cuda: str | None = None
+    cudnn: str | None = None
+    os: str | None = None
+    python: str | None = None
+    digest: str | None = None
+    reason: str = ""
+    row_key: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.row_key or self.image

@@ -1,0 +1,73 @@
+"""Consistency of the knowledge base across tables (a bug in envgen's data if it fails)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from envgen.kb.versions import minor, sm_to_cc
+
+if TYPE_CHECKING:
+    from envgen.kb.knowledge import KnowledgeBase
+
+
+def problems(kb: KnowledgeBase) -> list[str]:
+    """Every cross-table inconsistency, one sentence each; empty when the data is consistent."""
+    out: list[str] = []
+    for name, keys in (
+        ("tensorflow.yaml", [r.series for r in kb.tensorflow]),
+        ("pytorch.yaml", [r.version for r in kb.pytorch]),
+        ("cuda.yaml", [r.version for r in kb.cuda_toolkits]),
+        ("cudnn.yaml", [r.version for r in kb.cudnn_releases]),
+        ("gpus.yaml", [r.name for r in kb.gpus]),
+        ("ngc.yaml", [r.key for r in kb.ngc_releases]),
+    ):
+        out += [f"{name}: duplicate row {k!r}" for k, n in Counter(keys).items() if n > 1]
+    for tf in kb.tensorflow:
+        if kb.cuda(tf.cuda) is None:
+            out.append(f"tensorflow.yaml#{tf.series}: CUDA {tf.cuda} is not in cuda.yaml")
+        row = kb.cudnn(tf.cudnn)
+        if row is None:
+            out.append(f"tensorflow.yaml#{tf.series}: cuDNN {tf.cudnn} is not in cudnn.yaml")
+        elif not kb.cudnn_supports(row, tf.cuda):
+            out.append(f"tensorflow.yaml#{tf.series}: cuDNN {row.version} does not list CUDA {tf.cuda}")
+        if tf.gpu_package not in tf.gpu_capable_packages:
+            out.append(f"tensorflow.yaml#{tf.series}: gpu_package is not among gpu_capable_packages")
+    for release in kb.pytorch:
+        tags = [v.tag for v in release.variants]
+        if len(set(tags)) != len(tags):
+            out.append(f"pytorch.yaml#{release.version}: duplicate variant tags")
+        for variant in release.variants:
+            where = f"pytorch.yaml#{release.version}+{variant.tag}"
+            if variant.cuda is None:
+                if variant.arch_list:
+                    out.append(f"{where}: a CPU variant has an arch list")
+                continue
+            if variant.tag != "cu" + variant.cuda.replace(".", ""):
+                out.append(f"{where}: tag does not match CUDA {variant.cuda}")
+            toolkit = kb.cuda(variant.cuda)
+            if toolkit is None:
+                out.append(f"{where}: CUDA {variant.cuda} is not in cuda.yaml")
+                continue
+            for arch in variant.arch_list + variant.ptx:
+                cc = sm_to_cc(arch)
+                if not (_cc(toolkit.cc_min) <= cc <= _cc(toolkit.cc_max)):
+                    out.append(f"{where}: {arch} is outside what CUDA {toolkit.version} can target")
+    for ngc in kb.ngc_releases:
+        if kb.cuda(minor(ngc.cuda)) is None:
+            out.append(f"ngc.yaml#{ngc.key}: CUDA {ngc.cuda} is not in cuda.yaml")
+        if kb.cudnn(ngc.cudnn) is None:
+            out.append(f"ngc.yaml#{ngc.key}: cuDNN {ngc.cudnn} is not in cudnn.yaml")
+    for img in kb.cuda_images:
+        if kb.cuda(img.cuda) is None and img.status == "available":
+            out.append(f"base_images.yaml#nvidia/cuda:{img.cuda}: CUDA {img.cuda} is not in cuda.yaml")
+    for cudnn in kb.cudnn_releases:
+        for entry in cudnn.cuda:
+            if "." in entry and kb.cuda(entry) is None and entry not in ("8.0",):
+                out.append(f"cudnn.yaml#{cudnn.version}: CUDA {entry} is not in cuda.yaml")
+    return out
+
+
+def _cc(text: str) -> tuple[int, int]:
+    a, b = text.split(".")
+    return int(a), int(b)
