@@ -1,0 +1,111 @@
+"""``render``: profile -> build context directory (atomically), with hashes, tag and build inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from envgen.config import UserConfig
+from envgen.errors import RenderError
+from envgen.kb.knowledge import KnowledgeBase
+from envgen.profile.model import Profile
+from envgen.render.files import ContextFiles, render_files
+from envgen.render.hashing import content_hash
+from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan, render_context
+from envgen.render.stack import StackPins
+from envgen.render.writer import write_atomically
+
+WHEELHOUSE_SUFFIXES = (".whl", ".tar.gz", ".zip")
+
+
+@dataclass(frozen=True)
+class RenderedContext:
+    """The build context in memory, hashes filled in."""
+
+    plan: RenderPlan
+    files: Mapping[str, bytes]
+    executable: frozenset[str]
+    content_hash: str
+
+    @property
+    def tag(self) -> str:
+        return image_tag(self.plan.profile.name, self.content_hash)
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    dir: Path
+    files: tuple[str, ...]  # relative paths of the rendered files (wheels not included)
+    profile_hash: str
+    content_hash: str
+    tag: str
+    build_args: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)  # secret id -> host path
+    wheels: tuple[str, ...] = ()  # wheel file names placed in wheels/
+
+
+def image_tag(profile_name: str, chash: str) -> str:
+    return f"envgen/{profile_name}:{chash[:12]}"
+
+
+def finish(plan: RenderPlan, rendered: ContextFiles) -> RenderedContext:
+    """Hash the files as rendered with placeholders, then put the hash in."""
+    chash = content_hash(rendered.files)
+    long_token, short_token = CONTENT_HASH_TOKEN.encode(), SHORT_HASH_TOKEN.encode()
+    files = {
+        path: data.replace(long_token, chash.encode()).replace(short_token, chash[:12].encode())
+        for path, data in rendered.files.items()
+    }
+    return RenderedContext(plan=plan, files=files, executable=rendered.executable, content_hash=chash)
+
+
+def render_in_memory(
+    profile: Profile,
+    kb: KnowledgeBase,
+    config: UserConfig | None = None,
+    *,
+    wheelhouse: Path | None = None,
+    offline: bool = False,
+    stack: StackPins | None = None,
+    env: jinja2.Environment | None = None,
+) -> RenderedContext:
+    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, stack=stack)
+    return finish(plan, render_files(plan, env))
+
+
+def wheelhouse_files(wheelhouse: Path | None) -> list[Path]:
+    if wheelhouse is None:
+        return []
+    if not wheelhouse.is_dir():
+        raise RenderError(f"wheelhouse {wheelhouse} is not a directory",
+                          fix="point mirrors.wheelhouse at a directory")
+    return sorted(p for p in wheelhouse.iterdir() if p.is_file() and p.name.endswith(WHEELHOUSE_SUFFIXES))
+
+
+def render(
+    profile: Profile,
+    kb: KnowledgeBase,
+    out_dir: Path,
+    config: UserConfig | None = None,
+    *,
+    wheelhouse: Path | None = None,
+    offline: bool = False,
+    stack: StackPins | None = None,
+) -> RenderResult:
+    """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
+    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, stack=stack)
+    wheels = wheelhouse_files(context.plan.wheelhouse)
+    write_atomically(out_dir, context.files, context.executable, wheels)
+    return RenderResult(
+        dir=out_dir.absolute(),
+        files=tuple(context.files),
+        profile_hash=context.plan.profile_hash,
+        content_hash=context.content_hash,
+        tag=context.tag,
+        build_args=dict(context.plan.build_args),
+        secrets=dict(context.plan.secrets),
+        wheels=tuple(w.name for w in wheels),
+    )

@@ -1,0 +1,130 @@
+"""Exports for the rest of the ecosystem: VS Code devcontainer, docker compose, Apptainer, and a
+``docker buildx bake`` file that builds many profiles on one (possibly remote) BuildKit builder."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from envgen import __version__
+from envgen.config import UserConfig
+from envgen.errors import InputError
+from envgen.kb.knowledge import KnowledgeBase
+from envgen.profile.model import Profile
+from envgen.render.core import RenderedContext, render, render_in_memory
+from envgen.render.jinja import make_environment, render_template
+
+# Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
+BAKE_ARGS = (
+    "APT_MIRROR", "CONDA_CHANNEL_ALIAS", "CONDA_CHANNEL_MIRRORS", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
+    "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
+)
+
+
+@dataclass(frozen=True)
+class ExportItem:
+    profile: Profile
+    tag: str
+    content_hash: str
+    gpu: bool
+    target: str = ""
+    context: str = ""
+
+
+Exporter = Callable[
+    [Sequence[RenderedContext], KnowledgeBase, UserConfig, Path, jinja2.Environment], dict[str, str]
+]
+
+
+def _item(ctx: RenderedContext) -> ExportItem:
+    profile = ctx.plan.profile
+    return ExportItem(profile, ctx.tag, ctx.content_hash, profile.cuda is not None,
+                      target=profile.name.replace(".", "-"))
+
+
+def _single(ctx: RenderedContext) -> dict[str, object]:
+    item = _item(ctx)
+    return {"profile": item.profile, "tag": item.tag, "gpu": item.gpu, "version": __version__,
+            "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env}
+
+
+def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+                  env: jinja2.Environment) -> dict[str, str]:
+    files = {}
+    for ctx in ctxs:
+        path = ".devcontainer/devcontainer.json" if len(ctxs) == 1 else \
+            f".devcontainer/{ctx.plan.profile.name}/devcontainer.json"
+        files[path] = render_template(env, "exports/devcontainer.json.j2", _single(ctx))
+    return files
+
+
+def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+             env: jinja2.Environment) -> dict[str, str]:
+    context = {"items": [_item(c) for c in ctxs], "version": __version__}
+    return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
+
+
+def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+               env: jinja2.Environment) -> dict[str, str]:
+    template = "exports/apptainer.def.j2"
+    return {f"{c.plan.profile.name}.def": render_template(env, template, _single(c)) for c in ctxs}
+
+
+def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+          env: jinja2.Environment) -> dict[str, str]:
+    """Renders each profile's context into out/contexts/<profile>/ and one docker-bake.hcl."""
+    items = []
+    for ctx in ctxs:
+        result = render(ctx.plan.profile, kb, out / "contexts" / ctx.plan.profile.name, config,
+                        wheelhouse=ctx.plan.wheelhouse)
+        base = _item(ctx)
+        items.append(ExportItem(base.profile, result.tag, result.content_hash, base.gpu, base.target,
+                                f"contexts/{ctx.plan.profile.name}"))
+    secrets = sorted(ctxs[0].plan.secrets.items()) if ctxs else []
+    context = {"items": items, "version": __version__, "registry": config.registry, "arg_names": BAKE_ARGS,
+               "secrets": secrets}
+    return {"docker-bake.hcl": render_template(env, "exports/docker-bake.hcl.j2", context)}
+
+
+EXPORT_FORMATS: dict[str, Exporter] = {
+    "apptainer": _apptainer,
+    "bake": _bake,
+    "compose": _compose,
+    "devcontainer": _devcontainer,
+}
+
+
+def export(
+    profiles: Sequence[Profile],
+    kb: KnowledgeBase,
+    format: str,
+    out: Path,
+    config: UserConfig | None = None,
+) -> list[Path]:
+    """Write the export files for ``profiles`` under ``out``; returns the paths written."""
+    if format not in EXPORT_FORMATS:
+        raise InputError(f"unknown export format {format!r}",
+                         fix=f"use one of: {', '.join(sorted(EXPORT_FORMATS))}")
+    if not profiles:
+        raise InputError("export needs at least one profile")
+    config = config or UserConfig()
+    env = make_environment()
+    contexts = [render_in_memory(p, kb, config) for p in profiles]
+    files = EXPORT_FORMATS[format](contexts, kb, config, out, env)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rel, text in sorted(files.items()):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        written.append(path)
+    return written
+
+
+__all__ = ["EXPORT_FORMATS", "export"]

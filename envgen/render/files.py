@@ -1,0 +1,100 @@
+"""The build context as bytes in memory: path -> content, plus which paths are executable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from envgen.paths import probe_dir
+from envgen.render.hashing import pretty_json
+from envgen.render.jinja import make_environment, render_template
+from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan
+
+# path in the context -> template; rendered with the plan's context (buildkit flag where it matters)
+TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
+    ("Dockerfile", "docker/Dockerfile.j2", True),
+    ("Dockerfile.classic", "docker/Dockerfile.j2", False),
+    ("requirements.lock", "context/requirements.lock.j2", True),
+    ("requirements.extra.txt", "context/requirements.extra.txt.j2", True),
+    (".dockerignore", "context/dockerignore.j2", True),
+    ("envgen/envgen-smoke", "context/envgen-smoke.j2", True),
+    ("wheels/README.txt", "context/wheels-README.txt.j2", True),
+)
+CONDA_FILES: tuple[tuple[str, str, bool], ...] = (("environment.yml", "context/environment.yml.j2", True),)
+EXECUTABLE = frozenset({"envgen/envgen-smoke"})
+PROBE_PREFIX = "envgen/probe/"
+
+
+@dataclass(frozen=True)
+class ContextFiles:
+    files: Mapping[str, bytes]  # rendered with the hash placeholders
+    executable: frozenset[str]
+
+
+def probe_files(directory: Path | None = None) -> dict[str, bytes]:
+    """The smoke probe as shipped: regular files only, no caches, sorted."""
+    root = directory or probe_dir()
+    out: dict[str, bytes] = {}
+    if not root.is_dir():
+        return out
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if not path.is_file() or "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo"):
+            continue
+        out[PROBE_PREFIX + rel.as_posix()] = path.read_bytes()
+    return out
+
+
+def profile_document(plan: RenderPlan) -> dict[str, Any]:
+    """/etc/envgen/profile.json: the profile's identity (no mirrors) and the expected facts."""
+    doc = dict(plan.profile.identity())
+    doc["expected"] = dict(plan.expected)
+    return doc
+
+
+def render_document(plan: RenderPlan) -> dict[str, Any]:
+    """envgen/render.json: the lock information of this context."""
+    doc: dict[str, Any] = {
+        "schema": "envgen.render/1",
+        "envgen_version": plan.version,
+        "profile": plan.profile.name,
+        "profile_hash": plan.profile_hash,
+        "content_hash": CONTENT_HASH_TOKEN,
+        "tag": f"envgen/{plan.profile.name}:{SHORT_HASH_TOKEN}",
+        "installer": plan.installer,
+        "base": {
+            "image": plan.base.image,
+            "from": plan.base.from_ref,
+            "digest": plan.base.digest,
+            "local_base": plan.base.local,
+        },
+        "pins": {
+            "apt": list(plan.pins.apt),
+            "conda": list(plan.pins.conda),
+            "pip": list(plan.pins.pip),
+            "pip_extra": list(plan.pins.pip_extra),
+        },
+        "pip_sources": {"index_urls": list(plan.pip.index_urls), "find_links": list(plan.pip.find_links)},
+        "environment": dict(plan.env),
+    }
+    if plan.installer == "conda":
+        doc["pins"]["conda_python"] = f"python=={plan.profile.python}"
+        doc["pins"]["conda_pip"] = f"pip=={plan.conda_pip}"
+        doc["micromamba"] = dict(plan.micromamba)
+    return doc
+
+
+def render_files(plan: RenderPlan, env: jinja2.Environment | None = None) -> ContextFiles:
+    env = env or make_environment()
+    out: dict[str, bytes] = {}
+    specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ())
+    for path, template, buildkit in specs:
+        out[path] = render_template(env, template, plan.context(buildkit=buildkit)).encode("utf-8")
+    out["envgen/profile.json"] = pretty_json(profile_document(plan)).encode("utf-8")
+    out["envgen/render.json"] = pretty_json(render_document(plan)).encode("utf-8")
+    out.update(probe_files())
+    return ContextFiles(files=dict(sorted(out.items())), executable=EXECUTABLE)

@@ -1,0 +1,281 @@
+"""Everything the templates need for one profile, computed once: the render plan.
+
+Pure: no files written, no Docker. Mirror values become build args (never template input), so
+they change neither the rendered files nor the hashes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from envgen import __version__
+from envgen.config import UserConfig, merge_mirrors
+from envgen.errors import RenderError
+from envgen.kb.knowledge import KnowledgeBase
+from envgen.profile.model import Mirrors, Profile
+from envgen.render.hashing import profile_hash
+from envgen.render.stack import StackPins, resolve_pins
+
+# Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
+CONTENT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH@@"
+SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
+ENV_PREFIX = "/opt/env"
+_NVIDIA_WHEEL_RE = re.compile(r"^nvidia-([a-z0-9-]+?)-cu\d+$")
+
+
+def _data(name: str) -> dict[str, Any]:
+    path = Path(__file__).resolve().parent / "data" / name
+    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(loaded, dict):
+        raise RenderError(f"render data file {path} must be a mapping")
+    return loaded
+
+
+@dataclass(frozen=True)
+class BasePin:
+    image: str  # as the profile names it
+    from_ref: str  # what FROM gets: "image@sha256:..." when a digest is known
+    digest: str | None
+    local: bool
+
+
+@dataclass(frozen=True)
+class PythonSetup:
+    key: str
+    build_apt: tuple[str, ...]
+    runtime_apt: tuple[str, ...]
+    venv_args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Pins:
+    conda: tuple[str, ...]
+    pip: tuple[str, ...]
+    pip_extra: tuple[str, ...]
+    apt: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PipSources:
+    index_urls: tuple[str, ...]
+    find_links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RenderPlan:
+    """Template input for one profile, plus what the builder needs beside the files."""
+
+    profile: Profile
+    version: str
+    profile_hash: str
+    installer: str
+    base: BasePin
+    python_setup: PythonSetup
+    pins: Pins
+    pip: PipSources
+    micromamba: Mapping[str, str]
+    conda_pip: str
+    env: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    runtime_apt: tuple[str, ...]
+    expected: Mapping[str, Any]
+    build_args: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    wheelhouse: Path | None = None
+
+    def context(self, *, buildkit: bool) -> dict[str, Any]:
+        return {
+            "buildkit": buildkit,
+            "profile": self.profile,
+            "version": self.version,
+            "profile_hash": self.profile_hash,
+            "content_hash": CONTENT_HASH_TOKEN,
+            "installer": self.installer,
+            "base": self.base,
+            "python_setup": self.python_setup,
+            "pins": self.pins,
+            "pip": self.pip,
+            "micromamba": self.micromamba,
+            "conda_pip": self.conda_pip,
+            "env": self.env,
+            "labels": self.labels,
+            "runtime_apt": self.runtime_apt,
+            "user": self.profile.user,
+        }
+
+
+def exact_conda(spec: str) -> str:
+    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
+    string ("name=1.2.3=h1234_0") is already exact."""
+    channel, _, rest = spec.rpartition("::")
+    parts = rest.split("=")
+    if len(parts) == 2:
+        rest = f"{parts[0]}=={parts[1]}"
+    return f"{channel}::{rest}" if channel else rest
+
+
+def python_setup_key(profile: Profile) -> str:
+    if profile.installer == "conda":
+        return "conda"
+    if profile.is_ngc:
+        return "ngc"
+    repository = profile.base.split("@", 1)[0].rsplit(":", 1)[0]
+    if repository in ("python", "library/python", "docker.io/library/python"):
+        return "python-image"
+    return "debian"
+
+
+def base_pin(profile: Profile, kb: KnowledgeBase) -> BasePin:
+    info = kb.base_image(profile.base)
+    digest = None if profile.local_base else (info.digest if info else None)
+    if "@" in profile.base:
+        from_ref = profile.base
+        digest = profile.base.split("@", 1)[1]
+    elif digest:
+        from_ref = f"{profile.base}@{digest}"
+    else:
+        from_ref = profile.base
+    image = profile.base.split("@", 1)[0]
+    return BasePin(image=image, from_ref=from_ref, digest=digest, local=profile.local_base)
+
+
+def _python_dir(profile: Profile, kb: KnowledgeBase, setup: str) -> str:
+    """lib/pythonX.Y inside /opt/env: the profile's Python for conda, the base's otherwise."""
+    if setup == "conda":
+        return f"python{profile.python_minor}"
+    info = kb.base_image(profile.base)
+    version = info.python if info and info.python else profile.python
+    return "python" + ".".join(version.split(".")[:2])
+
+
+def nvidia_lib_dirs(pip_pins: tuple[str, ...], site_packages: str) -> list[str]:
+    """Library directories of pip-installed NVIDIA wheels: nvidia-cudnn-cu11 -> nvidia/cudnn/lib."""
+    dirs = []
+    for pin in pip_pins:
+        name = pin.split("==", 1)[0].split("[", 1)[0].lower()
+        m = _NVIDIA_WHEEL_RE.match(name)
+        if m:
+            dirs.append(f"{site_packages}/nvidia/{m.group(1).replace('-', '_')}/lib")
+    return sorted(set(dirs))
+
+
+def environment(
+    profile: Profile, pins: Pins, stack: StackPins, python_dir: str
+) -> tuple[tuple[str, str], ...]:
+    env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
+    gpu = profile.cuda is not None
+    if gpu:
+        libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
+        libs += nvidia_lib_dirs(pins.pip + pins.pip_extra, f"{ENV_PREFIX}/lib/{python_dir}/site-packages")
+        if libs:
+            env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        env["NVIDIA_VISIBLE_DEVICES"] = "all"
+        env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
+        require = stack.require_cuda or profile.cuda
+        env["NVIDIA_REQUIRE_CUDA"] = f"cuda>={require}"
+    for key, value in profile.env.items():
+        if key in env:
+            raise RenderError(f"profile env {key} would replace envgen's own {key}", fix=f"remove env.{key}")
+        env[key] = value
+    return tuple(sorted(env.items()))
+
+
+def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
+    fixed = _data("labels.yaml")
+    oci = "org.opencontainers.image."
+    values = {
+        f"{oci}title": f"envgen/{profile.name}",
+        f"{oci}description": profile.description or f"envgen profile {profile.name}",
+        f"{oci}version": __version__,
+        f"{oci}revision": CONTENT_HASH_TOKEN,
+        f"{oci}source": str(fixed["source"]),
+        f"{oci}licenses": str(fixed["licenses"]),
+        f"{oci}base.name": base.image,
+        "io.envgen.profile": profile.name,
+        "io.envgen.profile-hash": phash,
+        "io.envgen.content-hash": CONTENT_HASH_TOKEN,
+        "io.envgen.version": __version__,
+    }
+    if base.digest:
+        values[f"{oci}base.digest"] = base.digest
+    return tuple(sorted(values.items()))
+
+
+def build_args(mirrors: Mirrors, offline: bool) -> dict[str, str]:
+    """Build args for the builder; none of them reaches a rendered file."""
+    args = {
+        "PIP_INDEX_URL": mirrors.pip_index_url,
+        "PIP_EXTRA_INDEX_URL": " ".join(mirrors.pip_extra_index_urls) or None,
+        "PIP_TRUSTED_HOST": " ".join(mirrors.pip_trusted_hosts) or None,
+        "PIP_NO_INDEX": "1" if offline else None,
+        "CONDA_CHANNEL_ALIAS": mirrors.conda_channel_alias,
+        "CONDA_CHANNEL_MIRRORS": " ".join(f"{k}={v}" for k, v in sorted(mirrors.conda_channels.items()))
+        or None,
+        "APT_MIRROR": mirrors.apt_mirror,
+        "HTTP_PROXY": mirrors.http_proxy,
+        "HTTPS_PROXY": mirrors.https_proxy,
+        "NO_PROXY": mirrors.no_proxy,
+    }
+    out = {key: value for key, value in args.items() if value}
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"):  # predefined args: tools read either case
+        if key in out:
+            out[key.lower()] = out[key]
+    return dict(sorted(out.items()))
+
+
+def render_context(
+    profile: Profile,
+    kb: KnowledgeBase,
+    config: UserConfig | None = None,
+    *,
+    wheelhouse: Path | None = None,
+    offline: bool = False,
+    stack: StackPins | None = None,
+) -> RenderPlan:
+    """The plan for one profile. ``stack`` defaults to ``resolve_stack(profile, kb)``'s pins."""
+    config = config or UserConfig()
+    stack = resolve_pins(profile, kb) if stack is None else stack
+    mirrors = merge_mirrors(profile.mirrors, config.mirrors)
+    setups = _data("python_setups.yaml")
+    tools = _data("tools.yaml")
+    key = python_setup_key(profile)
+    raw = setups[key]
+    setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]))
+    pins = Pins(
+        conda=tuple(exact_conda(p) for p in (*profile.packages.conda, *stack.conda)),
+        pip=stack.pip,
+        pip_extra=tuple(profile.packages.pip),
+        apt=tuple(profile.packages.apt),
+    )
+    base = base_pin(profile, kb)
+    phash = profile_hash(profile)
+    if wheelhouse is None and mirrors.wheelhouse:
+        wheelhouse = Path(mirrors.wheelhouse).expanduser()
+    if offline and wheelhouse is None:
+        raise RenderError("offline rendering needs a wheelhouse", fix="set mirrors.wheelhouse or pass one")
+    secrets = {"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {}
+    return RenderPlan(
+        profile=profile,
+        version=__version__,
+        profile_hash=phash,
+        installer=profile.installer,
+        base=base,
+        python_setup=setup,
+        pins=pins,
+        pip=PipSources(stack.pip_index_urls, stack.pip_find_links),
+        micromamba={k: str(v) for k, v in tools["micromamba"].items()},
+        conda_pip=str(tools["conda_pip"]["version"]),
+        env=environment(profile, pins, stack, _python_dir(profile, kb, key)),
+        labels=labels(profile, base, phash),
+        runtime_apt=tuple(sorted(set(setup.runtime_apt) | set(pins.apt))),
+        expected=dict(stack.expected),
+        build_args=build_args(mirrors, offline),
+        secrets=secrets,
+        wheelhouse=wheelhouse,
+    )
