@@ -146,17 +146,13 @@ def render_cmd(
 def export_cmd(
     profiles: list[str] = typer.Argument(..., help="One or more profiles (bake takes several)."),
     fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake"),
-    out: Optional[Path] = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
+    out: Path = typer.Option(Path("build/exports"), "-o", "--output", help="Directory to write into."),
 ) -> None:
-    """Export a profile for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake."""
+    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake."""
     from envgen.pipeline.prepare import export_profiles
 
-    text = export_profiles(profiles, fmt)
-    if out is None:
-        typer.echo(text, nl=False)
-    else:
-        out.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {out}")
+    for path in export_profiles(profiles, fmt, out):
+        typer.echo(f"wrote {path}")
 
 
 # --- build / smoke / run ---------------------------------------------------------------------

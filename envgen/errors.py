@@ -16,6 +16,12 @@ class EnvgenError(Exception):
         super().__init__(message)
         self.message = message
         self.fix = fix
+        # Output worth showing above the one-line message (a build's last lines, a smoke table).
+        self.tail = ""
+
+    def with_tail(self, tail: str) -> EnvgenError:
+        self.tail = tail
+        return self
 
     def one_line(self) -> str:
         text = self.message

@@ -72,7 +72,8 @@ CASES: list[tuple[str, dict[str, Any], HostSpec | None, str, str]] = [
     ("legacy-maxwell", {}, HostSpec(gpus=["GTX 1080"]), "pass", ""),
     ("legacy-maxwell", {}, HostSpec(gpus=["7.5"]), "pass", ""),
     ("modern-a100", {}, HostSpec(gpus=["H100"]), "pass", ""),
-    ("modern-a100", {}, HostSpec(gpus=["Tesla K80"]), "torch-no-kernel", "too old"),
+    ("modern-a100", {"frameworks": {"pytorch": "2.1.2+cu121"}}, HostSpec(gpus=["Tesla K80"]), "torch-no-kernel",
+     "too old"),
     ("modern-a100", {}, HostSpec(gpus=["GTX 950M"]), "pass", ""),
     (
         "modern-a100",
@@ -273,8 +274,8 @@ def test_resolve_stack_legacy(kb: KnowledgeBase) -> None:
 
 def test_resolve_stack_modern_and_choice(kb: KnowledgeBase) -> None:
     stack = resolve_stack(load_profile("modern-a100"), kb)
-    assert "torch==2.1.2+cu121" in stack.pip and stack.pip_index_urls == [
-        "https://download.pytorch.org/whl/cu121"
+    assert "torch==2.1.2+cu118" in stack.pip and stack.pip_index_urls == [
+        "https://download.pytorch.org/whl/cu118"
     ]
     assert stack.required_cuda_for_driver == "12.1" and stack.expected["tensorflow_cuda"] == "11.8"
     chosen = resolve_stack(variant("modern-a100", frameworks={"pytorch": "2.1.2"}), kb)

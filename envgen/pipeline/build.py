@@ -1,0 +1,194 @@
+"""`envgen build`: check -> render -> build -> smoke test -> seal -> tag -> (push).
+
+Nothing is tagged until the image has been built (and, unless skipped, has passed its smoke
+test), so an interrupted or failed build leaves no tag pointing at a half-made image.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envgen.config import UserConfig, load_config
+from envgen.docker import (
+    BuilderInfo,
+    ProgressSink,
+    build_image,
+    connect,
+    detect_builder,
+    inspect_image,
+)
+from envgen.docker.images import tag_all
+from envgen.errors import SmokeFailed
+from envgen.kb import load_kb
+from envgen.pipeline.prepare import checked_profile
+from envgen.pipeline.smoke import run_smoke
+from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.wheels import configured_wheelhouse, prefetch
+from envgen.profile import Profile
+from envgen.render import RenderResult, render, render_in_memory
+from envgen.smoke.report import SmokeReport
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+SEALED_REPORT = "/etc/envgen/smoke-report.json"
+
+
+@dataclass
+class BuildOutcome:
+    profile: str
+    tag: str
+    image_id: str
+    builder: str
+    cached: bool = False
+    duration_s: float = 0.0
+    steps: int = 0
+    cached_steps: int = 0
+    smoke: SmokeReport | None = None
+    pushed: str | None = None
+    log_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if self.cached:
+            head = f"{self.tag} is up to date ({self.image_id[:19]}, validated)"
+        else:
+            head = (f"built {self.tag} ({self.image_id[:19]}) in {self.duration_s:.1f}s with {self.builder}; "
+                    f"{self.cached_steps}/{self.steps} steps from cache")
+        lines = [head]
+        if self.smoke is not None:
+            lines.append(f"smoke test: {self.smoke.status} ({self.smoke.mode}, {self.smoke.duration_s:.1f}s)")
+        elif not self.cached:
+            lines.append("smoke test: skipped (--no-smoke): the image is not validated; `envgen run` refuses it")
+        if self.pushed:
+            lines.append(f"pushed: {self.pushed}")
+        if self.log_path:
+            lines.append(f"build log: {self.log_path}")
+        return "\n".join(lines + self.notes)
+
+
+def alias_tag(profile: Profile) -> str:
+    return f"envgen/{profile.name}:latest"
+
+
+def _render_for_builder(profile: Profile, config: UserConfig, builder: BuilderInfo, context_dir: Path,
+                        wheelhouse: Path | None, offline: bool, log_dir: Path,
+                        echo: Callable[[str], None]) -> RenderResult:
+    kb = load_kb()
+    if builder.uses_buildkit or profile.installer != "pip":
+        if not builder.uses_buildkit:
+            echo("note: the classic builder has no build secrets; conda downloads inside the build will not "
+                 "see a proxy CA bundle")
+        return render(profile, kb, context_dir, config, wheelhouse=wheelhouse, offline=offline)
+    # Classic builder: the host downloads every wheel (it trusts the proxy), the build installs offline.
+    first = render(profile, kb, context_dir, config, wheelhouse=wheelhouse, offline=offline)
+    plan = render_in_memory(profile, kb, config).plan
+    house = config.state_dir / "wheelhouse" / f"{profile.name}-{first.content_hash[:12]}"
+    find_links = [str(wheelhouse)] if wheelhouse else []
+    echo(f"classic builder: downloading wheels on the host into {house}")
+    prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
+             profile.python_minor, find_links=[*find_links, *plan.pip.find_links],
+             index_urls=list(plan.pip.index_urls), log_path=log_dir / f"{profile.name}-wheels.log")
+    return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
+
+
+def seal(client: DockerClient, image_id: str, report: SmokeReport) -> str:
+    """A child image that carries its smoke report (file + label); returns the new image ID.
+
+    Only the report is added: the environment is byte-for-byte the one that was tested."""
+    payload = json.dumps(report.raw, indent=2, sort_keys=True).encode()
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = tarfile.TarInfo(Path(SEALED_REPORT).name)
+        info.size, info.mode = len(payload), 0o644
+        tar.addfile(info, io.BytesIO(payload))
+    container = client.containers.create(image_id, command=["true"])
+    try:
+        container.put_archive(str(Path(SEALED_REPORT).parent), archive.getvalue())
+        labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}"',
+                  f'LABEL io.envgen.smoke-tested-image="{image_id}"']
+        committed = container.commit(changes=labels)
+    finally:
+        container.remove(force=True)
+    return str(committed.id)
+
+
+def build(
+    ref: str,
+    *,
+    smoke: bool = True,
+    push: bool = False,
+    builder: str | None = None,
+    wheelhouse: Path | None = None,
+    offline: bool = False,
+    registry: str | None = None,
+    sink: ProgressSink | None = None,
+    echo: Callable[[str], None] = lambda _line: None,
+    env: Mapping[str, str] | None = None,
+) -> BuildOutcome:
+    config = load_config(env)
+    profile, findings = checked_profile(ref, load_kb())
+    for finding in findings:
+        if finding.severity == "warning":
+            echo(f"warning: [{finding.code}] {finding.message}")
+    info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
+    client = connect()
+    store = ValidationStore(config.state_dir)
+    wheelhouse = wheelhouse or config.mirrors.wheelhouse and Path(config.mirrors.wheelhouse) \
+        or configured_wheelhouse(env)
+    if wheelhouse:
+        echo(f"wheelhouse: {wheelhouse}")
+    log_dir = config.state_dir / "logs"
+    result = _render_for_builder(profile, config, info, config.state_dir / "contexts" / profile.name,
+                                 wheelhouse, offline, log_dir, echo)
+
+    current = inspect_image(client, result.tag)
+    if current and current.labels.get("io.envgen.content-hash") == result.content_hash:
+        record = store.get(current.id)
+        if (record and record.passed) or not smoke:
+            outcome = BuildOutcome(profile.name, result.tag, current.id, info.kind, cached=True)
+            if push:
+                from envgen.pipeline.registry import push_tag
+
+                outcome.pushed = push_tag(client, result.tag, profile, registry or config.registry)
+            return outcome
+
+    log_path = log_dir / f"{profile.name}-{result.content_hash[:12]}.log"
+    built = build_image(
+        result.dir, builder=info, log_path=log_path,
+        dockerfile="Dockerfile" if info.uses_buildkit else "Dockerfile.classic",
+        secrets={k: Path(v) for k, v in result.secrets.items()} if info.uses_buildkit else None,
+        build_args=result.build_args, progress=sink, client=client,
+    )
+    outcome = BuildOutcome(profile.name, result.tag, built.image_id, info.kind, duration_s=built.duration_s,
+                           steps=built.steps, cached_steps=built.cached_steps, log_path=log_path)
+    final_id = built.image_id
+    if smoke:
+        echo("smoke test: running the probe inside the image")
+        report = run_smoke(client, built.image_id, gpus="all" if profile.gpu.required else "none",
+                           profile_name=profile.name, content_hash=result.content_hash, store=store)
+        outcome.smoke = report
+        if not report.passed:
+            raise SmokeFailed(
+                f"image {built.image_id[:19]} of profile {profile.name!r} failed its smoke test; it was not "
+                f"tagged", fix=f"read the diagnosis above; rerun with `envgen smoke {built.image_id[:19]}`",
+            ).with_tail(report.table())
+        final_id = seal(client, built.image_id, report)
+        run_record = store.get(built.image_id)
+        if run_record is not None:
+            from dataclasses import replace
+
+            store.record(replace(run_record, image_id=final_id))
+    tag_all(client, final_id, [result.tag, alias_tag(profile)])
+    outcome.image_id = final_id
+    if push:
+        from envgen.pipeline.registry import push_tag
+
+        outcome.pushed = push_tag(client, result.tag, profile, registry or config.registry)
+    return outcome

@@ -1,0 +1,47 @@
+"""`envgen images`: the images envgen built or pulled, with their validation status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from envgen.config import load_config
+from envgen.docker import connect, list_images
+from envgen.pipeline.state import ValidationStore
+from envgen.table import format_table
+
+
+def _age(created: datetime, now: datetime) -> str:
+    seconds = max(0, int((now - created).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
+    store = ValidationStore(load_config(env).state_dir)
+    now = now or datetime.now(timezone.utc)
+    rows = []
+    for image in list_images(connect()):
+        record = store.get(image.id)
+        if record is not None:
+            status = f"{record.status} ({record.mode})"
+        elif image.labels.get("io.envgen.smoke"):
+            status = f"sealed {image.labels['io.envgen.smoke']}, not run on this host"
+        else:
+            status = "not validated"
+        rows.append({
+            "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get("io.envgen.profile", ""),
+            "content_hash": image.labels.get("io.envgen.content-hash", ""), "size_bytes": image.size,
+            "created": image.created.isoformat(), "age": _age(image.created, now), "validation": status,
+        })
+    return sorted(rows, key=lambda r: (r["profile"], r["created"]), reverse=False)
+
+
+def rows_table(rows: list[dict[str, Any]]) -> str:
+    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION")
+    table = [[", ".join(r["tags"]) or r["id"][:19], r["profile"], r["content_hash"][:12],
+              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"]] for r in rows]
+    return format_table(headers, table) if table else "no envgen images on this engine"

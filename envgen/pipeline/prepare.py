@@ -1,0 +1,62 @@
+"""The first half of every pipeline: load the profile, check it, render its build context."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from envgen.check import Finding, HostSpec, check_profile
+from envgen.config import UserConfig, load_config
+from envgen.errors import CheckFailed
+from envgen.kb import KnowledgeBase, load_kb
+from envgen.profile import Profile, load_profile
+from envgen.render import RenderResult, export, render
+
+
+@dataclass(frozen=True)
+class Prepared:
+    profile: Profile
+    kb: KnowledgeBase
+    config: UserConfig
+    findings: list[Finding]
+    render: RenderResult
+
+
+def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[Profile, list[Finding]]:
+    """Load and check; the first error-level finding stops everything (CheckFailed)."""
+    profile = load_profile(ref)
+    findings = check_profile(profile, kb, host)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more; see `envgen check {ref}`)" if len(errors) > 1 else ""
+        raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
+                          fix=first.fix)
+    return profile, findings
+
+
+def prepare(
+    ref: str,
+    *,
+    out: Path | None = None,
+    wheelhouse: Path | None = None,
+    offline: bool = False,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> Prepared:
+    config = load_config(env)
+    kb = load_kb()
+    if check:
+        profile, findings = checked_profile(ref, kb)
+    else:
+        profile, findings = load_profile(ref), []
+    target = out if out is not None else Path("build") / profile.name
+    result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline)
+    return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
+
+
+def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    config = load_config(env)
+    kb = load_kb()
+    return export([load_profile(ref) for ref in refs], kb, fmt, out, config=config)

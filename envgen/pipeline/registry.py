@@ -1,0 +1,81 @@
+"""`envgen push` and `envgen pull`: prebuilt images, accepted only when their labels match the
+local profile's content hash, and smoke-tested on this host before first use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from envgen.config import load_config
+from envgen.docker import connect, inspect_image, pull_image, push_image, remove_image
+from envgen.docker.images import tag_all
+from envgen.errors import ImageMismatch, ImageNotValidated, InputError
+from envgen.pipeline.resolve import profile_tag
+from envgen.pipeline.state import ValidationStore
+from envgen.profile import Profile, load_profile
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+
+def remote_ref(registry: str, local_tag: str) -> str:
+    """``envgen/<profile>:<hash>`` published as ``<registry>/<profile>:<hash>``."""
+    repo, _, tag = local_tag.partition(":")
+    return f"{registry.rstrip('/')}/{repo.split('/', 1)[1]}:{tag}"
+
+
+def push_tag(client: DockerClient, local_tag: str, profile: Profile, registry: str) -> str:
+    ref = remote_ref(registry, local_tag)
+    tag_all(client, local_tag, [ref])
+    digest = push_image(client, ref)
+    return f"{ref}@{digest}"
+
+
+def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Push the profile's current image; only a validated image (smoke report sealed in) is pushed."""
+    config = load_config(env)
+    profile = load_profile(ref, env)
+    tag, _ = profile_tag(profile, env)
+    client = connect()
+    image = inspect_image(client, tag)
+    if image is None:
+        raise InputError(f"profile {profile.name!r} has no image {tag} here", fix=f"run `envgen build {ref}`")
+    if image.labels.get("io.envgen.smoke") != "pass":
+        raise ImageNotValidated(f"{tag} carries no passing smoke report, so it is not pushed",
+                                fix=f"run `envgen build {ref}` (without --no-smoke)")
+    return "pushed " + push_tag(client, tag, profile, registry or config.registry)
+
+
+def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str | None = None,
+         env: Mapping[str, str] | None = None) -> str:
+    config = load_config(env)
+    profile = load_profile(ref, env)
+    tag, content_hash = profile_tag(profile, env)
+    remote = remote_ref(registry or config.registry, tag)
+    client = connect()
+    image_id = pull_image(client, remote)
+    image = inspect_image(client, image_id)
+    labels = image.labels if image else {}
+    if labels.get("io.envgen.content-hash") != content_hash or labels.get("io.envgen.profile") != profile.name:
+        remove_image(client, remote, force=True)
+        raise ImageMismatch(
+            f"{remote} does not match the local profile {profile.name!r}: its content hash is "
+            f"{labels.get('io.envgen.content-hash', 'missing')[:12]}, the profile renders to {content_hash[:12]}; "
+            "the image was removed",
+            fix="update envgen or the profile to the version the image was built from, or build it locally",
+        )
+    tag_all(client, image_id, [tag])
+    lines = [f"pulled {remote} as {tag} ({image_id[:19]}); labels match the profile"]
+    if smoke:
+        from envgen.pipeline.smoke import run_smoke
+
+        report = run_smoke(client, image_id, gpus=gpus or ("all" if profile.gpu.required else "none"),
+                           profile_name=profile.name, content_hash=content_hash,
+                           store=ValidationStore(config.state_dir))
+        lines.append(f"smoke test on this host: {report.status} ({report.mode})")
+        if not report.passed:
+            raise ImageNotValidated(f"{tag} failed its smoke test on this host",
+                                    fix="read the diagnosis above").with_tail(report.table())
+    else:
+        lines.append("smoke test: not run yet; `envgen run` will refuse the image until `envgen smoke` passes")
+    return "\n".join(lines)

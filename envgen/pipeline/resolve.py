@@ -1,0 +1,41 @@
+"""Turn what the user typed (a profile name, a profile file, an image reference) into an image."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from envgen.config import load_config
+from envgen.docker import ImageSummary, inspect_image
+from envgen.errors import InputError, ProfileNotFound
+from envgen.kb import load_kb
+from envgen.profile import Profile, load_profile
+from envgen.render import render_in_memory
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+
+def profile_tag(profile: Profile, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(image tag, content hash) the profile renders to now, without writing anything."""
+    context = render_in_memory(profile, load_kb(), load_config(env))
+    return context.tag, context.content_hash
+
+
+def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | None = None) -> ImageSummary:
+    """An image reference that exists wins; otherwise ``target`` is a profile, and its current tag is
+    looked up (the image built from exactly this profile and envgen version)."""
+    found = inspect_image(client, target)
+    if found is not None:
+        return found
+    try:
+        profile = load_profile(target, env)
+    except ProfileNotFound:
+        raise InputError(f"{target!r} is neither an image on this engine nor a profile",
+                         fix="give an image reference from `envgen images`, or a profile name") from None
+    tag, _ = profile_tag(profile, env)
+    found = inspect_image(client, tag)
+    if found is None:
+        raise InputError(f"profile {profile.name!r} has no image {tag} on this engine",
+                         fix=f"run `envgen build {target}` or `envgen pull {target}`")
+    return found

@@ -1,0 +1,93 @@
+"""Run the built-in smoke test inside an image and record the verdict against the image ID."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from envgen.config import load_config
+from envgen.docker import connect, inspect_image, run_container
+from envgen.errors import InputError, SmokeFailed
+from envgen.pipeline.state import Validation, ValidationStore
+from envgen.smoke.report import SmokeReport
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+REPORT_MARKER = "@@envgen-smoke-report@@"
+# The probe's log (framework chatter on stderr) first, then a marker, then the JSON report, so one
+# stream carries both and the report parses whatever the frameworks printed.
+SMOKE_COMMAND = [
+    "/bin/sh", "-c",
+    "envgen-smoke --out /tmp/envgen-smoke.json; rc=$?; "
+    f"echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc",
+]
+
+
+def split_output(output: str) -> tuple[str, str]:
+    """(probe log, report JSON text) from the container's combined output."""
+    log, marker, report = output.rpartition(REPORT_MARKER)
+    if not marker:
+        return output, ""
+    return log, report.strip()
+
+
+def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
+    if requested:
+        return requested
+    profile_json = labels.get("io.envgen.gpu-required")
+    return "none" if profile_json == "false" else "all"
+
+
+def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str, content_hash: str,
+              store: ValidationStore, on_output: Callable[[str], None] | None = None) -> SmokeReport:
+    """Run the probe in ``image`` (ID or tag), record the result, return the report."""
+    result = run_container(client, image, SMOKE_COMMAND, gpus=_parse_gpus(gpus), on_output=on_output)
+    log, text = split_output(result.output)
+    if not text:
+        tail = "\n".join(log.strip().splitlines()[-15:])
+        raise SmokeFailed(f"the smoke test in {image} produced no report (exit {result.exit_code})",
+                          fix="see the probe output above; is /usr/local/bin/envgen-smoke in the image?"
+                          ) if not tail else SmokeFailed(
+            f"the smoke test in {image} produced no report (exit {result.exit_code}); last output: "
+            f"{tail.splitlines()[-1]}")
+    report = SmokeReport.from_json(text)
+    image_id = inspect_image(client, image)
+    store.record(Validation(
+        image_id=image_id.id if image_id else image,
+        status="pass" if report.passed else "fail",
+        mode=str(report.raw.get("mode", "")),
+        profile=profile_name,
+        content_hash=content_hash,
+        checked_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        report=report.raw,
+    ))
+    return report
+
+
+def _parse_gpus(gpus: str) -> Any:
+    if gpus in ("all", "none"):
+        return gpus
+    if gpus.isdigit() and int(gpus) > 0:
+        return int(gpus)
+    raise InputError(f"option --gpus = {gpus!r} is not valid", fix="use all, none, or a number of GPUs")
+
+
+def smoke(target: str, *, gpus: str | None = None, env: Mapping[str, str] | None = None) -> SmokeReport:
+    """`envgen smoke IMAGE|PROFILE`: a profile name means that profile's current image tag."""
+    from envgen.pipeline.resolve import resolve_image
+
+    config = load_config(env)
+    client = connect()
+    image = resolve_image(client, target, env)
+    labels = image.labels
+    return run_smoke(client, image.id, gpus=gpus_for(labels, gpus),
+                     profile_name=labels.get("io.envgen.profile", ""),
+                     content_hash=labels.get("io.envgen.content-hash", ""),
+                     store=ValidationStore(config.state_dir))
+
+
+def report_json(report: SmokeReport) -> str:
+    return json.dumps(report.raw, indent=2, sort_keys=True)

@@ -1,0 +1,62 @@
+"""A wheelhouse for builds that cannot download on their own.
+
+The classic builder has no build secrets, so a container behind a TLS-intercepting proxy cannot
+reach PyPI. Instead the host, which already trusts the proxy, downloads every wheel the image
+needs (for the image's Python and platform) and the build installs offline from the context.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from envgen.errors import BuildFailed
+
+# manylinux tags an x86-64 Linux image accepts, newest first (pip needs them spelled out).
+PLATFORMS = tuple(f"manylinux_2_{n}_x86_64" for n in range(39, 16, -1)) + (
+    "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64",
+)
+
+
+def configured_wheelhouse(env: Mapping[str, str] | None = None) -> Path | None:
+    """A local directory pip is already told to look in (PIP_FIND_LINKS), if there is one."""
+    env = os.environ if env is None else env
+    for entry in env.get("PIP_FIND_LINKS", "").split():
+        path = Path(entry.removeprefix("file://"))
+        if path.is_absolute() and path.is_dir():
+            return path
+    return None
+
+
+def download_command(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
+                     index_urls: list[str]) -> list[str]:
+    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
+               "--only-binary=:all:", "--implementation", "cp", "--python-version", python_minor,
+               "--dest", str(dest)]
+    for platform in PLATFORMS:
+        command += ["--platform", platform]
+    for link in find_links:
+        command += ["--find-links", link]
+    for url in index_urls:
+        command += ["--extra-index-url", url]
+    for req in requirements:
+        command += ["-r", str(req)]
+    return command
+
+
+def prefetch(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
+             index_urls: list[str], log_path: Path) -> list[Path]:
+    """Download the wheels for ``requirements`` into ``dest``; raise BuildFailed with pip's tail."""
+    dest.mkdir(parents=True, exist_ok=True)
+    command = download_command(requirements, dest, python_minor, find_links=find_links, index_urls=index_urls)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("w", encoding="utf-8") as log:
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, check=False)
+    if done.returncode != 0:
+        tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
+        raise BuildFailed(f"downloading wheels for the classic builder failed (pip exit {done.returncode})",
+                          fix=f"see {log_path}", log_path=str(log_path), tail=tail)
+    return sorted(dest.glob("*.whl"))
