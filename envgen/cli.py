@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, TypeVar
 
 import typer
 
@@ -89,11 +89,11 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
 @handles_errors
 def check_cmd(
     profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
-    gpu: Optional[list[str]] = typer.Option(None, "--gpu", help="Target GPU name (repeatable), e.g. 'H100'."),
-    compute_capability: Optional[list[str]] = typer.Option(
+    gpu: list[str] | None = typer.Option(None, "--gpu", help="Target GPU name (repeatable), e.g. 'H100'."),
+    compute_capability: list[str] | None = typer.Option(
         None, "--compute-capability", help="Target compute capability (repeatable), e.g. 8.0."
     ),
-    driver: Optional[str] = typer.Option(None, "--driver", help="Host driver version, e.g. 535.104.05."),
+    driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 535.104.05."),
     platform: str = typer.Option("linux", "--platform", help="Host platform for driver minimums: linux|windows."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable list of findings."),
 ) -> None:
@@ -106,7 +106,8 @@ def check_cmd(
     if platform not in ("linux", "windows"):
         raise InputError(f"option --platform = {platform!r} is not known", fix="use linux or windows")
     loaded = load_profile(profile)
-    host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver, platform=platform)
+    host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
+                    platform="windows" if platform == "windows" else "linux")
     findings = check_profile(loaded, load_kb(), host)
     if as_json:
         _echo_json(findings_to_json(findings))
@@ -123,8 +124,8 @@ def check_cmd(
 @handles_errors
 def render_cmd(
     profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
-    out: Optional[Path] = typer.Option(None, "-o", "--output", help="Output directory (default: build/<profile>)."),
-    wheelhouse: Optional[Path] = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+    out: Path | None = typer.Option(None, "-o", "--output", help="Output directory (default: build/<profile>)."),
+    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
     offline: bool = typer.Option(False, "--offline", help="Install only from the wheelhouse (pip --no-index)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result (dir, tag, hashes) as JSON."),
 ) -> None:
@@ -164,10 +165,10 @@ def build_cmd(
     profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke test (image stays unvalidated)."),
     push: bool = typer.Option(False, "--push", help="Push to the registry after a passing smoke test."),
-    builder: Optional[str] = typer.Option(None, "--builder", help="buildkit | classic (default: detect)."),
-    wheelhouse: Optional[Path] = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+    builder: str | None = typer.Option(None, "--builder", help="buildkit | classic (default: detect)."),
+    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
     offline: bool = typer.Option(False, "--offline", help="Install only from the wheelhouse."),
-    registry: Optional[str] = typer.Option(None, "--registry", help="Registry for --push."),
+    registry: str | None = typer.Option(None, "--registry", help="Registry for --push."),
 ) -> None:
     """Check, render, build, smoke-test and record an image for a profile."""
     from envgen.pipeline.build import build
@@ -184,14 +185,14 @@ def build_cmd(
 @handles_errors
 def smoke_cmd(
     target: str = typer.Argument(..., help="Image reference or profile name."),
-    gpus: str = typer.Option("all", "--gpus", help="all | N | none"),
+    gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the profile needs)"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
 ) -> None:
     """Run the built-in smoke test inside an image and record the result against its image ID."""
-    from envgen.pipeline.smoke import smoke
+    from envgen.pipeline.smoke import report_json, smoke
 
     report = smoke(target, gpus=gpus)
-    typer.echo(report.to_json() if as_json else report.table())
+    typer.echo(report_json(report) if as_json else report.table())
     if not report.passed:
         raise typer.Exit(1)
 
@@ -202,7 +203,7 @@ def run_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(..., help="Profile name or image reference."),
     gpus: str = typer.Option("all", "--gpus", help="all | N | none"),
-    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
+    workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
 ) -> None:
     """Start a container from a validated image, with GPUs, the working directory and your UID."""
@@ -220,7 +221,7 @@ def run_cmd(
 @handles_errors
 def push_cmd(
     profile: str = typer.Argument(..., help="Profile name or path."),
-    registry: Optional[str] = typer.Option(None, "--registry", help="Registry (default: user config)."),
+    registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
 ) -> None:
     """Publish the profile's validated image."""
     from envgen.pipeline.registry import push
@@ -232,7 +233,7 @@ def push_cmd(
 @handles_errors
 def pull_cmd(
     profile: str = typer.Argument(..., help="Profile name or path."),
-    registry: Optional[str] = typer.Option(None, "--registry", help="Registry (default: user config)."),
+    registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
 ) -> None:
     """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
@@ -257,7 +258,7 @@ def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
 @app.command("doctor")
 @handles_errors
 def doctor_cmd(
-    profile: Optional[str] = typer.Option(None, "--profile", help="Judge only this profile."),
+    profile: str | None = typer.Option(None, "--profile", help="Judge only this profile."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable report."),
 ) -> None:
     """What this host can run: Docker, NVIDIA runtime, GPUs, driver, and a verdict per profile."""

@@ -33,6 +33,6 @@ def run(target: str, *, command: list[str], gpus: str = "all", workdir: Path | N
     result = run_container(
         client, image.id, command or None, gpus=_parse_gpus(gpus),
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
-        on_output=lambda line: out(line + "\n"),
+        on_output=lambda line: None if out(line + "\n") else None,
     )
     return result.exit_code

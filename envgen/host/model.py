@@ -1,0 +1,79 @@
+"""Host facts as plain, immutable data: what the doctor reports and the gate checks.
+
+Nothing here runs commands or imports pydantic: the facts must be collectable on a machine that has only
+the standard library (the GPU machine), and serialisable to JSON for `envgen doctor --json`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+RuntimeStatus = Literal["registered", "cdi", "hook", "missing", "unknown"]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The raw answer of one fact source: its output text, or why there is none."""
+
+    output: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.output is not None and self.output.strip() != ""
+
+
+@dataclass(frozen=True)
+class GpuFact:
+    index: int
+    name: str
+    compute_capability: str | None = None
+    memory_mib: int | None = None
+    # where the compute capability came from: "nvml", "nvidia-smi", "kb" or "" when unknown
+    cc_source: str = ""
+
+
+@dataclass(frozen=True)
+class DockerFacts:
+    reachable: bool
+    server_version: str | None = None
+    error: str | None = None
+    buildkit: bool | None = None
+    builder: str | None = None  # "buildx", "buildkit-legacy", "classic", or None when not detected
+    runtimes: tuple[str, ...] = ()
+    default_runtime: str | None = None
+    operating_system: str | None = None
+    kernel_version: str | None = None
+    cdi_spec_dirs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuntimeFacts:
+    """Whether the engine can hand GPUs to containers (`--gpus` / a GPU device request)."""
+
+    status: RuntimeStatus
+    detail: str
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    gpus: tuple[GpuFact, ...]
+    driver: str | None
+    cuda_driver_api: str | None  # the newest CUDA the driver supports ("CUDA Version" of nvidia-smi)
+    gpu_source: str | None  # "nvml", "nvidia-smi --query-gpu", "nvidia-smi -q", "nvidia-smi", or None
+    gpu_error: str | None  # why no GPU facts could be read, when none could
+    docker: DockerFacts
+    nvidia_runtime: RuntimeFacts
+    wsl: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def platform(self) -> Literal["linux", "windows"]:
+        """Which driver minimums apply: the Windows driver serves CUDA inside WSL2."""
+        return "windows" if self.wsl else "linux"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["platform"] = self.platform
+        return data

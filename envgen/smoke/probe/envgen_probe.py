@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""envgen smoke probe: proves that the GPU and the frameworks in this environment really work.
+
+    python envgen_probe.py [--expect PROFILE_JSON] [--json] [--out FILE] [--arch-list sm_50,sm_60]
+
+Standard library only at its core; every framework is optional. Python 3.7 and later.
+Exit status: 0 when no check failed, 1 when one did, 2 on bad arguments.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import probe_common  # noqa: E402
+import probe_system  # noqa: E402
+import probe_tf  # noqa: E402
+import probe_torch  # noqa: E402
+
+PROBE_VERSION = "1.0"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="envgen_probe", description=__doc__.split("\n")[1])
+    parser.add_argument("--expect", metavar="PROFILE_JSON",
+                        help="resolved profile (JSON) with an optional 'expected' dict")
+    parser.add_argument("--json", action="store_true", help="print the JSON report instead of a table")
+    parser.add_argument("--out", metavar="FILE", help="also write the JSON report to FILE")
+    parser.add_argument("--arch-list", metavar="sm_XX,...",
+                        help="check kernels against this list instead of the framework's compiled one")
+    return parser.parse_args(argv)
+
+
+def load_expect(path):
+    if not path:
+        return {}
+    with open(path, "r", encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict):
+        raise ValueError("%s: expected a JSON object" % path)
+    return data
+
+
+def run_all(ctx):
+    probe_common.run_check(ctx, "python", None, probe_system.check_python)
+    probe_common.run_check(ctx, "devices", None, probe_system.check_devices)
+    if ctx.mode is None:
+        ctx.mode = "gpu" if ctx.gpus else "cpu-only"
+    for module in (probe_torch, probe_tf):
+        for index, (name, func) in enumerate(module.checks()):
+            # the first check imports the framework; when that fails or it is absent, it speaks for all
+            if index > 0 and module.FRAMEWORK not in ctx.frameworks:
+                break
+            probe_common.run_check(ctx, name, module.FRAMEWORK, func)
+        module.facts_after(ctx)
+
+
+def build_report(ctx, duration):
+    counts = {probe_common.PASS: 0, probe_common.FAIL: 0, probe_common.SKIPPED: 0}
+    for check in ctx.checks:
+        counts[check["status"]] += 1
+    return {
+        "schema": probe_common.SCHEMA,
+        "probe_version": PROBE_VERSION,
+        "status": "fail" if counts[probe_common.FAIL] else "pass",
+        "mode": ctx.mode,
+        "profile": ctx.expect.get("name"),
+        "gpu_required": ctx.gpu_required(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started)),
+        "duration_s": round(duration, 2),
+        "arch_list_override": ctx.arch_override,
+        "host": probe_system.host_facts(),
+        "python": probe_system.python_facts(),
+        "driver": ctx.driver,
+        "gpus": ctx.gpus,
+        "frameworks": ctx.frameworks,
+        "summary": counts,
+        "checks": ctx.checks,
+    }
+
+
+def _short_figures(figures, limit=70):
+    parts = []
+    for key, value in figures.items():
+        if isinstance(value, (list, dict)):
+            continue
+        parts.append("%s=%s" % (key, value))
+    text = " ".join(parts)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def render_table(report):
+    rows = [("check", "status", "message")]
+    for check in report["checks"]:
+        rows.append((check["name"], check["status"].upper(), check["message"]))
+    width = [max(len(row[i]) for row in rows) for i in (0, 1)]
+    lines = ["envgen probe: %s (%s mode, profile %s, %.1f s)"
+             % (report["status"].upper(), report["mode"], report["profile"] or "-", report["duration_s"])]
+    for index, row in enumerate(rows):
+        lines.append("%s  %s  %s" % (row[0].ljust(width[0]), row[1].ljust(width[1]), row[2]))
+        if index == 0:
+            continue
+        check = report["checks"][index - 1]
+        figures = _short_figures(check["figures"])
+        if figures and check["status"] != probe_common.SKIPPED:
+            lines.append("%s  %s  %s" % ("".ljust(width[0]), "".ljust(width[1]), figures))
+        if check.get("diagnosis"):
+            lines.append("%s  cause: %s" % ("".ljust(width[0] + width[1] + 2), check["diagnosis"]["cause"]))
+            lines.append("%s  fix:   %s" % ("".ljust(width[0] + width[1] + 2), check["diagnosis"]["fix"]))
+    summary = report["summary"]
+    lines.append("%d passed, %d failed, %d skipped" % (summary["pass"], summary["fail"], summary["skipped"]))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    started = time.time()
+    try:
+        expect = load_expect(args.expect)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write("envgen_probe: cannot read --expect: %s\n" % exc)
+        return 2
+    arch = [item.strip() for item in args.arch_list.split(",") if item.strip()] if args.arch_list else None
+    ctx = probe_common.Context(expect, arch_override=arch, started=started)
+    saved_stdout = sys.stdout
+    if args.json:
+        sys.stdout = sys.stderr  # frameworks that print must not corrupt the JSON on stdout
+    try:
+        run_all(ctx)
+    finally:
+        sys.stdout = saved_stdout
+    report = build_report(ctx, time.time() - started)
+    text = json.dumps(report, indent=2, sort_keys=False, default=str)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    if args.json:
+        sys.stdout.write(text + "\n")
+    else:
+        sys.stdout.write(render_table(report) + "\n")
+    sys.stdout.flush()
+    return 1 if report["status"] == "fail" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

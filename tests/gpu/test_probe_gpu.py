@@ -1,0 +1,75 @@
+"""The probe on a real GPU: an honest pass, the no-kernel diagnosis, CPU-only and no-GPU runs, and its
+matmul speed against the separate reference benchmark."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from probe_run import ROOT, by_name, run_probe, write_expect
+
+pytestmark = pytest.mark.gpu
+
+
+def test_probe_passes_on_matching_environment(tmp_path):
+    code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path)))
+    checks = by_name(report)
+    failed = {name: c["message"] for name, c in checks.items() if c["status"] == "fail"}
+    assert code == 0, failed
+    assert report["schema"] == "envgen.smoke/1"
+    assert report["status"] == "pass" and report["mode"] == "gpu"
+    for name in ("devices", "torch.devices", "torch.kernels", "torch.matmul", "torch.conv", "torch.speed",
+                 "torch.amp", "torch.train"):
+        assert checks[name]["status"] == "pass", name
+    assert checks["torch.matmul"]["figures"]["result_device_fp32"].startswith("cuda")
+    speed = checks["torch.speed"]["figures"]
+    assert speed["fp32_tflops"] > 1 and speed["speedup_fp32_vs_cpu"] > 1
+    assert checks["torch.train"]["figures"]["loss_last"] < checks["torch.train"]["figures"]["loss_first"]
+    assert report["duration_s"] < 30
+
+
+def test_missing_arch_gives_no_kernel_diagnosis(tmp_path):
+    code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path)), "--arch-list", "sm_50,sm_60")
+    checks = by_name(report)
+    assert code == 1 and report["status"] == "fail"
+    kernels = checks["torch.kernels"]
+    assert kernels["status"] == "fail"
+    assert kernels["diagnosis"]["id"] == "no-kernel-image"
+    assert checks["torch.matmul"]["status"] == "skipped"
+
+
+def test_cpu_only_profile_skips_gpu_checks_and_runs_on_cpu(tmp_path):
+    expect = write_expect(tmp_path, "--cpu-only", "--matmul-size", "1024")
+    code, report = run_probe(tmp_path, "--expect", str(expect), env={"CUDA_VISIBLE_DEVICES": ""})
+    checks = by_name(report)
+    assert code == 0, {n: c["message"] for n, c in checks.items() if c["status"] == "fail"}
+    assert report["mode"] == "cpu-only"
+    assert checks["torch.kernels"]["status"] == "skipped"
+    assert checks["torch.kernels"]["message"].startswith("CPU-only profile")
+    assert checks["torch.matmul"]["status"] == "pass"
+    assert checks["torch.matmul"]["figures"]["device"] == "cpu"
+    assert checks["torch.train"]["status"] == "pass"
+
+
+def test_gpu_profile_without_usable_gpu_fails_honestly(tmp_path):
+    code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path)),
+                             env={"CUDA_VISIBLE_DEVICES": ""})
+    checks = by_name(report)
+    assert code == 1 and report["status"] == "fail"
+    assert checks["torch.devices"]["status"] == "fail"
+    assert checks["torch.devices"]["diagnosis"]["id"] == "no-gpu-in-container"
+
+
+def test_probe_speed_within_ten_percent_of_reference(tmp_path):
+    size = 4096
+    _code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path, "--matmul-size", str(size))))
+    probe = by_name(report)["torch.speed"]["figures"]
+    out = tmp_path / "bench.json"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_reference.py"), "--sizes", str(size),
+                    "--repeats", "10", "--json", str(out)], check=True, timeout=300)
+    reference = {row["precision"]: row["tflops_median"] for row in json.loads(out.read_text())["results"]}
+    for label, ref in reference.items():
+        measured = probe[label + "_tflops"]
+        assert abs(measured - ref) / ref < 0.10, (label, measured, ref)
