@@ -1,0 +1,76 @@
+"""Pipeline tests: `envgen build/smoke/run/push/pull/images` against the real engine and registry.
+
+Each test module gets its own envgen state directory and user-profile directory; every test here
+carries the `docker` marker (and so fails, never skips, under CI=true when the engine is missing).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(scope="module")
+def envgen_home(tmp_path_factory: pytest.TempPathFactory, docker_client: DockerClient) -> Iterator[Path]:
+    """ENVGEN_CONFIG and ENVGEN_PROFILE_PATH pointing into a fresh directory for this module."""
+    home = tmp_path_factory.mktemp("envgen-home")
+    (home / "profiles").mkdir()
+    (home / "config.yaml").write_text(f"state_dir: {home / 'state'}\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ENVGEN_CONFIG", str(home / "config.yaml"))
+        mp.setenv("ENVGEN_PROFILE_PATH", str(home / "profiles"))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def write_profile(envgen_home: Path) -> Callable[[str, str], str]:
+    """Write a user profile into the module's profile directory; returns its name."""
+
+    def write(name: str, body: str) -> str:
+        (envgen_home / "profiles" / f"{name}.yaml").write_text(
+            f"name: {name}\n" + textwrap.dedent(body), encoding="utf-8")
+        return name
+
+    return write
+
+
+MINIMAL = """\
+description: pipeline test profile
+base: debian:bookworm-slim
+local_base: true
+installer: pip
+python: "3.11"
+gpu: {required: false}
+smoke: {matmul_size: 128, train_steps: 2}
+packages:
+  pip: [PIPS]
+"""
+
+
+def minimal_profile(pips: str) -> str:
+    return MINIMAL.replace("PIPS", pips)
+
+
+@pytest.fixture(scope="module")
+def cleanup_tags(docker_client: DockerClient) -> Iterator[list[str]]:
+    """Tags a test created; removed at the end of the module."""
+    from envgen.docker import remove_image
+
+    tags: list[str] = []
+    yield tags
+    for tag in tags:
+        remove_image(docker_client, tag, force=True)

@@ -1,0 +1,122 @@
+"""The whole pipeline on a profile that builds in seconds: build -> smoke -> seal -> tag -> cache hit ->
+run -> push -> remove -> pull (hash verified, smoke-tested) -> run; plus the refusals."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.pipeline.conftest import minimal_profile
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+from envgen.docker import inspect_image, remove_image
+from envgen.errors import BuildFailed, ImageMismatch, ImageNotValidated, RegistryError
+from envgen.pipeline.build import build
+from envgen.pipeline.registry import pull, push, remote_ref
+from envgen.pipeline.run import run
+from envgen.pipeline.state import ValidationStore
+from envgen.render import render_in_memory
+
+
+@pytest.fixture(scope="module")
+def built(envgen_home: Path, write_profile: Callable[[str, str], str], cleanup_tags: list[str]):  # type: ignore[no-untyped-def]
+    name = write_profile("pipe-min", minimal_profile('"six==1.16.0"'))
+    outcome = build(name)
+    cleanup_tags += [outcome.tag, f"envgen/{name}:latest"]
+    return outcome
+
+
+def test_build_smoke_seal_and_tag(built, docker_client: DockerClient, envgen_home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert built.smoke is not None and built.smoke.passed and built.smoke.mode == "cpu-only"
+    image = inspect_image(docker_client, built.tag)
+    assert image is not None and image.id == built.image_id
+    assert image.labels["io.envgen.smoke"] == "pass" and image.labels["io.envgen.profile"] == "pipe-min"
+    record = ValidationStore(envgen_home / "state").get(image.id)
+    assert record is not None and record.passed
+    # The sealed image carries its own report.
+    out = docker_client.containers.run(image.id, ["cat", "/etc/envgen/smoke-report.json"], remove=True)
+    assert b'"envgen.smoke/1"' in out
+
+
+def test_unchanged_profile_is_a_cache_hit(built) -> None:  # type: ignore[no-untyped-def]
+    again = build("pipe-min")
+    assert again.cached and again.image_id == built.image_id and again.tag == built.tag
+
+
+def test_run_uses_uid_workdir_and_env_path(built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "hello.txt").write_text("hi\n", encoding="utf-8")
+    out = io.StringIO()
+    code = run("pipe-min", command=["/bin/sh", "-c", "id -u; cat hello.txt; command -v python"], gpus="none",
+               workdir=tmp_path, out=out.write)
+    lines = out.getvalue().split()
+    assert code == 0
+    assert lines[0] == str(__import__("os").getuid()) and "hi" in lines and "/opt/env/bin/python" in lines
+
+
+def test_push_remove_pull_verifies_hash(built, docker_client: DockerClient, local_registry: str) -> None:  # type: ignore[no-untyped-def]
+    pushed = push("pipe-min", registry=f"{local_registry}/envgen")
+    ref = remote_ref(f"{local_registry}/envgen", built.tag)
+    assert ref in pushed and "@sha256:" in pushed
+    for tag in (built.tag, ref, "envgen/pipe-min:latest"):
+        remove_image(docker_client, tag, force=True)
+    assert inspect_image(docker_client, built.tag) is None
+    message = pull("pipe-min", registry=f"{local_registry}/envgen")
+    assert "labels match the profile" in message and "smoke test on this host: pass" in message
+    assert inspect_image(docker_client, built.tag) is not None
+    out = io.StringIO()
+    assert run("pipe-min", command=["python", "-c", "import six; print(six.__version__)"], gpus="none",
+               out=out.write) == 0
+    assert "1.16.0" in out.getvalue()
+
+
+def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient, local_registry: str,  # type: ignore[no-untyped-def]
+                                              write_profile: Callable[[str, str], str]) -> None:
+    # Publish pipe-min's image under the tag another profile renders to: labels cannot match.
+    other = write_profile("pipe-other", minimal_profile('"six==1.16.0"'))
+    from envgen.kb import load_kb
+    from envgen.profile import load_profile
+
+    other_tag = render_in_memory(load_profile(other), load_kb()).tag
+    ref = remote_ref(f"{local_registry}/envgen", other_tag)
+    docker_client.images.get(built.image_id).tag(ref)
+    docker_client.images.push(ref)
+    remove_image(docker_client, ref, force=True)
+    with pytest.raises(ImageMismatch, match="does not match the local profile 'pipe-other'"):
+        pull(other, registry=f"{local_registry}/envgen", smoke=False)
+    assert inspect_image(docker_client, ref) is None and inspect_image(docker_client, other_tag) is None
+
+
+def test_registry_down_is_one_clear_error(built) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(RegistryError) as info:
+        push("pipe-min", registry="localhost:5999/envgen")
+    assert "localhost:5999" in info.value.one_line()
+
+
+def test_unvalidated_image_is_refused_by_run(write_profile: Callable[[str, str], str],  # type: ignore[no-untyped-def]
+                                             cleanup_tags: list[str]) -> None:
+    name = write_profile("pipe-nosmoke", minimal_profile('"six==1.15.0"'))
+    outcome = build(name, smoke=False)
+    cleanup_tags += [outcome.tag, f"envgen/{name}:latest"]
+    with pytest.raises(ImageNotValidated, match="has not passed its smoke test"):
+        run(name, command=["true"], gpus="none")
+    assert run(name, command=["true"], gpus="none", force=True, out=lambda _l: None) == 0
+    with pytest.raises(ImageNotValidated):
+        push(name, registry="localhost:5000/envgen")
+
+
+def test_failing_step_names_step_and_tags_nothing(write_profile: Callable[[str, str], str],  # type: ignore[no-untyped-def]
+                                                  docker_client: DockerClient) -> None:
+    name = write_profile("pipe-broken", minimal_profile('"envgen-no-such-package-xyz==1.0"'))
+    with pytest.raises(BuildFailed) as info:
+        build(name)
+    err = info.value
+    assert "RUN" in err.one_line() or "step" in err.one_line()
+    assert "envgen-no-such-package-xyz" in err.tail
+    assert err.log_path and Path(err.log_path).is_file()
+    assert not [t for img in docker_client.images.list() for t in img.tags if t.startswith("envgen/pipe-broken")]
