@@ -7,7 +7,7 @@ they change neither the rendered files nor the hashes.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,9 +207,25 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
     return tuple(sorted(values.items()))
 
 
-def build_args(mirrors: Mirrors, offline: bool) -> dict[str, str]:
+def wheelhouse_covers(wheelhouse: Path | None, pins: Sequence[str]) -> bool:
+    """True when every pin with a local version (``torch==2.13.0+cpu``) has its wheel in the
+    wheelhouse, so the framework's own index is not needed."""
+    local = [pin for pin in pins if "+" in pin.split("==")[-1]]
+    if not local or wheelhouse is None or not wheelhouse.is_dir():
+        return False
+    names = {w.name.lower() for w in wheelhouse.glob("*.whl")}
+    for pin in local:
+        dist, version = pin.split("==")
+        prefix = f"{dist.replace('-', '_').lower()}-{version.lower()}-"
+        if not any(name.startswith(prefix) for name in names):
+            return False
+    return True
+
+
+def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True) -> dict[str, str]:
     """Build args for the builder; none of them reaches a rendered file."""
     args = {
+        "ENVGEN_FRAMEWORK_INDEX": None if framework_index else "0",
         "PIP_INDEX_URL": mirrors.pip_index_url,
         "PIP_EXTRA_INDEX_URL": " ".join(mirrors.pip_extra_index_urls) or None,
         "PIP_TRUSTED_HOST": " ".join(mirrors.pip_trusted_hosts) or None,
@@ -275,7 +291,7 @@ def render_context(
         labels=labels(profile, base, phash),
         runtime_apt=tuple(sorted(set(setup.runtime_apt) | set(pins.apt))),
         expected=dict(stack.expected),
-        build_args=build_args(mirrors, offline),
+        build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip)),
         secrets=secrets,
         wheelhouse=wheelhouse,
     )

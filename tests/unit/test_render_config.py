@@ -79,3 +79,18 @@ def test_user_mirrors_fill_and_override_profile_mirrors() -> None:
     assert merged.pip_index_url == "https://user.example/simple"
     assert merged.apt_mirror == "http://apt.example/debian"
     assert merged.http_proxy == "http://proxy.example:3128"
+
+
+def test_wheelhouse_with_framework_wheels_drops_framework_index(tmp_path: Path) -> None:
+    from envgen.render.plan import build_args, wheelhouse_covers
+
+    pins = ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"]
+    assert not wheelhouse_covers(tmp_path, pins)
+    (tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    assert wheelhouse_covers(tmp_path, pins)
+    assert not wheelhouse_covers(tmp_path, ["torch==2.1.2+cu118"])
+    assert not wheelhouse_covers(None, pins)
+    from envgen.profile.model import Mirrors
+
+    assert build_args(Mirrors(), False, framework_index=False) == {"ENVGEN_FRAMEWORK_INDEX": "0"}
+    assert build_args(Mirrors(), False) == {}
