@@ -201,6 +201,8 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         "io.envgen.profile-hash": phash,
         "io.envgen.content-hash": CONTENT_HASH_TOKEN,
         "io.envgen.version": __version__,
+        # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
+        "io.envgen.gpu-required": "true" if profile.gpu.required else "false",
     }
     if base.digest:
         values[f"{oci}base.digest"] = base.digest
