@@ -108,12 +108,13 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport) -> str:
         info = tarfile.TarInfo(Path(SEALED_REPORT).name)
         info.size, info.mode = len(payload), 0o644
         tar.addfile(info, io.BytesIO(payload))
-    container = client.containers.create(image_id, command=["true"])
+    # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit.
+    container = client.containers.create(image_id)
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), archive.getvalue())
         labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}"',
                   f'LABEL io.envgen.smoke-tested-image="{image_id}"']
-        committed = container.commit(changes=labels)
+        committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
         container.remove(force=True)
     return str(committed.id)

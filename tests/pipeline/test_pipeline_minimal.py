@@ -120,3 +120,29 @@ def test_failing_step_names_step_and_tags_nothing(write_profile: Callable[[str, 
     assert "envgen-no-such-package-xyz" in err.tail
     assert err.log_path and Path(err.log_path).is_file()
     assert not [t for img in docker_client.images.list() for t in img.tags if t.startswith("envgen/pipe-broken")]
+
+
+def test_sealed_image_keeps_the_image_config(built, docker_client: DockerClient) -> None:  # type: ignore[no-untyped-def]
+    config = docker_client.api.inspect_image(built.image_id)["Config"]
+    assert config["Cmd"] == ["/bin/bash"] and config["User"] == "1000:1000"
+    assert config["WorkingDir"] == "/workspace"
+
+
+def test_changing_an_extra_package_reuses_the_environment_layer(  # type: ignore[no-untyped-def]
+        built, docker_client: DockerClient, write_profile: Callable[[str, str], str], cleanup_tags: list[str]) -> None:
+    """Only the extras layer and what follows it change; the layer holding /opt/env is the same layer."""
+
+    def env_layer(image_id: str) -> tuple[str, list[str]]:
+        attrs = docker_client.api.inspect_image(image_id)
+        layers = attrs["RootFS"]["Layers"]
+        history = [h for h in docker_client.api.history(image_id)[::-1] if h["Size"] or "COPY" in h["CreatedBy"]]
+        return layers[[i for i, h in enumerate(history) if "/opt/env /opt/env" in h["CreatedBy"]][0]], layers
+
+    name = write_profile("pipe-min2", minimal_profile('"six==1.17.0"'))
+    other = build(name, smoke=False)
+    cleanup_tags += [other.tag, f"envgen/{name}:latest"]
+    layer_a, layers_a = env_layer(built.image_id)
+    layer_b, layers_b = env_layer(other.image_id)
+    assert layer_a == layer_b
+    assert layers_a != layers_b
+    assert other.cached_steps >= 8, f"only {other.cached_steps}/{other.steps} steps came from the cache"
