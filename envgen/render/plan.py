@@ -16,7 +16,7 @@ import yaml
 
 from envgen import __version__
 from envgen.config import UserConfig, merge_mirrors
-from envgen.errors import RenderError
+from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
@@ -276,7 +276,7 @@ def render_context(
     if wheelhouse is None and mirrors.wheelhouse:
         wheelhouse = Path(mirrors.wheelhouse).expanduser()
     if offline and wheelhouse is None:
-        raise RenderError("offline rendering needs a wheelhouse", fix="set mirrors.wheelhouse or pass one")
+        raise InputError("--offline needs a wheelhouse", fix="pass --wheelhouse DIR or set mirrors.wheelhouse")
     secrets = {"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {}
     return RenderPlan(
         profile=profile,

@@ -8,7 +8,7 @@ import jinja2
 import pytest
 
 from envgen.config import UserConfig
-from envgen.errors import RenderError
+from envgen.errors import InputError, RenderError
 from envgen.kb import load_kb
 from envgen.profile import list_profiles, load_profile
 from envgen.profile.model import Mirrors
@@ -121,8 +121,9 @@ def test_wheelhouse_is_copied_but_not_hashed(kb, tmp_path: Path) -> None:
 
 
 def test_offline_without_wheelhouse_is_an_error(kb, tmp_path: Path) -> None:
-    with pytest.raises(RenderError, match="wheelhouse"):
+    with pytest.raises(InputError, match="wheelhouse"):
         render(load_profile("cpu-smoke", env={}), kb, tmp_path / "x", offline=True)
+    assert not (tmp_path / "x").exists()
 
 
 def test_render_replaces_existing_target_atomically(kb, tmp_path: Path) -> None:

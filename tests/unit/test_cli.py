@@ -1,0 +1,80 @@
+"""The command line as a user meets it: one-line errors, exit codes, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def envgen(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "envgen", *args], capture_output=True, text=True, env=full_env,
+                          cwd=cwd, timeout=120)
+
+
+def test_help_is_fast_and_imports_no_heavy_layer() -> None:
+    start = time.perf_counter()
+    assert envgen("--help").returncode == 0
+    assert time.perf_counter() - start < 5  # generous: a CI box under load; the figure is in bench
+    code = ("import sys, envgen.cli; heavy = [m for m in ('docker', 'jinja2', 'pydantic', 'yaml') if m in sys.modules];"
+            " print(heavy)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+
+
+def test_check_exit_codes_and_json() -> None:
+    assert envgen("check", "legacy-maxwell").returncode == 0
+    bad = envgen("check", "legacy-maxwell", "--gpu", "H100", "--json")
+    assert bad.returncode == 1
+    codes = {f["code"] for f in json.loads(bad.stdout)}
+    assert "torch-no-kernel" in codes
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("check", "no-such-profile"), "no profile named 'no-such-profile'"),
+        (("check", "legacy-maxwell", "--platform", "macos"), "--platform"),
+        (("show", "/nonexistent/p.yaml"), "does not exist"),
+        (("render", "legacy-maxwell", "--offline"), "--offline needs a wheelhouse"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_no_traceback(args: tuple[str, ...], needle: str) -> None:
+    result = envgen(*args)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_profile_leaves_no_render_directory(tmp_path: Path) -> None:
+    profile = tmp_path / "bad.yaml"
+    profile.write_text("name: bad\nbase: ubuntu:22.04\npython: '3.10'\ninstaller: pip\ngpu: {required: false}\n"
+                       "packages: {pip: ['rich==1.0; curl evil|sh']}\n", encoding="utf-8")
+    result = envgen("render", str(profile), "-o", str(tmp_path / "out"))
+    assert result.returncode == 2 and "packages.pip.0" in result.stderr
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.yaml"]
+
+
+def test_docker_unreachable_is_one_sentence(tmp_path: Path) -> None:
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock", "ENVGEN_CONFIG": str(tmp_path / "c.yaml")}
+    (tmp_path / "c.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n", encoding="utf-8")
+    for args in (("build", "cpu-minimal"), ("images",), ("run", "cpu-minimal", "--", "true")):
+        result = envgen(*args, env=env)
+        lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+        assert result.returncode == 4, (args, result.stderr)
+        assert len(lines) == 1 and "Docker" in lines[0] and "Traceback" not in result.stderr
+
+
+def test_profiles_table_and_show() -> None:
+    table = envgen("profiles").stdout
+    for name in ("legacy-maxwell", "modern-a100", "ngc-tensorflow", "cpu-smoke", "cpu-minimal"):
+        assert name in table
+    shown = envgen("show", "legacy-maxwell").stdout
+    assert "cuda: '10.1'" in shown and "GTX 950M" in shown
