@@ -146,3 +146,23 @@ def test_changing_an_extra_package_reuses_the_environment_layer(  # type: ignore
     assert layer_a == layer_b
     assert layers_a != layers_b
     assert other.cached_steps >= 8, f"only {other.cached_steps}/{other.steps} steps came from the cache"
+
+
+def test_classic_builder_builds_offline_from_a_host_wheelhouse(  # type: ignore[no-untyped-def]
+        write_profile: Callable[[str, str], str], cleanup_tags: list[str], envgen_home: Path) -> None:
+    """The classic builder has no secrets: the host downloads the wheels, the build installs offline."""
+    name = write_profile("pipe-classic", minimal_profile('"six==1.16.0"'))
+    outcome = build(name, builder="classic")
+    cleanup_tags += [outcome.tag, f"envgen/{name}:latest"]
+    assert outcome.builder == "classic" and outcome.smoke is not None and outcome.smoke.passed
+    houses = list((envgen_home / "state" / "wheelhouse").glob("pipe-classic-*"))
+    assert houses and any(w.name.startswith("six-1.16.0") for w in houses[0].glob("*.whl"))
+
+
+def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyped-def]
+    from envgen.pipeline.images import image_rows, rows_table
+
+    rows = {row["profile"]: row for row in image_rows()}
+    assert rows["pipe-min"]["validation"] == "pass (cpu-only)"
+    assert rows["pipe-nosmoke"]["validation"] == "not validated"
+    assert "pipe-min" in rows_table(list(rows.values()))
