@@ -1,0 +1,265 @@
+"""Build an image from a rendered context with BuildKit (through the CLI) or the classic builder
+(through the SDK), streaming step events to a ProgressSink and keeping the full log in a file.
+
+Interrupt safety: the builder only ever produces an image ID (``--iidfile``; no ``-t``); tags are
+applied after success, and undone if interrupted half-way. On KeyboardInterrupt the CLI's process
+group gets SIGINT, then SIGKILL; classic builds run with ``rm=True, forcerm=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from envgen.docker.builder import BuilderInfo
+from envgen.docker.buildlog import (
+    BuildkitPlainParser,
+    ClassicStreamParser,
+    StepTracker,
+    short_error,
+    stage_labels,
+)
+from envgen.docker.client import connect
+from envgen.docker.images import tag_all
+from envgen.docker.progress import NullSink, ProgressSink
+from envgen.errors import BuildFailed, DockerUnavailable, InputError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+_STOP_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    image_id: str
+    tags: tuple[str, ...]
+    duration_s: float
+    steps: int
+    cached_steps: int
+    log_path: Path
+    builder: str  # BuilderInfo.kind
+
+
+def build_image(
+    context_dir: Path,
+    *,
+    builder: BuilderInfo,
+    log_path: Path,
+    dockerfile: str = "Dockerfile",
+    tags: Sequence[str] = (),
+    secrets: Mapping[str, Path] | None = None,
+    build_args: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    progress: ProgressSink | None = None,
+    client: DockerClient | None = None,
+    env: Mapping[str, str] | None = None,
+    no_cache: bool = False,
+) -> BuildResult:
+    """Build ``context_dir/dockerfile`` and tag the result with ``tags`` (only after success).
+
+    ``secrets`` (BuildKit only) maps secret ids to files (``ca_bundle`` -> the proxy CA bundle).
+    Raises BuildFailed (failing step, output tail, log path), InputError for bad arguments,
+    DockerUnavailable when the engine is down.
+    """
+    context_dir = Path(context_dir)
+    sink = progress or NullSink()
+    if not (context_dir / dockerfile).is_file():
+        raise InputError(f"no Dockerfile at {context_dir / dockerfile}")
+    if secrets and not builder.uses_buildkit:
+        raise InputError(
+            f"the classic builder cannot mount build secrets ({', '.join(sorted(secrets))})",
+            fix="build the classic Dockerfile variant without secrets, or use BuildKit",
+        )
+    for name, src in (secrets or {}).items():
+        if not Path(src).is_file():
+            raise InputError(f"build secret {name!r}: no such file {src}")
+    client = client or connect()
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    sink.start(f"building {context_dir / dockerfile} with {builder.kind}")
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        try:
+            if builder.uses_buildkit:
+                image_id, tracker = _build_cli(context_dir, dockerfile, builder, secrets or {},
+                                               build_args or {}, labels or {}, log, sink, env, no_cache)
+            else:
+                image_id, tracker = _build_classic(context_dir, dockerfile, client, build_args or {},
+                                                   labels or {}, log, sink, no_cache)
+        except BuildFailed as exc:
+            sink.finish(False, exc.message)
+            raise
+        except KeyboardInterrupt:
+            log.write("\n[envgen] interrupted; nothing was tagged\n")
+            sink.finish(False, "interrupted; nothing was tagged")
+            raise
+        tag_all(client, image_id, tags)
+        log.write(f"\n[envgen] image {image_id} tagged {', '.join(tags) or '(no tags)'}\n")
+    duration = time.monotonic() - started
+    sink.finish(True, f"{image_id[:19]} ({len(tracker.steps)} steps, {tracker.cached} cached)")
+    # steps: the step vertices this build went through (each printed once, cached or run)
+    return BuildResult(image_id, tuple(tags), duration, len(tracker.steps), tracker.cached, log_path,
+                       builder.kind)
+
+
+def _failure(tracker: StepTracker, log_path: Path, fallback: str) -> BuildFailed:
+    tail = tracker.failure_tail()
+    if tracker.canceled and tracker.failed is not None:
+        what = f"the build was interrupted during step {tracker.failed.number}/{tracker.total()} " \
+            f"`{tracker.failed.name}`"
+        return BuildFailed(f"{what}; nothing was tagged", log_path=str(log_path), tail=tail,
+                           fix="run the build again")
+    if tracker.failed is not None:
+        what = f"step {tracker.failed.number}/{tracker.total()} `{tracker.failed.name}` failed"
+        reason = short_error(tracker.error or fallback)
+    else:
+        what = "the build failed before any step ran"
+        reason = tracker.error or fallback
+    return BuildFailed(f"{what}: {reason}", log_path=str(log_path), tail=tail,
+                       fix=f"see the full build log: {log_path}")
+
+
+# --- BuildKit through the CLI ------------------------------------------------------------------
+
+def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfile: Path,
+                secrets: Mapping[str, Path], build_args: Mapping[str, str], labels: Mapping[str, str],
+                no_cache: bool = False) -> list[str]:
+    """The CLI command line (no ``-t``: tagging happens after success)."""
+    assert builder.cli is not None
+    cmd = [builder.cli] + (["buildx", "build", "--load"] if builder.kind == "buildx" else ["build"])
+    cmd += ["--progress=plain", "--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
+    for name, src in sorted(secrets.items()):
+        cmd += ["--secret", f"id={name},src={src}"]
+    for key, value in sorted(build_args.items()):
+        cmd += ["--build-arg", f"{key}={value}"]
+    for key, value in sorted(labels.items()):
+        cmd += ["--label", f"{key}={value}"]
+    if no_cache:
+        cmd.append("--no-cache")
+    cmd.append(str(context_dir))
+    return cmd
+
+
+def _redacted(cmd: list[str]) -> str:
+    shown = []
+    for i, arg in enumerate(cmd):
+        if i and cmd[i - 1] == "--build-arg" and "=" in arg:
+            arg = arg.split("=", 1)[0] + "=…"
+        shown.append(arg)
+    return shlex.join(shown)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """SIGINT the CLI's process group (BuildKit cancels the solve), then SIGKILL if it lingers."""
+    for sig, wait in ((signal.SIGINT, _STOP_GRACE_S), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets: Mapping[str, Path],
+               build_args: Mapping[str, str], labels: Mapping[str, str], log: IO[str], sink: ProgressSink,
+               env: Mapping[str, str] | None, no_cache: bool) -> tuple[str, StepTracker]:
+    environ = dict(os.environ if env is None else env)
+    if builder.kind == "buildkit-legacy":
+        environ["DOCKER_BUILDKIT"] = "1"
+    environ.pop("BUILDKIT_PROGRESS", None)
+    dockerfile_text = (context_dir / dockerfile).read_text(encoding="utf-8", errors="replace")
+    parser = BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
+    with tempfile.TemporaryDirectory(prefix="envgen-build-") as tmp:
+        iidfile = Path(tmp) / "iid"
+        cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache)
+        log.write(f"[envgen] {_redacted(cmd)}\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
+                                    start_new_session=True)
+        except OSError as exc:
+            raise DockerUnavailable(f"cannot run the docker CLI {builder.cli}: {exc.strerror or exc}.",
+                                    fix="install docker.io, or build with --builder classic") from None
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                text = parser.feed(line)
+                if text is not None:
+                    sink.output(text)
+            rc = proc.wait()
+        except BaseException:
+            _stop(proc)
+            raise
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()
+        log.flush()
+        if rc != 0:
+            fallback = "interrupted (the docker CLI was stopped by a signal)" if rc < 0 or rc == 130 else \
+                f"docker exited with code {rc}"
+            if not parser.error and parser.recent:
+                parser.error = parser.recent[-1].strip()
+            raise _failure(parser, Path(log.name), fallback)
+        image_id = iidfile.read_text().strip() if iidfile.exists() else ""
+    if not image_id:
+        raise BuildFailed("the build finished but wrote no image ID", log_path=log.name,
+                          fix=f"see the full build log: {log.name}")
+    return image_id, parser
+
+
+# --- classic builder through the SDK -----------------------------------------------------------
+
+def _build_classic(context_dir: Path, dockerfile: str, client: DockerClient, build_args: Mapping[str, str],
+                   labels: Mapping[str, str], log: IO[str], sink: ProgressSink,
+                   no_cache: bool) -> tuple[str, StepTracker]:
+    from docker.errors import APIError, BuildError, DockerException
+
+    def line_out(line: str) -> None:
+        log.write(line + "\n")
+        sink.output(line)
+
+    parser = ClassicStreamParser(sink.step, line_out)
+    log.write(f"[envgen] classic build of {context_dir} -f {dockerfile} (Docker SDK)\n")
+    stream = None
+    try:
+        stream = client.api.build(path=str(context_dir), dockerfile=dockerfile, tag=None, rm=True,
+                                  forcerm=True, decode=True, buildargs=dict(build_args),
+                                  labels=dict(labels), nocache=no_cache, pull=False)
+        for chunk in stream:  # to the end: the engine closes the stream after an error
+            if not parser.error:
+                parser.feed(chunk)
+    except (APIError, BuildError) as exc:
+        parser.error = parser.error or str(exc)
+    except DockerException as exc:
+        parser.error = parser.error or str(exc)
+    except BaseException:
+        # Drop the connection: the engine cancels the build and (forcerm) removes its container.
+        client.api.close()
+        raise
+    finally:
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
+    log.flush()
+    if parser.error:
+        raise _failure(parser, Path(log.name), parser.error)
+    parser.finish_last()
+    if not parser.image_id:
+        raise BuildFailed("the classic build ended without an image ID", log_path=log.name,
+                          fix=f"see the full build log: {log.name}")
+    return parser.image_id, parser

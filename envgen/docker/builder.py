@@ -1,0 +1,119 @@
+"""Find out which image builder the installed Docker CLI(s) offer, rather than assuming one.
+
+Order: a CLI with the buildx plugin (``docker buildx build``); else a CLI older than 23, whose
+``DOCKER_BUILDKIT=1 docker build`` still uses BuildKit; else the classic builder through the SDK.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from envgen.errors import InputError
+
+BuilderKind = Literal["buildx", "buildkit-legacy", "classic"]
+BuilderChoice = Literal["auto", "buildkit", "classic"]
+
+DEBIAN_CLI = "/usr/bin/docker"
+LEGACY_BUILDKIT_BEFORE = 23  # CLIs from 23.0 on need the buildx plugin for BuildKit
+_VERSION = re.compile(r"version v?(\d+)\.(\d+)(?:\.(\d+))?(\S*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class BuilderInfo:
+    kind: BuilderKind
+    cli: str | None  # the docker executable to run (None for the classic SDK builder)
+    version: str | None  # that CLI's version ("20.10.24+dfsg1"), or the buildx version for buildx
+    reason: str  # why this builder was chosen, for `envgen doctor` and logs
+
+    @property
+    def uses_buildkit(self) -> bool:
+        return self.kind != "classic"
+
+
+@dataclass(frozen=True)
+class _Cli:
+    path: str
+    version: str | None
+    major: int | None
+    buildx: str | None  # `docker buildx version` output, when the plugin works
+
+
+def docker_executables(env: Mapping[str, str] | None = None,
+                       extra: Sequence[str] = (DEBIAN_CLI,)) -> list[str]:
+    """Every distinct ``docker`` executable on PATH, in PATH order, then ``extra`` (Debian's CLI)."""
+    environ = os.environ if env is None else env
+    found: list[str] = []
+    seen: set[str] = set()
+    dirs = [d for d in environ.get("PATH", "").split(os.pathsep) if d]
+    for candidate in [os.path.join(d, "docker") for d in dirs] + list(extra):
+        if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+            continue
+        real = os.path.realpath(candidate)
+        if real in seen:
+            continue
+        seen.add(real)
+        found.append(candidate)
+    return found
+
+
+def _run(cmd: list[str], env: Mapping[str, str]) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(cmd, env=dict(env), capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 1, str(exc)
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def parse_cli_version(text: str) -> tuple[str, int] | None:
+    """``"Docker version 20.10.24+dfsg1, build 297e128"`` -> ``("20.10.24+dfsg1", 20)``."""
+    match = _VERSION.search(text)
+    if not match:
+        return None
+    major, minor, patch, suffix = match.groups()
+    version = f"{major}.{minor}" + (f".{patch}" if patch else "") + suffix.rstrip(",")
+    return version, int(major)
+
+
+def _probe(path: str, env: Mapping[str, str]) -> _Cli:
+    rc, out = _run([path, "--version"], env)
+    parsed = parse_cli_version(out) if rc == 0 else None
+    rc_bx, out_bx = _run([path, "buildx", "version"], env)
+    buildx = out_bx.splitlines()[0] if rc_bx == 0 and out_bx else None
+    return _Cli(path, parsed[0] if parsed else None, parsed[1] if parsed else None, buildx)
+
+
+def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice = "auto", *,
+                   extra_clis: Sequence[str] = (DEBIAN_CLI,)) -> BuilderInfo:
+    """The builder to use, probing every ``docker`` on ``env["PATH"]`` and ``extra_clis``.
+
+    ``choice="buildkit"`` raises InputError when no CLI offers BuildKit; ``choice="classic"`` always
+    gives the SDK's classic builder."""
+    if choice not in ("auto", "buildkit", "classic"):
+        raise InputError(f"unknown builder {choice!r}", fix="use one of: buildkit, classic")
+    if choice == "classic":
+        return BuilderInfo("classic", None, None, "classic builder requested")
+    environ = dict(os.environ if env is None else env)
+    clis = [_probe(path, environ) for path in docker_executables(environ, extra_clis)]
+    for cli in clis:
+        if cli.buildx:
+            return BuilderInfo("buildx", cli.path, cli.buildx,
+                               f"{cli.path} has the buildx plugin ({cli.buildx})")
+    for cli in clis:
+        if cli.major is not None and cli.major < LEGACY_BUILDKIT_BEFORE:
+            return BuilderInfo(
+                "buildkit-legacy", cli.path, cli.version,
+                f"{cli.path} {cli.version} < {LEGACY_BUILDKIT_BEFORE}: DOCKER_BUILDKIT=1 docker build",
+            )
+    seen = ", ".join(f"{c.path} {c.version or '?'}" for c in clis) or "no docker CLI on PATH"
+    why = f"no CLI offers BuildKit ({seen}; none has buildx, none is older than {LEGACY_BUILDKIT_BEFORE})"
+    if choice == "buildkit":
+        raise InputError(
+            f"BuildKit was asked for but {why}.",
+            fix="install the buildx plugin (apt-get install docker-buildx) or use --builder classic",
+        )
+    return BuilderInfo("classic", None, None, f"{why}: classic builder through the SDK")

@@ -1,0 +1,117 @@
+"""Image bookkeeping through the SDK: list envgen's images (labels ``io.envgen.*``), inspect, tag, remove."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from envgen.errors import InputError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+LABEL_PREFIX = "io.envgen."
+
+
+@dataclass(frozen=True)
+class ImageSummary:
+    id: str
+    tags: tuple[str, ...]
+    labels: dict[str, str]
+    size: int  # bytes
+    created: datetime  # UTC
+    digests: tuple[str, ...] = ()  # "repo@sha256:..." from registries
+    layers: tuple[str, ...] = ()  # RootFS layer digests (only from inspect_image)
+
+
+def split_ref(ref: str) -> tuple[str, str]:
+    """``"localhost:5000/envgen/x:abc"`` -> ``("localhost:5000/envgen/x", "abc")``; no tag -> "latest"."""
+    if "@" in ref:
+        raise InputError(f"{ref!r}: expected a tag, not a digest reference")
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        return ref[:colon], ref[colon + 1:]
+    return ref, "latest"
+
+
+def _created(value: Any) -> datetime:
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    text = str(value)
+    if "." in text:  # "2024-05-01T10:00:00.123456789Z": trim nanoseconds for fromisoformat
+        head, frac = text.split(".", 1)
+        text = head + "." + frac.rstrip("Z")[:6] + "+00:00"
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _tags(values: Any) -> tuple[str, ...]:
+    return tuple(t for t in (values or []) if t and t != "<none>:<none>")
+
+
+def list_images(client: DockerClient, label_prefix: str = LABEL_PREFIX) -> list[ImageSummary]:
+    """Images carrying at least one label that starts with ``label_prefix``, newest first."""
+    found = []
+    for row in client.api.images():
+        labels = row.get("Labels") or {}
+        if not any(key.startswith(label_prefix) for key in labels):
+            continue
+        found.append(ImageSummary(row["Id"], _tags(row.get("RepoTags")), dict(labels),
+                                  int(row.get("Size", 0)), _created(row.get("Created", 0)),
+                                  _tags(row.get("RepoDigests"))))
+    return sorted(found, key=lambda image: image.created, reverse=True)
+
+
+def inspect_image(client: DockerClient, ref: str) -> ImageSummary | None:
+    """Labels, size, created, digests and layers of ``ref`` (name or ID); None when there is no such image."""
+    from docker.errors import ImageNotFound
+
+    try:
+        data = client.api.inspect_image(ref)
+    except ImageNotFound:
+        return None
+    config = data.get("Config") or {}
+    return ImageSummary(data["Id"], _tags(data.get("RepoTags")), dict(config.get("Labels") or {}),
+                        int(data.get("Size", 0)), _created(data.get("Created", 0)),
+                        _tags(data.get("RepoDigests")), tuple((data.get("RootFS") or {}).get("Layers") or ()))
+
+
+def tag_image(client: DockerClient, image: str, ref: str) -> None:
+    repo, tag = split_ref(ref)
+    client.api.tag(image, repo, tag, force=True)
+
+
+def untag(client: DockerClient, ref: str) -> None:
+    """Remove one tag, keeping the image if other tags or containers use it; no error if absent."""
+    from docker.errors import ImageNotFound
+
+    with contextlib.suppress(ImageNotFound):
+        client.api.remove_image(ref, noprune=True)
+
+
+def tag_all(client: DockerClient, image_id: str, refs: Sequence[str]) -> None:
+    """Tag ``image_id`` with every ref, or with none: an interruption half-way removes the tags made."""
+    done: list[str] = []
+    try:
+        for ref in refs:
+            tag_image(client, image_id, ref)
+            done.append(ref)
+    except BaseException:
+        for ref in done:
+            with contextlib.suppress(Exception):  # best effort; the original error matters
+                untag(client, ref)
+        raise
+
+
+def remove_image(client: DockerClient, ref: str, *, force: bool = False) -> bool:
+    """Remove an image (by tag: that tag; by ID: the image). False when it did not exist."""
+    from docker.errors import ImageNotFound
+
+    try:
+        client.api.remove_image(ref, force=force)
+    except ImageNotFound:
+        return False
+    return True

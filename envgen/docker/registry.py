@@ -1,0 +1,109 @@
+"""Push and pull through the SDK, with RegistryError naming the cause: registry down, unknown image, auth."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from envgen.docker.images import split_ref
+from envgen.errors import RegistryError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+StatusCallback = Callable[[str], None]
+
+
+def registry_of(ref: str) -> str:
+    """The registry host a reference points at ("docker.io" when the first part is not a host)."""
+    first = ref.split("/", 1)[0]
+    if "/" in ref and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def explain(ref: str, action: str, detail: str) -> RegistryError:
+    """One RegistryError for an engine/registry message, with a fix where the cause is clear."""
+    registry = registry_of(ref)
+    text = detail.lower()
+    one = " ".join(detail.split())
+    if any(s in text for s in ("connection refused", "no such host", "i/o timeout", "network is unreachable",
+                               "connection reset", "unexpected eof", "server misbehaving")):
+        fix = "check the registry address and the network"
+        if registry.startswith(("localhost", "127.0.0.1")):
+            fix = "start the registry (scripts/host-setup starts one on localhost:5000)"
+        return RegistryError(f"cannot {action} {ref}: the registry {registry} is not reachable ({one})",
+                             fix=fix)
+    if any(s in text for s in ("unauthorized", "authentication required", "denied", "no basic auth")):
+        return RegistryError(f"cannot {action} {ref}: the registry {registry} refused access ({one})",
+                             fix=f"log in first: docker login {registry}")
+    if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist")):
+        return RegistryError(f"cannot {action} {ref}: there is no local image with that name",
+                             fix="build or tag it first")
+    if any(s in text for s in ("manifest unknown", "not found", "repository name not known",
+                               "name unknown", "does not exist")):
+        return RegistryError(f"cannot {action} {ref}: {registry} has no such image ({one})",
+                             fix="check the name and tag, or push it first")
+    return RegistryError(f"cannot {action} {ref}: {one}")
+
+
+def _consume(ref: str, action: str, events: Iterable[dict[str, Any]],
+             on_status: StatusCallback | None) -> dict[str, Any]:
+    aux: dict[str, Any] = {}
+    error: str | None = None
+    for event in events:  # read to the end even after an error, so the engine closes the stream
+        if error is not None:
+            continue
+        if "error" in event or "errorDetail" in event:
+            error = str(event.get("error") or (event.get("errorDetail") or {}).get("message", ""))
+            continue
+        if isinstance(event.get("aux"), dict):
+            aux.update(event["aux"])
+        if on_status and event.get("status"):
+            layer = f"{event['id']}: " if event.get("id") else ""
+            on_status(f"{layer}{event['status']}")
+    if error is not None:
+        raise explain(ref, action, error)
+    return aux
+
+
+def push_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
+               on_status: StatusCallback | None = None) -> str:
+    """Push ``ref`` (``registry/repo:tag``); returns the manifest digest ("sha256:...")."""
+    from docker.errors import APIError, DockerException
+
+    repo, tag = split_ref(ref)
+    try:
+        events = client.api.push(repo, tag=tag, stream=True, decode=True,
+                                 auth_config=dict(auth_config) if auth_config else None)
+        aux = _consume(ref, "push", events, on_status)
+    except RegistryError:
+        raise
+    except APIError as exc:
+        raise explain(ref, "push", str(exc.explanation or exc)) from None
+    except (DockerException, OSError) as exc:
+        raise explain(ref, "push", str(exc)) from None
+    digest = aux.get("Digest")
+    if not isinstance(digest, str) or not digest.startswith("sha256:"):
+        raise RegistryError(f"pushed {ref}, but the registry returned no digest")
+    return digest
+
+
+def pull_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
+               on_status: StatusCallback | None = None) -> str:
+    """Pull ``ref``; returns the local image ID."""
+    from docker.errors import APIError, DockerException
+
+    repo, tag = split_ref(ref)
+    try:
+        events = client.api.pull(repo, tag=tag, stream=True, decode=True,
+                                 auth_config=dict(auth_config) if auth_config else None)
+        _consume(ref, "pull", events, on_status)
+        image_id = client.api.inspect_image(ref)["Id"]
+    except RegistryError:
+        raise
+    except APIError as exc:
+        raise explain(ref, "pull", str(exc.explanation or exc)) from None
+    except (DockerException, OSError) as exc:
+        raise explain(ref, "pull", str(exc)) from None
+    return str(image_id)

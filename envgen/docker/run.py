@@ -1,0 +1,125 @@
+"""Run a command in a container through the SDK: GPU device request, working directory mount,
+shared memory for data loaders, a chosen user; engine errors about GPUs become HostIncompatible."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from envgen.errors import EnvgenError, HostIncompatible, InputError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+Gpus = Literal["all", "none"] | int
+WORKDIR_IN_CONTAINER = "/workspace"
+_REQUIREMENT = re.compile(r"unsatisfied condition: (cuda\s*>=\s*[\d.]+)")
+
+
+class RunResult(NamedTuple):
+    exit_code: int
+    output: str
+
+
+def current_user() -> str:
+    """``"uid:gid"`` of this process, for files written to a mounted working directory."""
+    return f"{os.getuid()}:{os.getgid()}"
+
+
+def device_requests(gpus: Gpus) -> list[Any]:
+    """The SDK form of ``--gpus``: ``all`` -> count -1, N -> count N, ``none`` -> no request."""
+    from docker.types import DeviceRequest
+
+    if gpus == "none":
+        return []
+    if gpus == "all":
+        return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0:
+        return [DeviceRequest(count=gpus, capabilities=[["gpu"]])]
+    raise InputError(f"--gpus {gpus!r}: expected all, none or a positive number")
+
+
+def translate_start_error(message: str) -> EnvgenError | None:
+    """HostIncompatible for the engine's GPU errors; None for anything else."""
+    one = " ".join(message.split())
+    if 'could not select device driver ""' in one and "gpu" in one:
+        return HostIncompatible(
+            "NVIDIA runtime missing: the Docker engine has no GPU device driver registered "
+            "(nvidia-container-toolkit is not installed, or dockerd was not restarted after installing it).",
+            fix="install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker`, "
+            "restart dockerd; or run with --gpus none",
+        )
+    match = _REQUIREMENT.search(one)
+    if match:
+        return HostIncompatible(
+            f"The host's NVIDIA driver is too old for this image (it requires {match.group(1)}).",
+            fix="upgrade the NVIDIA driver, or use a profile built for an older CUDA",
+        )
+    if "nvidia-container-cli" in one:
+        return HostIncompatible(f"The NVIDIA container runtime refused to start the container: {one}",
+                                fix="run `nvidia-smi` on the host and `envgen doctor`")
+    return None
+
+
+def run_container(
+    client: DockerClient,
+    image: str,
+    command: str | Sequence[str] | None = None,
+    *,
+    gpus: Gpus = "none",
+    workdir: Path | None = None,
+    user: str | None = None,
+    shm_size: str = "2g",
+    env: Mapping[str, str] | None = None,
+    remove: bool = True,
+    on_output: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run ``command`` in ``image`` to completion; returns its exit code and combined output.
+
+    ``workdir`` (host directory) is mounted read-write at /workspace and made the working directory;
+    ``user`` is ``"uid:gid"`` (default: the image's user); ``on_output`` receives output lines live.
+    Raises HostIncompatible for GPU start errors, InputError for an unknown image.
+    """
+    from docker.errors import APIError, ImageNotFound
+
+    kwargs: dict[str, Any] = {"shm_size": shm_size, "environment": dict(env or {}),
+                              "device_requests": device_requests(gpus)}
+    if workdir is not None:
+        host_dir = Path(workdir).resolve()
+        if not host_dir.is_dir():
+            raise InputError(f"--workdir {workdir}: not a directory")
+        kwargs["volumes"] = {str(host_dir): {"bind": WORKDIR_IN_CONTAINER, "mode": "rw"}}
+        kwargs["working_dir"] = WORKDIR_IN_CONTAINER
+    if user:
+        kwargs["user"] = user
+    try:
+        container = client.containers.create(image, command, detach=True, **kwargs)
+    except ImageNotFound:
+        raise InputError(f"no image {image} on this engine",
+                         fix="build it (envgen build) or pull it") from None
+    except APIError as exc:
+        raise translate_start_error(str(exc)) or _unexpected(image, exc) from None
+    try:
+        try:
+            container.start()
+        except APIError as exc:
+            raise translate_start_error(str(exc)) or _unexpected(image, exc) from None
+        if on_output is not None:
+            for chunk in container.logs(stream=True, follow=True):
+                for line in chunk.decode("utf-8", "replace").splitlines():
+                    on_output(line)
+        status = container.wait()
+        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+        return RunResult(int(status.get("StatusCode", -1)), output)
+    finally:
+        if remove:
+            with contextlib.suppress(APIError):
+                container.remove(force=True)
+
+
+def _unexpected(image: str, exc: Exception) -> EnvgenError:
+    return EnvgenError(f"could not start a container from {image}: {' '.join(str(exc).split())}")

@@ -1,0 +1,86 @@
+"""run_container(): output and exit code, working directory, user, shared memory, GPU errors."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from envgen.docker import run_container
+from envgen.docker.run import current_user, device_requests, translate_start_error
+from envgen.errors import HostIncompatible, InputError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+
+def _containers(client: DockerClient, marker: str) -> list[str]:
+    """Containers (any state) whose command mentions ``marker`` (other work may share the engine)."""
+    return [c["Id"] for c in client.api.containers(all=True) if marker in (c.get("Command") or "")]
+
+
+def test_output_and_exit_code(docker_client: DockerClient, base_image: str) -> None:
+    marker = f"run-{uuid.uuid4().hex}"
+    lines: list[str] = []
+    result = run_container(docker_client, base_image, ["sh", "-c", f"echo out; echo err >&2; exit 7 # {marker}"],
+                           on_output=lines.append)
+    assert result.exit_code == 7
+    assert sorted(result.output.split()) == ["err", "out"]  # two streams: order not guaranteed
+    assert sorted(lines) == ["err", "out"]
+    code, output = result
+    assert (code, sorted(output.splitlines(keepends=True))) == (7, ["err\n", "out\n"])
+    assert _containers(docker_client, marker) == []  # removed
+
+
+def test_workdir_user_shm_env(docker_client: DockerClient, base_image: str, tmp_path: Path) -> None:
+    user = current_user()
+    code, output = run_container(
+        docker_client, base_image,
+        ["sh", "-c", 'pwd; id -u; id -g; df -k /dev/shm | tail -1; echo "$GREETING" > made-inside'],
+        workdir=tmp_path, user=user, env={"GREETING": "hello"}, shm_size="1g",
+    )
+    assert code == 0, output
+    pwd, uid, gid, shm = output.splitlines()[:4]
+    assert pwd == "/workspace" and f"{uid}:{gid}" == user
+    assert int(shm.split()[1]) == 1024 * 1024  # KiB
+    made = tmp_path / "made-inside"
+    assert made.read_text() == "hello\n"
+    assert made.stat().st_uid == os.getuid()
+
+
+def test_gpus_all_without_nvidia_runtime(docker_client: DockerClient, base_image: str) -> None:
+    marker = f"gpu-{uuid.uuid4().hex}"
+    with pytest.raises(HostIncompatible) as info:
+        run_container(docker_client, base_image, ["echo", marker], gpus="all")
+    line = info.value.one_line()
+    assert line.startswith("NVIDIA runtime missing") and "nvidia-container-toolkit" in line
+    assert "\n" not in line
+    assert _containers(docker_client, marker) == []
+
+
+def test_unknown_image(docker_client: DockerClient) -> None:
+    with pytest.raises(InputError, match="no image envgen-test/nothing:here"):
+        run_container(docker_client, "envgen-test/nothing:here", ["true"])
+
+
+def test_device_requests() -> None:
+    assert device_requests("none") == []
+    (all_gpus,) = device_requests("all")
+    assert all_gpus["Count"] == -1 and all_gpus["Capabilities"] == [["gpu"]]
+    assert device_requests(2)[0]["Count"] == 2
+    for bad in (0, -1, "some", True):
+        with pytest.raises(InputError):
+            device_requests(bad)  # type: ignore[arg-type]
+
+
+def test_cuda_requirement_is_translated() -> None:
+    message = ("500 Server Error: Internal Server Error (\"failed to create shim: OCI runtime create failed: "
+               "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.1, please update "
+               "your driver to a newer version, or use an earlier cuda container: unknown\")")
+    err = translate_start_error(message)
+    assert isinstance(err, HostIncompatible)
+    assert "cuda>=12.1" in err.one_line() and "upgrade the NVIDIA driver" in err.one_line()
+    assert translate_start_error("some other error") is None
