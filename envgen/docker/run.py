@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from envgen.errors import EnvgenError, HostIncompatible, InputError
+from envgen.errors import EnvgenError, InputError
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 Gpus = Literal["all", "none"] | int
 WORKDIR_IN_CONTAINER = "/workspace"
-_REQUIREMENT = re.compile(r"unsatisfied condition: (cuda\s*>=\s*[\d.]+)")
 
 
 class RunResult(NamedTuple):
@@ -41,28 +39,6 @@ def device_requests(gpus: Gpus) -> list[Any]:
     if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0:
         return [DeviceRequest(count=gpus, capabilities=[["gpu"]])]
     raise InputError(f"--gpus {gpus!r}: expected all, none or a positive number")
-
-
-def translate_start_error(message: str) -> EnvgenError | None:
-    """HostIncompatible for the engine's GPU errors; None for anything else."""
-    one = " ".join(message.split())
-    if 'could not select device driver ""' in one and "gpu" in one:
-        return HostIncompatible(
-            "NVIDIA runtime missing: the Docker engine has no GPU device driver registered "
-            "(nvidia-container-toolkit is not installed, or dockerd was not restarted after installing it).",
-            fix="install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker`, "
-            "restart dockerd; or run with --gpus none",
-        )
-    match = _REQUIREMENT.search(one)
-    if match:
-        return HostIncompatible(
-            f"The host's NVIDIA driver is too old for this image (it requires {match.group(1)}).",
-            fix="upgrade the NVIDIA driver, or use a profile built for an older CUDA",
-        )
-    if "nvidia-container-cli" in one:
-        return HostIncompatible(f"The NVIDIA container runtime refused to start the container: {one}",
-                                fix="run `nvidia-smi` on the host and `envgen doctor`")
-    return None
 
 
 def run_container(
@@ -102,12 +78,12 @@ def run_container(
         raise InputError(f"no image {image} on this engine",
                          fix="build it (envgen build) or pull it") from None
     except APIError as exc:
-        raise translate_start_error(str(exc)) or _unexpected(image, exc) from None
+        raise _translate(str(exc)) or _unexpected(image, exc) from None
     try:
         try:
             container.start()
         except APIError as exc:
-            raise translate_start_error(str(exc)) or _unexpected(image, exc) from None
+            raise _translate(str(exc)) or _unexpected(image, exc) from None
         if on_output is not None:
             for chunk in container.logs(stream=True, follow=True):
                 for line in chunk.decode("utf-8", "replace").splitlines():
@@ -119,6 +95,13 @@ def run_container(
         if remove:
             with contextlib.suppress(APIError):
                 container.remove(force=True)
+
+
+def _translate(message: str) -> EnvgenError | None:
+    """The engine's GPU start errors, worded once for envgen (the doctor's words, envgen.host.gate)."""
+    from envgen.host.gate import translate_engine_error
+
+    return translate_engine_error(message)
 
 
 def _unexpected(image: str, exc: Exception) -> EnvgenError:

@@ -71,4 +71,9 @@ def translate_engine_error(text: str, kb: Any = None) -> HostIncompatible | None
             fix="install a current Windows NVIDIA driver with WSL support, run `wsl --update`, and check "
             "that `nvidia-smi` works inside the WSL distribution",
         )
+    if "nvidia-container-cli" in text:
+        return HostIncompatible(
+            f"the NVIDIA container runtime refused to start the container: {' '.join(text.split())}",
+            fix="run `nvidia-smi` on the host and `envgen doctor`",
+        )
     return None

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from envgen.docker import run_container
-from envgen.docker.run import current_user, device_requests, translate_start_error
+from envgen.docker.run import current_user, device_requests
 from envgen.errors import HostIncompatible, InputError
+from envgen.host.gate import translate_engine_error
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -56,7 +57,7 @@ def test_gpus_all_without_nvidia_runtime(docker_client: DockerClient, base_image
     with pytest.raises(HostIncompatible) as info:
         run_container(docker_client, base_image, ["echo", marker], gpus="all")
     line = info.value.one_line()
-    assert line.startswith("NVIDIA runtime missing") and "nvidia-container-toolkit" in line
+    assert "cannot hand GPUs to containers" in line and "nvidia-container-toolkit" in line
     assert "\n" not in line
     assert _containers(docker_client, marker) == []
 
@@ -80,7 +81,7 @@ def test_cuda_requirement_is_translated() -> None:
     message = ("500 Server Error: Internal Server Error (\"failed to create shim: OCI runtime create failed: "
                "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.1, please update "
                "your driver to a newer version, or use an earlier cuda container: unknown\")")
-    err = translate_start_error(message)
+    err = translate_engine_error(message)
     assert isinstance(err, HostIncompatible)
-    assert "cuda>=12.1" in err.one_line() and "upgrade the NVIDIA driver" in err.one_line()
-    assert translate_start_error("some other error") is None
+    assert "CUDA 12.1" in err.one_line() and "upgrade the NVIDIA driver" in err.one_line()
+    assert translate_engine_error("some other error") is None
