@@ -7,6 +7,7 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import pytest
@@ -15,6 +16,15 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 LOCAL_REGISTRY = "localhost:5000"
+# Every test in these folders needs the real engine: they carry the `docker` marker.
+DOCKER_DIRS = ("docker", "pipeline")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if any(here / name in Path(str(item.path)).parents for name in DOCKER_DIRS):
+            item.add_marker(pytest.mark.docker)
 
 
 def in_ci() -> bool:

@@ -66,15 +66,15 @@ def tf_package(ctx: CheckContext) -> list[Finding]:
     return []
 
 
+def _brings_own_cuda_libs_elsewhere(ctx: CheckContext) -> bool:
+    """True when TensorFlow's CUDA/cuDNN libraries must come from the image (not from NGC, not from
+    `tensorflow[and-cuda]`'s own pip packages, and not irrelevant as for a CPU build)."""
+    return bool(ctx.gpu) and ctx.ngc is None and ctx.tf_package not in ("tensorflow-cpu", "tensorflow[and-cuda]")
+
+
 def tf_cuda(ctx: CheckContext) -> list[Finding]:
     build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
-    if (
-        build is None
-        or version is None
-        or not ctx.gpu
-        or ctx.ngc is not None
-        or ctx.tf_package in ("tensorflow-cpu", "tensorflow[and-cuda]")
-    ):
+    if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
         return []
     provided = cuda_sources(ctx.profile, ctx.kb)
     good = [s for s in provided if cuda_compatible(s.version, build.cuda)]
@@ -119,13 +119,7 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
 
 def tf_cudnn(ctx: CheckContext) -> list[Finding]:
     build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
-    if (
-        build is None
-        or version is None
-        or not ctx.gpu
-        or ctx.ngc is not None
-        or ctx.tf_package in ("tensorflow-cpu", "tensorflow[and-cuda]")
-    ):
+    if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
         return []
     need = vtuple(build.cudnn)
     cuda_major = vtuple(build.cuda)[0]

@@ -6,6 +6,7 @@ test), so an interrupted or failed build leaves no tag pointing at a half-made i
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import tarfile
@@ -22,6 +23,7 @@ from envgen.docker import (
     connect,
     detect_builder,
     inspect_image,
+    run_container,
 )
 from envgen.docker.images import tag_all
 from envgen.errors import SmokeFailed
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 SEALED_REPORT = "/etc/envgen/smoke-report.json"
+SEALED_FREEZE = "/etc/envgen/requirements.freeze.txt"
 
 
 @dataclass
@@ -98,22 +101,38 @@ def _render_for_builder(profile: Profile, config: UserConfig, builder: BuilderIn
     return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
 
 
-def seal(client: DockerClient, image_id: str, report: SmokeReport) -> str:
-    """A child image that carries its smoke report (file + label); returns the new image ID.
+def freeze(client: DockerClient, image_id: str) -> str:
+    """The environment's complete, resolved package list (`pip freeze --all`): the lock as built."""
+    result = run_container(client, image_id, ["python", "-m", "pip", "freeze", "--all",
+                                              "--disable-pip-version-check"], gpus="none")
+    if result.exit_code != 0:
+        return f"# pip freeze failed (exit {result.exit_code})\n"
+    lines = sorted(line for line in result.output.splitlines() if line and not line.startswith("WARNING"))
+    return "\n".join(lines) + "\n"
 
-    Only the report is added: the environment is byte-for-byte the one that was tested."""
-    payload = json.dumps(report.raw, indent=2, sort_keys=True).encode()
+
+def _tar(files: dict[str, bytes]) -> bytes:
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w") as tar:
-        info = tarfile.TarInfo(Path(SEALED_REPORT).name)
-        info.size, info.mode = len(payload), 0o644
-        tar.addfile(info, io.BytesIO(payload))
+        for name, payload in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(payload), 0o644
+            tar.addfile(info, io.BytesIO(payload))
+    return archive.getvalue()
+
+
+def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) -> str:
+    """A child image that carries its smoke report and its resolved package list (files + labels);
+    returns the new image ID. The environment is byte-for-byte the one that was tested."""
+    files = {Path(SEALED_REPORT).name: json.dumps(report.raw, indent=2, sort_keys=True).encode(),
+             Path(SEALED_FREEZE).name: frozen.encode()}
     # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit.
     container = client.containers.create(image_id)
     try:
-        container.put_archive(str(Path(SEALED_REPORT).parent), archive.getvalue())
+        container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
+        freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
         labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}"',
-                  f'LABEL io.envgen.smoke-tested-image="{image_id}"']
+                  f'LABEL io.envgen.smoke-tested-image="{image_id}" io.envgen.freeze-sha256="{freeze_hash}"']
         committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
         container.remove(force=True)
@@ -180,7 +199,13 @@ def build(
                 f"image {built.image_id[:19]} of profile {profile.name!r} failed its smoke test; it was not "
                 f"tagged", fix=f"read the diagnosis above; rerun with `envgen smoke {built.image_id[:19]}`",
             ).with_tail(report.table())
-        final_id = seal(client, built.image_id, report)
+        frozen = freeze(client, built.image_id)
+        lock_path = config.state_dir / "locks" / f"{profile.name}-{result.content_hash[:12]}.txt"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path.write_text(frozen, encoding="utf-8")
+        outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
+                             f"(in the image: {SEALED_FREEZE})")
+        final_id = seal(client, built.image_id, report, frozen)
         run_record = store.get(built.image_id)
         if run_record is not None:
             from dataclasses import replace

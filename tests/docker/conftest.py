@@ -17,12 +17,6 @@ if TYPE_CHECKING:
 BASE_IMAGE = "debian:bookworm-slim"  # made by scripts/make-base-image (no registry reachable)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.docker)
-
 
 @pytest.fixture(scope="session")
 def base_image(docker_client: DockerClient, unavailable: Callable[[str], NoReturn]) -> str:

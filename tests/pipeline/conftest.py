@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.docker)
-
 
 @pytest.fixture(scope="module")
 def envgen_home(tmp_path_factory: pytest.TempPathFactory, docker_client: DockerClient) -> Iterator[Path]:

@@ -42,6 +42,8 @@ def test_build_smoke_seal_and_tag(built, docker_client: DockerClient, envgen_hom
     # The sealed image carries its own report.
     out = docker_client.containers.run(image.id, ["cat", "/etc/envgen/smoke-report.json"], remove=True)
     assert b'"envgen.smoke/1"' in out
+    frozen = docker_client.containers.run(image.id, ["cat", "/etc/envgen/requirements.freeze.txt"], remove=True)
+    assert b"six==1.16.0" in frozen and b"pip==" in frozen
 
 
 def test_unchanged_profile_is_a_cache_hit(built) -> None:  # type: ignore[no-untyped-def]
