@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -21,6 +22,7 @@ WORKDIR_IN_CONTAINER = "/workspace"
 class RunResult(NamedTuple):
     exit_code: int
     output: str
+    timed_out: bool = False  # killed after ``timeout_s``
 
 
 def current_user() -> str:
@@ -53,6 +55,7 @@ def run_container(
     env: Mapping[str, str] | None = None,
     remove: bool = True,
     on_output: Callable[[str], None] | None = None,
+    timeout_s: float | None = None,
 ) -> RunResult:
     """Run ``command`` in ``image`` to completion; returns its exit code and combined output.
 
@@ -84,13 +87,28 @@ def run_container(
             container.start()
         except APIError as exc:
             raise _translate(str(exc)) or _unexpected(image, exc) from None
-        if on_output is not None:
-            for chunk in container.logs(stream=True, follow=True):
-                for line in chunk.decode("utf-8", "replace").splitlines():
-                    on_output(line)
-        status = container.wait()
+        killed = threading.Event()
+
+        def kill() -> None:
+            killed.set()
+            with contextlib.suppress(APIError):
+                container.kill()
+
+        timer = threading.Timer(timeout_s, kill) if timeout_s else None
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        try:
+            if on_output is not None:
+                for chunk in container.logs(stream=True, follow=True):
+                    for line in chunk.decode("utf-8", "replace").splitlines():
+                        on_output(line)
+            status = container.wait()
+        finally:
+            if timer is not None:
+                timer.cancel()
         output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
-        return RunResult(int(status.get("StatusCode", -1)), output)
+        return RunResult(int(status.get("StatusCode", -1)), output, killed.is_set())
     finally:
         if remove:
             with contextlib.suppress(APIError):

@@ -192,7 +192,8 @@ def build(
     if smoke:
         echo("smoke test: running the probe inside the image")
         report = run_smoke(client, built.image_id, gpus="all" if profile.gpu.required else "none",
-                           profile_name=profile.name, content_hash=result.content_hash, store=store)
+                           profile_name=profile.name, content_hash=result.content_hash, store=store,
+                           timeout_s=profile.smoke.timeout_s)
         outcome.smoke = report
         if not report.passed:
             raise SmokeFailed(

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
+DEFAULT_TIMEOUT_S = 300.0  # Smoke.timeout_s's default
+TIMEOUT_MARGIN_S = 60.0
 # The probe's log (framework chatter on stderr) first, then a marker, then the JSON report, so one
 # stream carries both and the report parses whatever the frameworks printed.
 SMOKE_COMMAND = [
@@ -42,9 +44,19 @@ def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
 
 
 def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str, content_hash: str,
-              store: ValidationStore, on_output: Callable[[str], None] | None = None) -> SmokeReport:
-    """Run the probe in ``image`` (ID or tag), record the result, return the report."""
-    result = run_container(client, image, SMOKE_COMMAND, gpus=_parse_gpus(gpus), on_output=on_output)
+              store: ValidationStore, on_output: Callable[[str], None] | None = None,
+              timeout_s: float = DEFAULT_TIMEOUT_S) -> SmokeReport:
+    """Run the probe in ``image`` (ID or tag), record the result, return the report.
+
+    The probe keeps to its own budget (the profile's smoke.timeout_s); the host kills the container
+    if it overruns that by a margin (a hung driver call, a deadlocked all-reduce)."""
+    result = run_container(client, image, SMOKE_COMMAND, gpus=_parse_gpus(gpus), on_output=on_output,
+                           timeout_s=timeout_s + TIMEOUT_MARGIN_S)
+    if result.timed_out:
+        tail = "\n".join(result.output.strip().splitlines()[-15:])
+        raise SmokeFailed(f"the smoke test in {image} did not finish within {timeout_s + TIMEOUT_MARGIN_S:.0f}s "
+                          "and was stopped", fix="read the probe output above; `envgen doctor` checks the host"
+                          ).with_tail(tail)
     log, text = split_output(result.output)
     if not text:
         tail = "\n".join(log.strip().splitlines()[-15:])

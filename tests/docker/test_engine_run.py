@@ -85,3 +85,10 @@ def test_cuda_requirement_is_translated() -> None:
     assert isinstance(err, HostIncompatible)
     assert "CUDA 12.1" in err.one_line() and "upgrade the NVIDIA driver" in err.one_line()
     assert translate_engine_error("some other error") is None
+
+
+def test_timeout_kills_the_container(docker_client: DockerClient, base_image: str) -> None:
+    marker = f"timeout-{uuid.uuid4().hex}"
+    result = run_container(docker_client, base_image, ["sh", "-c", f"echo {marker}; sleep 60"], timeout_s=2)
+    assert result.timed_out and result.exit_code != 0 and marker in result.output
+    assert _containers(docker_client, marker) == []
