@@ -31,14 +31,14 @@ def test_output_and_exit_code(docker_client: DockerClient, base_image: str) -> N
     assert result.exit_code == 7
     assert sorted(result.output.split()) == ["err", "out"]  # two streams: order not guaranteed
     assert sorted(lines) == ["err", "out"]
-    code, output = result
+    code, output, _timed_out = result
     assert (code, sorted(output.splitlines(keepends=True))) == (7, ["err\n", "out\n"])
     assert _containers(docker_client, marker) == []  # removed
 
 
 def test_workdir_user_shm_env(docker_client: DockerClient, base_image: str, tmp_path: Path) -> None:
     user = current_user()
-    code, output = run_container(
+    code, output, _ = run_container(
         docker_client, base_image,
         ["sh", "-c", 'pwd; id -u; id -g; df -k /dev/shm | tail -1; echo "$GREETING" > made-inside'],
         workdir=tmp_path, user=user, env={"GREETING": "hello"}, shm_size="1g",
