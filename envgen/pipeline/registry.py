@@ -27,7 +27,11 @@ def remote_ref(registry: str, local_tag: str) -> str:
 def push_tag(client: DockerClient, local_tag: str, profile: Profile, registry: str) -> str:
     ref = remote_ref(registry, local_tag)
     tag_all(client, local_tag, [ref])
-    digest = push_image(client, ref)
+    try:
+        digest = push_image(client, ref)
+    except BaseException:
+        remove_image(client, ref)  # no registry tag left behind for a push that did not happen
+        raise
     return f"{ref}@{digest}"
 
 

@@ -94,10 +94,11 @@ def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient
     assert inspect_image(docker_client, ref) is None and inspect_image(docker_client, other_tag) is None
 
 
-def test_registry_down_is_one_clear_error(built) -> None:  # type: ignore[no-untyped-def]
+def test_registry_down_is_one_clear_error(built, docker_client: DockerClient) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(RegistryError) as info:
         push("pipe-min", registry="localhost:5999/envgen")
     assert "localhost:5999" in info.value.one_line()
+    assert not [t for img in docker_client.images.list() for t in img.tags if t.startswith("localhost:5999/")]
 
 
 def test_unvalidated_image_is_refused_by_run(write_profile: Callable[[str, str], str],  # type: ignore[no-untyped-def]
