@@ -26,7 +26,7 @@ from envgen.docker import (
     run_container,
 )
 from envgen.docker.images import tag_all
-from envgen.errors import SmokeFailed
+from envgen.errors import InputError, SmokeFailed
 from envgen.kb import load_kb
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import run_smoke
@@ -152,6 +152,9 @@ def build(
     echo: Callable[[str], None] = lambda _line: None,
     env: Mapping[str, str] | None = None,
 ) -> BuildOutcome:
+    if push and not smoke:
+        raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
+                         fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
     profile, findings = checked_profile(ref, load_kb())
     for finding in findings:
@@ -160,8 +163,10 @@ def build(
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
     store = ValidationStore(config.state_dir)
-    wheelhouse = wheelhouse or config.mirrors.wheelhouse and Path(config.mirrors.wheelhouse) \
-        or configured_wheelhouse(env)
+    if wheelhouse is None and config.mirrors.wheelhouse:
+        wheelhouse = Path(config.mirrors.wheelhouse).expanduser()
+    if wheelhouse is None:
+        wheelhouse = configured_wheelhouse(env)
     if wheelhouse:
         echo(f"wheelhouse: {wheelhouse}")
     log_dir = config.state_dir / "logs"

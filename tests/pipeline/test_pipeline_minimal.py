@@ -169,3 +169,10 @@ def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyp
     assert rows["pipe-min"]["validation"] == "pass (cpu-only)"
     assert rows["pipe-nosmoke"]["validation"] == "not validated"
     assert "pipe-min" in rows_table(list(rows.values()))
+
+
+def test_push_without_smoke_is_refused_before_building() -> None:
+    from envgen.errors import InputError
+
+    with pytest.raises(InputError, match="only images that passed their smoke test are published"):
+        build("pipe-min", smoke=False, push=True)
