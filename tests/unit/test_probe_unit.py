@@ -123,11 +123,13 @@ def test_run_check_records_pass_skip_fail_and_diagnoses_exceptions() -> None:
     assert failed["diagnosis"]["id"] == "loss-not-decreasing"
 
 
-def test_time_budget_skips_remaining_checks() -> None:
+def test_time_budget_fails_remaining_checks() -> None:
+    """A check the budget left no time for proves nothing: it fails (a skip would let the report pass)."""
     common = probe_module("probe_common")
-    ctx = common.Context({"smoke": {"timeout_s": 10}}, diagnoses=[], started=0.0)
+    ctx = common.Context({"smoke": {"timeout_s": 10}}, diagnoses=common.load_diagnoses(), started=0.0)
     entry = common.run_check(ctx, "late", None, lambda _ctx: ("never", {}))
-    assert entry["status"] == "skipped" and "time budget" in entry["message"]
+    assert entry["status"] == "fail" and "time budget" in entry["message"]
+    assert entry["diagnosis"]["id"] == "time-budget"
 
 
 def test_capture_stderr_catches_native_writes() -> None:

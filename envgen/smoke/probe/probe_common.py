@@ -194,7 +194,9 @@ def run_check(ctx, name, framework, func):
     from the exception text, Python warnings and the framework's captured log."""
     start = time.time()
     if ctx.elapsed() > ctx.timeout_s:
-        entry = result(name, framework, SKIPPED, "time budget of %ds used up" % ctx.timeout_s)
+        # A check that never ran proves nothing: an exhausted budget fails, it is not a skip.
+        message = "time budget of %ds used up before this check ran" % ctx.timeout_s
+        entry = result(name, framework, FAIL, message, diagnosis=diagnose(message, ctx.diagnoses))
         ctx.checks.append(entry)
         return entry
     with warnings.catch_warnings(record=True) as caught:
