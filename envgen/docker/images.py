@@ -66,13 +66,18 @@ def list_images(client: DockerClient, label_prefix: str = LABEL_PREFIX) -> list[
 
 
 def inspect_image(client: DockerClient, ref: str) -> ImageSummary | None:
-    """Labels, size, created, digests and layers of ``ref`` (name or ID); None when there is no such image."""
-    from docker.errors import ImageNotFound
+    """Labels, size, created, digests and layers of ``ref`` (name or ID); None when there is no such image,
+    including when ``ref`` is not a valid reference at all (the engine answers 400: no image can have it)."""
+    from docker.errors import APIError, ImageNotFound
 
     try:
         data = client.api.inspect_image(ref)
     except ImageNotFound:
         return None
+    except APIError as exc:
+        if exc.status_code == 400:
+            return None
+        raise
     config = data.get("Config") or {}
     return ImageSummary(data["Id"], _tags(data.get("RepoTags")), dict(config.get("Labels") or {}),
                         int(data.get("Size", 0)), _created(data.get("Created", 0)),

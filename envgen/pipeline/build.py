@@ -27,7 +27,7 @@ from envgen.docker import (
 )
 from envgen.docker.images import tag_all
 from envgen.errors import InputError, SmokeFailed
-from envgen.kb import load_kb
+from envgen.kb import KnowledgeBase, load_kb
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import run_smoke
 from envgen.pipeline.state import ValidationStore
@@ -50,6 +50,7 @@ class BuildOutcome:
     image_id: str
     builder: str
     cached: bool = False
+    validated: bool = False
     duration_s: float = 0.0
     steps: int = 0
     cached_steps: int = 0
@@ -60,7 +61,8 @@ class BuildOutcome:
 
     def summary(self) -> str:
         if self.cached:
-            head = f"{self.tag} is up to date ({self.image_id[:19]}, validated)"
+            state = "validated" if self.validated else "not validated: `envgen run` refuses it until `envgen smoke`"
+            head = f"{self.tag} is up to date ({self.image_id[:19]}, {state})"
         else:
             head = (f"built {self.tag} ({self.image_id[:19]}) in {self.duration_s:.1f}s with {self.builder}; "
                     f"{self.cached_steps}/{self.steps} steps from cache")
@@ -80,10 +82,9 @@ def alias_tag(profile: Profile) -> str:
     return f"envgen/{profile.name}:latest"
 
 
-def _render_for_builder(profile: Profile, config: UserConfig, builder: BuilderInfo, context_dir: Path,
-                        wheelhouse: Path | None, offline: bool, log_dir: Path,
+def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
+                        context_dir: Path, wheelhouse: Path | None, offline: bool, log_dir: Path,
                         echo: Callable[[str], None]) -> RenderResult:
-    kb = load_kb()
     if builder.uses_buildkit or profile.installer != "pip":
         if not builder.uses_buildkit:
             echo("note: the classic builder has no build secrets; conda downloads inside the build will not "
@@ -156,7 +157,8 @@ def build(
         raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
-    profile, findings = checked_profile(ref, load_kb())
+    kb = load_kb()
+    profile, findings = checked_profile(ref, kb)
     for finding in findings:
         if finding.severity == "warning":
             echo(f"warning: [{finding.code}] {finding.message}")
@@ -170,19 +172,22 @@ def build(
     if wheelhouse:
         echo(f"wheelhouse: {wheelhouse}")
     log_dir = config.state_dir / "logs"
-    result = _render_for_builder(profile, config, info, config.state_dir / "contexts" / profile.name,
-                                 wheelhouse, offline, log_dir, echo)
-
-    current = inspect_image(client, result.tag)
-    if current and current.labels.get("io.envgen.content-hash") == result.content_hash:
+    # The tag is content-addressed and does not depend on the builder or the wheelhouse: look for a
+    # validated image first, before any rendering to disk or downloading.
+    planned = render_in_memory(profile, kb, config)
+    current = inspect_image(client, planned.tag)
+    if current and current.labels.get("io.envgen.content-hash") == planned.content_hash:
         record = store.get(current.id)
         if (record and record.passed) or not smoke:
-            outcome = BuildOutcome(profile.name, result.tag, current.id, info.kind, cached=True)
+            outcome = BuildOutcome(profile.name, planned.tag, current.id, info.kind, cached=True,
+                                   validated=bool(record and record.passed))
             if push:
                 from envgen.pipeline.registry import push_tag
 
-                outcome.pushed = push_tag(client, result.tag, profile, registry or config.registry)
+                outcome.pushed = push_tag(client, planned.tag, profile, registry or config.registry)
             return outcome
+    result = _render_for_builder(profile, kb, config, info, config.state_dir / "contexts" / profile.name,
+                                 wheelhouse, offline, log_dir, echo)
 
     log_path = log_dir / f"{profile.name}-{result.content_hash[:12]}.log"
     built = build_image(
@@ -212,6 +217,7 @@ def build(
         outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
                              f"(in the image: {SEALED_FREEZE})")
         final_id = seal(client, built.image_id, report, frozen)
+        outcome.validated = True
         run_record = store.get(built.image_id)
         if run_record is not None:
             from dataclasses import replace

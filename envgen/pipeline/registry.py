@@ -68,18 +68,20 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
             "the image was removed",
             fix="update envgen or the profile to the version the image was built from, or build it locally",
         )
-    tag_all(client, image_id, [tag])
-    lines = [f"pulled {remote} as {tag} ({image_id[:19]}); labels match the profile"]
+    lines = [f"pulled {remote} ({image_id[:19]}); labels match the profile"]
     if smoke:
         from envgen.pipeline.smoke import run_smoke
 
         report = run_smoke(client, image_id, gpus=gpus or ("all" if profile.gpu.required else "none"),
                            profile_name=profile.name, content_hash=content_hash,
-                           store=ValidationStore(config.state_dir))
+                           store=ValidationStore(config.state_dir), timeout_s=profile.smoke.timeout_s)
         lines.append(f"smoke test on this host: {report.status} ({report.mode})")
         if not report.passed:
-            raise ImageNotValidated(f"{tag} failed its smoke test on this host",
+            raise ImageNotValidated(f"{remote} failed its smoke test on this host; {tag} was not tagged",
                                     fix="read the diagnosis above").with_tail(report.table())
     else:
         lines.append("smoke test: not run yet; `envgen run` will refuse the image until `envgen smoke` passes")
+    # Tagged only now: the local tag never points at an image that failed here.
+    tag_all(client, image_id, [tag])
+    lines.append(f"tagged {tag}")
     return "\n".join(lines)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
+PROFILE_IN_IMAGE = "/etc/envgen/profile.json"
 DEFAULT_TIMEOUT_S = 300.0  # Smoke.timeout_s's default
 TIMEOUT_MARGIN_S = 60.0
 # The probe's log (framework chatter on stderr) first, then a marker, then the JSON report, so one
@@ -95,10 +98,30 @@ def smoke(target: str, *, gpus: str | None = None, env: Mapping[str, str] | None
     client = connect()
     image = resolve_image(client, target, env)
     labels = image.labels
+    baked = image_profile(client, image.id)
+    timeout = float(baked.get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
     return run_smoke(client, image.id, gpus=gpus_for(labels, gpus),
                      profile_name=labels.get("io.envgen.profile", ""),
                      content_hash=labels.get("io.envgen.content-hash", ""),
-                     store=ValidationStore(config.state_dir))
+                     store=ValidationStore(config.state_dir), timeout_s=timeout)
+
+
+def image_profile(client: DockerClient, image_id: str) -> dict[str, Any]:
+    """The resolved profile the image carries (/etc/envgen/profile.json), read without starting it;
+    {} for an image that has none."""
+    from docker.errors import APIError, NotFound
+
+    container = client.containers.create(image_id)
+    try:
+        stream, _ = container.get_archive(PROFILE_IN_IMAGE)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.extractfile(tar.getmembers()[0])
+            data = json.loads(member.read()) if member else {}
+    except (NotFound, APIError, tarfile.TarError, ValueError, IndexError):
+        data = {}
+    finally:
+        container.remove(force=True)
+    return data if isinstance(data, dict) else {}
 
 
 def report_json(report: SmokeReport) -> str:

@@ -13,7 +13,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 # --- value patterns -------------------------------------------------------------------------
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+# A Docker repository path component (profiles become `envgen/<name>:<hash>`): lower-case
+# alphanumerics joined by one '.', one or two '_', or dashes; at most 63 characters.
+NAME_RE = re.compile(r"^(?=.{1,63}$)[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 # major.minor[.patch[.build]]
 VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
 # framework version with an optional local build variant: 1.7.1+cu101, 2.13.0+cpu

@@ -30,33 +30,61 @@ class LocatedDoc:
         return None
 
 
-def _construct(node: yaml.Node, where: KeyPath, lines: dict[KeyPath, int], path: Path,
-               scalars: yaml.SafeLoader) -> Any:
+# Plain YAML only: mappings, sequences, strings, numbers, booleans, null. Anything else (python/*
+# tags, custom !tags, binary, timestamps, merge keys) is refused with its line.
+_ALLOWED_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("map", "seq", "str", "int", "float", "bool", "null"))
+
+
+@dataclass
+class _Walk:
+    path: Path
+    lines: dict[KeyPath, int]
+    scalars: yaml.SafeLoader
+    active: set[int] = field(default_factory=set)  # nodes being built: an alias back to one is a cycle
+
+    def error(self, node: yaml.Node, message: str, fix: str) -> ProfileError:
+        return ProfileError(f"{self.path}:{node.start_mark.line + 1}: {message}", fix=fix)
+
+
+def _construct(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
+    if node.tag == "tag:yaml.org,2002:merge":
+        raise walk.error(node, "YAML merge keys (<<) are not supported", "repeat the keys, or use `extends:`")
+    if node.tag not in _ALLOWED_TAGS:
+        raise walk.error(node, f"YAML tag {node.tag!r} is not allowed in a profile",
+                         "remove the tag: profiles hold plain mappings, lists, strings and numbers")
+    if id(node) in walk.active:
+        raise walk.error(node, "a YAML alias refers to itself", "write the value out")
+    walk.active.add(id(node))
+    try:
+        return _build(node, where, walk)
+    finally:
+        walk.active.discard(id(node))
+
+
+def _build(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _construct(key_node, where, lines, path, scalars)
+            key = _construct(key_node, where, walk)
             if not isinstance(key, str):
-                raise ProfileError(
-                    f"{path}:{key_node.start_mark.line + 1}: key {key!r} must be a string",
-                    fix="quote the key",
-                )
+                raise walk.error(key_node, f"key {key!r} must be a string", "quote the key")
             if key in out:
-                raise ProfileError(
-                    f"{path}:{key_node.start_mark.line + 1}: duplicate key {'.'.join(map(str, where + (key,)))}",
-                    fix="keep one of the two entries",
-                )
-            lines[where + (key,)] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, where + (key,), lines, path, scalars)
+                raise walk.error(key_node, f"duplicate key {'.'.join(map(str, where + (key,)))}",
+                                 "keep one of the two entries")
+            walk.lines[where + (key,)] = key_node.start_mark.line + 1
+            out[key] = _construct(value_node, where + (key,), walk)
         return out
     if isinstance(node, yaml.SequenceNode):
         items = []
         for index, item in enumerate(node.value):
-            lines[where + (index,)] = item.start_mark.line + 1
-            items.append(_construct(item, where + (index,), lines, path, scalars))
+            walk.lines[where + (index,)] = item.start_mark.line + 1
+            items.append(_construct(item, where + (index,), walk))
         return items
-    # Scalars: resolve with the safe loader's rules (ints, bools, strings, null).
-    return scalars.construct_object(node, deep=True)
+    # Scalars: resolve with the safe loader's rules (ints, floats, bools, strings, null).
+    try:
+        return walk.scalars.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        raise walk.error(node, f"cannot read the value {node.value!r}: {exc}", "quote it as a string") from None
 
 
 def load_yaml(path: Path) -> LocatedDoc:
@@ -64,6 +92,8 @@ def load_yaml(path: Path) -> LocatedDoc:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {exc.start})", fix="save the profile as UTF-8") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -74,7 +104,7 @@ def load_yaml(path: Path) -> LocatedDoc:
     if node is None:
         raise ProfileError(f"{path}: the file is empty", fix="write a profile mapping (name:, base:, ...)")
     lines: dict[KeyPath, int] = {(): 1}
-    data = _construct(node, (), lines, path, yaml.SafeLoader(""))
+    data = _construct(node, (), _Walk(path, lines, yaml.SafeLoader("")))
     if not isinstance(data, dict):
         raise ProfileError(f"{path}:1: a profile must be a mapping of keys, not {type(data).__name__}")
     return LocatedDoc(path=path, data=data, lines=lines)

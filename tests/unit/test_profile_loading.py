@@ -160,3 +160,36 @@ def test_identity_excludes_mirrors(tmp_path: Path) -> None:
     mirrored = load_profile(str(write(tmp_path, GOOD + "mirrors: {pip_index_url: 'https://m.example/simple'}\n",
                                       "m.yaml")))
     assert plain.identity() == mirrored.identity()
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("env: !!python/name:os.system x\n", "is not allowed"),
+        ("env: !foo bar\n", "is not allowed"),
+        ("smoke: {<<: {timeout_s: 100}}\n", "merge keys"),
+        ("channels: &a [*a]\n", "refers to itself"),
+        ("env: {A: !!binary aGVsbG8=}\n", "is not allowed"),
+    ],
+)
+def test_odd_yaml_is_a_one_line_profile_error(tmp_path: Path, extra: str, needle: str) -> None:
+    msg = error_of(write(tmp_path, GOOD + extra))
+    assert needle in msg and "demo.yaml:" in msg
+
+
+def test_non_utf8_file(tmp_path: Path) -> None:
+    path = tmp_path / "demo.yaml"
+    path.write_bytes(b"\xff\xfename: demo\n")
+    assert "not UTF-8" in error_of(path)
+
+
+def test_alias_used_twice_is_fine(tmp_path: Path) -> None:
+    profile = load_profile(str(write(tmp_path, GOOD.replace('  pip: ["rich==13.7.1"]', '  pip: &p ["rich==13.7.1"]')
+                                     + "channels: []\n")))
+    assert profile.packages.pip == ["rich==13.7.1"]
+
+
+@pytest.mark.parametrize("name", ["rv.", "a-", "a..b", "a___b", "UPPER", "x" * 64])
+def test_profile_names_must_be_valid_image_names(tmp_path: Path, name: str) -> None:
+    msg = error_of(write(tmp_path, GOOD.replace("name: demo", f"name: {name!r}")))
+    assert "field 'name'" in msg
