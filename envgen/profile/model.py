@@ -34,7 +34,8 @@ APT_RE = re.compile(r"^[a-z0-9][a-z0-9.+-]+(=[A-Za-z0-9.+:~_-]+)?$")
 CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 ENV_KEY_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]*$")
-URL_RE = re.compile(r"^(https?|file)://[A-Za-z0-9._~:/?#\[\]@!&'()*+,;=%-]+$")
+# URLs reach shell lines (sed, pip, proxies): no '#', '&', ';', quotes, brackets or spaces.
+URL_RE = re.compile(r"^(https?|file)://[A-Za-z0-9._~:/?=%+@-]+$")
 GPU_TARGET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,63}$")
 
 

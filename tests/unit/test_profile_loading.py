@@ -193,3 +193,9 @@ def test_alias_used_twice_is_fine(tmp_path: Path) -> None:
 def test_profile_names_must_be_valid_image_names(tmp_path: Path, name: str) -> None:
     msg = error_of(write(tmp_path, GOOD.replace("name: demo", f"name: {name!r}")))
     assert "field 'name'" in msg
+
+
+@pytest.mark.parametrize("url", ["https://mirror.example/debian#frag", "https://m.example/a&b", "https://m/x;id"])
+def test_mirror_urls_admit_no_shell_or_sed_metacharacters(tmp_path: Path, url: str) -> None:
+    msg = error_of(write(tmp_path, GOOD + f"mirrors: {{apt_mirror: '{url}'}}\n"))
+    assert "field 'mirrors.apt_mirror'" in msg
