@@ -156,6 +156,18 @@ def export_cmd(
         typer.echo(f"wrote {path}")
 
 
+@app.command("lock")
+@handles_errors
+def lock_cmd(
+    profile: str = typer.Argument(..., help="Profile name or path to a YAML file (pip profiles)."),
+    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+) -> None:
+    """Resolve a pip profile's complete package set, with hashes, into <profile>.lock.txt beside it."""
+    from envgen.pipeline.lock import lock
+
+    typer.echo(lock(profile, wheelhouse=wheelhouse).summary())
+
+
 # --- build / smoke / run ---------------------------------------------------------------------
 
 

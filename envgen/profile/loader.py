@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import PrivateAttr, ValidationError
 
 from envgen.errors import ProfileError, ProfileNotFound
 from envgen.paths import builtin_profiles_dir
@@ -17,6 +17,19 @@ from envgen.profile.model import Profile
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 MAX_EXTENDS_DEPTH = 8
+
+
+class LoadedProfile(Profile):
+    """A profile as :func:`load_profile` made it: it remembers the file it came from (for the lock
+    file beside it). The path is private: not a field, so neither the dump, the identity nor the
+    hash sees it."""
+
+    _source: Path | None = PrivateAttr(default=None)
+
+
+def profile_source(profile: Profile) -> Path | None:
+    """The YAML file ``profile`` was loaded from; None for a profile made in code."""
+    return profile._source if isinstance(profile, LoadedProfile) else None
 
 
 @dataclass(frozen=True)
@@ -126,7 +139,7 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profi
     data = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
     try:
-        profile = Profile.model_validate(data)
+        profile = LoadedProfile.model_validate(data)
     except ValidationError as exc:
         raise ProfileError(_format_validation(doc, exc)) from None
     if source.origin != "file" and profile.name != source.name:
@@ -134,4 +147,5 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profi
             f"{source.path}:{doc.line_of(('name',))}: field 'name' = {profile.name!r} differs from the file name",
             fix=f"rename the file to {profile.name}.yaml or set name: {source.name}",
         )
+    profile._source = source.path
     return profile

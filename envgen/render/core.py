@@ -71,8 +71,10 @@ def render_in_memory(
     offline: bool = False,
     stack: StackPins | None = None,
     env: jinja2.Environment | None = None,
+    use_lock: bool = True,
 ) -> RenderedContext:
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, stack=stack)
+    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, stack=stack,
+                          use_lock=use_lock)
     return finish(plan, render_files(plan, env))
 
 

@@ -85,6 +85,12 @@ def render_document(plan: RenderPlan) -> dict[str, Any]:
         doc["pins"]["conda_python"] = f"python=={plan.profile.python}"
         doc["pins"]["conda_pip"] = f"pip=={plan.conda_pip}"
         doc["micromamba"] = dict(plan.micromamba)
+    if plan.lock is not None:
+        doc["lock"] = {
+            "file": plan.lock.file_name,
+            "environment": [entry.pin for entry in plan.lock.environment],
+            "extras": [entry.pin for entry in plan.lock.extras],
+        }
     return doc
 
 

@@ -20,6 +20,7 @@ from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
+from envgen.render.lockfile import Lock, find_lock
 from envgen.render.stack import StackPins, resolve_pins
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
@@ -88,6 +89,9 @@ class RenderPlan:
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
+    # The profile's lock file (pip profiles with `<profile>.lock.txt` beside them): when set,
+    # requirements.lock / requirements.extra.txt hold its hashed sets, installed with --no-deps.
+    lock: Lock | None = None
 
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
@@ -107,6 +111,7 @@ class RenderPlan:
             "labels": self.labels,
             "runtime_apt": self.runtime_apt,
             "user": self.profile.user,
+            "lock": self.lock,
         }
 
 
@@ -255,8 +260,11 @@ def render_context(
     wheelhouse: Path | None = None,
     offline: bool = False,
     stack: StackPins | None = None,
+    use_lock: bool = True,
 ) -> RenderPlan:
-    """The plan for one profile. ``stack`` defaults to ``resolve_stack(profile, kb)``'s pins."""
+    """The plan for one profile. ``stack`` defaults to ``resolve_stack(profile, kb)``'s pins.
+    ``use_lock``: read the lock file beside the profile's YAML file, if there is one (``envgen lock``
+    itself renders without it)."""
     config = config or UserConfig()
     stack = resolve_pins(profile, kb) if stack is None else stack
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
@@ -296,4 +304,5 @@ def render_context(
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip)),
         secrets=secrets,
         wheelhouse=wheelhouse,
+        lock=find_lock(profile, pins.pip) if use_lock else None,
     )

@@ -39,7 +39,10 @@ def _pip_lines(text: str) -> list[str]:
 
 
 def _assert_pinned(line: str) -> None:
-    req = Requirement(line)
+    requirement, _, hashes = line.partition(" --hash=")
+    if hashes:  # a locked line: name==version --hash=sha256:<64 hex>
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", hashes), f"{line!r} has a malformed hash"
+    req = Requirement(requirement)
     specs = list(req.specifier)
     assert len(specs) == 1 and specs[0].operator == "==", f"{line!r} is not exact-pinned"
 

@@ -1,0 +1,239 @@
+"""Lock files (envgen.render.lockfile, envgen.pipeline.lock): parsing, writing, report reading,
+and rendering a profile that has a lock beside it. No network: pip is never run here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from envgen.errors import InputError
+from envgen.kb import load_kb
+from envgen.kb.knowledge import KnowledgeBase
+from envgen.pipeline.lock import entries_from_report, lock, resolve_command, split_sets
+from envgen.profile import Profile, load_profile
+from envgen.render.core import render, render_in_memory
+from envgen.render.lockfile import (
+    Lock,
+    LockEntry,
+    LockInputs,
+    format_lock,
+    lock_path,
+    parse_lock,
+)
+
+H1, H2, H3 = "a" * 64, "b" * 64, "c" * 64
+
+PROFILE = """\
+name: locked
+description: lock test profile
+base: debian:bookworm-slim
+local_base: true
+installer: pip
+python: "3.11"
+gpu: {required: false}
+packages:
+  pip: [rich==13.7.1]
+"""
+
+LOCK = f"""\
+# hand-written lock for the tests
+# format: envgen.lock/1
+# python: 3.11
+# framework-pins: -
+# extra-pins: rich==13.7.1
+# envgen: 0.1.0
+# [environment] nothing: no framework
+# [extras] packages.pip
+rich==13.7.1 --hash=sha256:{H1}
+Pygments==2.17.2 --hash=sha256:{H2} --hash=sha256:{H3}
+markdown-it-py==3.0.0 --hash=sha256:{H3}
+"""
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return load_kb()
+
+
+@pytest.fixture()
+def profile_dir(tmp_path: Path) -> Path:
+    (tmp_path / "locked.yaml").write_text(PROFILE, encoding="utf-8")
+    return tmp_path
+
+
+# --- the file format --------------------------------------------------------------------------
+
+
+def test_parse_reads_sections_inputs_and_canonical_names() -> None:
+    parsed = parse_lock(LOCK, "x.lock.txt")
+    assert parsed.inputs == LockInputs("3.11", (), ("rich==13.7.1",))
+    assert parsed.environment == ()
+    assert [e.pin for e in parsed.extras] == ["rich==13.7.1", "pygments==2.17.2", "markdown-it-py==3.0.0"]
+    assert parsed.extras[1].sha256 == (H2, H3)
+    assert ("envgen", "0.1.0") in parsed.fields
+
+
+def test_format_then_parse_round_trips_sorted_and_deterministic() -> None:
+    entries = (LockEntry("torch", "2.13.0+cpu", (H1,)), LockEntry("absl-py", "2.5.1", (H2,)))
+    original = Lock(LockInputs("3.11", ("torch==2.13.0+cpu",), ("six==1.16.0",)), entries,
+                    (LockEntry("six", "1.16.0", (H3,)),))
+    text = format_lock(original, profile_name="demo", extra_fields=[("find-links", "/opt/wheels")])
+    assert text == format_lock(original, profile_name="demo", extra_fields=[("find-links", "/opt/wheels")])
+    lines = text.splitlines()
+    assert lines.index(f"absl-py==2.5.1 --hash=sha256:{H2}") < lines.index(f"torch==2.13.0+cpu --hash=sha256:{H1}")
+    assert not any(word in text.lower() for word in ("date", "time:", "generated at"))
+    again = parse_lock(text)
+    assert again.inputs == original.inputs
+    assert [e.pin for e in again.environment] == ["absl-py==2.5.1", "torch==2.13.0+cpu"]
+    assert [e.line for e in again.extras] == [f"six==1.16.0 --hash=sha256:{H3}"]
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (LOCK.replace("# python: 3.11\n", ""), "header field 'python' is missing"),
+    (LOCK.replace("envgen.lock/1", "envgen.lock/9"), "format"),
+    (LOCK + "--index-url https://evil.example/simple\n", ":12: .*not a 'name==version"),
+    (LOCK + "six==1.16.0\n", "not a 'name==version --hash"),
+    (LOCK + f"six>=1.16 --hash=sha256:{H1}\n", "not a 'name==version"),
+    (LOCK + f"six==1.16.0 --hash=sha256:{H1}; echo x\n", "not a 'name==version"),
+    (LOCK + f"rich==13.7.1 --hash=sha256:{H2}\n", "rich is listed twice"),
+    (LOCK.replace("# [environment] nothing: no framework\n", "# [other]\n"), "unknown section"),
+    (LOCK.replace("# [environment] nothing: no framework\n# [extras] packages.pip\n", ""), "before any"),
+])
+def test_parse_rejects_bad_files_with_one_line(text: str, match: str) -> None:
+    with pytest.raises(InputError, match=match) as caught:
+        parse_lock(text, "x.lock.txt")
+    assert "\n" not in caught.value.one_line() and "envgen lock" in caught.value.one_line()
+
+
+def test_lock_path_beside_the_profile() -> None:
+    assert lock_path(Path("/p/cpu-smoke.yaml")) == Path("/p/cpu-smoke.lock.txt")
+    assert lock_path(Path("/p/mine.yml")) == Path("/p/mine.lock.txt")
+
+
+# --- reading pip's report ---------------------------------------------------------------------
+
+
+def _item(name: str, version: str, **archive: object) -> dict[str, object]:
+    return {"metadata": {"name": name, "version": version},
+            "download_info": {"url": f"https://files.example/{name}.whl", "archive_info": archive}}
+
+
+def test_entries_from_report_take_hashes_or_hash() -> None:
+    report = {"version": "1", "install": [
+        _item("Jinja2", "3.1.6", hashes={"sha256": H1}, hash=f"sha256={H1}"),
+        _item("opt_einsum", "3.4.0", hash=f"sha256={H2}"),
+    ]}
+    entries = entries_from_report(report)
+    assert entries["jinja2"].line == f"jinja2==3.1.6 --hash=sha256:{H1}"
+    assert entries["opt-einsum"].sha256 == (H2,)
+    with pytest.raises(InputError, match="no sha256 for foo==1.0"):
+        entries_from_report({"install": [_item("foo", "1.0")]})
+
+
+def test_resolve_command_targets_the_image_platform(tmp_path: Path) -> None:
+    command = resolve_command(tmp_path / "r.txt", tmp_path / "report.json", tmp_path / "t", "3.10",
+                              find_links=["/opt/wheels"], index_urls=["https://download.example/whl"])
+    joined = " ".join(command)
+    assert "install --dry-run --ignore-installed" in joined and "--only-binary=:all:" in command
+    assert command[command.index("--python-version") + 1] == "3.10"
+    assert command[command.index("--implementation") + 1] == "cp"
+    assert "manylinux2014_x86_64" in command and "--report" in command and "--target" in command
+    assert command[command.index("--find-links") + 1] == "/opt/wheels"
+    assert command[command.index("--extra-index-url") + 1] == "https://download.example/whl"
+
+
+def test_split_sets_is_the_difference_and_refuses_moved_versions() -> None:
+    env = {"numpy": LockEntry("numpy", "1.23.5", (H1,))}
+    combined = {**env, "six": LockEntry("six", "1.16.0", (H2,))}
+    assert [e.pin for e in split_sets(env, combined, ["six==1.16.0"])] == ["six==1.16.0"]
+    moved = {"numpy": LockEntry("numpy", "1.22.0", (H3,))}
+    with pytest.raises(InputError, match="moves numpy from 1.23.5 .* to 1.22.0"):
+        split_sets(env, moved, ["numpy==1.22.0"])
+
+
+def test_lock_command_writes_beside_a_file_profile(profile_dir: Path, tmp_path: Path) -> None:
+    """The whole command with pip replaced by a fake that writes a report (no network)."""
+    calls: list[list[str]] = []
+
+    def fake_pip(command: list[str], env: object) -> subprocess.CompletedProcess[str]:
+        calls.append(command)
+        pins = Path(command[command.index("-r") + 1]).read_text().split()
+        items = [_item("rich", "13.7.1", hashes={"sha256": H1}), _item("Pygments", "2.17.2", hashes={"sha256": H2})]
+        report = {"install": items if "rich==13.7.1" in pins else []}
+        Path(command[command.index("--report") + 1]).write_text(json.dumps(report))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    outcome = lock(str(profile_dir / "locked.yaml"), wheelhouse=wheels, env={"HOME": str(tmp_path)},
+                   runner=fake_pip)
+    assert outcome.path == profile_dir / "locked.lock.txt" and (outcome.environment, outcome.extras) == (0, 2)
+    assert len(calls) == 1  # no framework pins: nothing to resolve for the environment set
+    assert str(wheels) in calls[0]
+    written = parse_lock(outcome.path.read_text())
+    assert [e.pin for e in written.extras] == ["pygments==2.17.2", "rich==13.7.1"]
+    assert ("find-links", str(wheels)) in written.fields
+
+
+def test_lock_refuses_conda_profiles() -> None:
+    with pytest.raises(InputError, match="envgen lock supports pip profiles; conda profiles") as caught:
+        lock("legacy-maxwell", env={})
+    assert "cannot be reached" in caught.value.one_line()
+
+
+# --- rendering with a lock --------------------------------------------------------------------
+
+
+def test_render_with_a_lock_installs_hashed_sets_without_resolving(profile_dir: Path, kb: KnowledgeBase) -> None:
+    profile = load_profile(str(profile_dir / "locked.yaml"))
+    unlocked = render_in_memory(profile, kb)
+    (profile_dir / "locked.lock.txt").write_text(LOCK, encoding="utf-8")
+    locked = render_in_memory(profile, kb)
+    assert locked.content_hash != unlocked.content_hash
+    extra = locked.files["requirements.extra.txt"].decode()
+    assert f"pygments==2.17.2 --hash=sha256:{H2} --hash=sha256:{H3}" in extra
+    assert f"rich==13.7.1 --hash=sha256:{H1}" in extra
+    dockerfile = locked.files["Dockerfile"].decode()
+    assert "--require-hashes --no-deps --prefix /opt/extras -r requirements.extra.txt" in dockerfile
+    assert "requirements.lock pins nothing" in dockerfile  # no framework: empty environment set
+    assert "--require-hashes" in locked.files["Dockerfile.classic"].decode()
+    assert "--require-hashes" not in unlocked.files["Dockerfile"].decode()
+    doc = json.loads(locked.files["envgen/render.json"])
+    assert doc["lock"]["file"] == "locked.lock.txt" and "rich==13.7.1" in doc["lock"]["extras"]
+    assert "lock" not in json.loads(unlocked.files["envgen/render.json"])
+    # use_lock=False (what `envgen lock` itself renders with) ignores it
+    assert render_in_memory(profile, kb, use_lock=False).files == unlocked.files
+
+
+def test_render_with_a_locked_environment_set(profile_dir: Path, kb: KnowledgeBase) -> None:
+    body = PROFILE.replace("gpu: {required: false}", "gpu: {required: false}\nframeworks: {pytorch: \"2.13.0+cpu\"}")
+    (profile_dir / "locked.yaml").write_text(body, encoding="utf-8")
+    profile = load_profile(str(profile_dir / "locked.yaml"))
+    framework = render_in_memory(profile, kb, use_lock=False).plan.pins.pip
+    text = LOCK.replace("# framework-pins: -", f"# framework-pins: {' '.join(framework)}").replace(
+        "# [extras]", f"torch==2.13.0+cpu --hash=sha256:{H1}\nfilelock==3.13.1 --hash=sha256:{H2}\n# [extras]")
+    (profile_dir / "locked.lock.txt").write_text(text, encoding="utf-8")
+    ctx = render_in_memory(profile, kb)
+    requirements = ctx.files["requirements.lock"].decode()
+    assert f"torch==2.13.0+cpu --hash=sha256:{H1}" in requirements and "filelock==3.13.1" in requirements
+    assert "rich" not in requirements and "locked" not in requirements  # no profile name: layer cache
+    assert "--require-hashes --no-deps -r requirements.lock" in ctx.files["Dockerfile"].decode()
+
+
+def test_stale_lock_is_an_error_naming_the_field(profile_dir: Path, kb: KnowledgeBase, tmp_path: Path) -> None:
+    (profile_dir / "locked.lock.txt").write_text(LOCK.replace("rich==13.7.1\n", "rich==13.7.0\n", 1)
+                                                 .replace("# extra-pins: rich==13.7.1", "# extra-pins: rich==13.7.0"))
+    profile = load_profile(str(profile_dir / "locked.yaml"))
+    with pytest.raises(InputError, match="packages.pip = rich==13.7.0; the profile now pins rich==13.7.1") as caught:
+        render(profile, kb, tmp_path / "out")
+    assert "envgen lock locked" in caught.value.one_line()
+    assert not (tmp_path / "out").exists()
+
+
+def test_profile_without_source_or_lock_renders_as_before(kb: KnowledgeBase) -> None:
+    profile = load_profile("cpu-minimal", env={})
+    in_code = Profile.model_validate(profile.model_dump())  # made in code: no file, no lock lookup
+    assert render_in_memory(in_code, kb).files == render_in_memory(profile, kb).files
