@@ -47,8 +47,15 @@ def handles_errors(func: F) -> F:
             _err(f"error: {exc.one_line()}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            _err("interrupted: nothing was tagged; run the command again to resume from the cache")
+            _err("interrupted: envgen tags an image only after its build and smoke test finish; "
+                 "run the command again (the build cache is kept)")
             raise typer.Exit(130) from None
+        except Exception as exc:
+            if not type(exc).__module__.startswith("docker."):
+                raise
+            # The Docker SDK's own errors (an engine that answers oddly, a refused request): one line.
+            _err(f"error: the Docker engine refused the request: {' '.join(str(exc).split())}")
+            raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -214,7 +221,7 @@ def smoke_cmd(
 def run_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(..., help="Profile name or image reference."),
-    gpus: str = typer.Option("all", "--gpus", help="all | N | none"),
+    gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
     workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
 ) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from envgen.check.findings import HostSpec
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.models import GpuModel
+from envgen.kb.versions import vtuple
 from envgen.profile import Profile
 
 
@@ -57,10 +58,10 @@ def choose_torch_variant(profile: Profile, kb: KnowledgeBase) -> tuple[TorchVari
         for v in release.variants
         if v.cuda
         and v.cuda.split(".")[0] == profile.cuda.split(".")[0]
-        and tuple(int(p) for p in v.cuda.split(".")) <= tuple(int(p) for p in profile.cuda.split(".")[:2])
+        and vtuple(v.cuda)[:2] <= vtuple(profile.cuda)[:2]
     ]
     if same_major:
-        best = max(same_major, key=lambda v: tuple(int(p) for p in (v.cuda or "0").split(".")))
+        best = max(same_major, key=lambda v: vtuple(v.cuda or "0"))
         return best, (
             f"chose torch {version}+{best.tag}: no build for CUDA {profile.cuda}; the newest build of the "
             f"same CUDA major (wheels bundle their CUDA runtime)"

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from envgen.errors import InputError
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+# an NVIDIA driver version as nvidia-smi reports it: 535.104.05, 418.87
+_DRIVER_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def parse_driver(value: str | None, option: str = "--driver") -> str | None:
+    """The driver version, stripped; :class:`InputError` (exit 2) naming ``option`` when it is not digits and dots
+    such as 535.104.05 ("latest" would otherwise compare as version 0 and fabricate driver-too-old)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not _DRIVER_RE.match(text):
+        raise InputError(
+            f"option {option} = {value!r} is not a driver version: expected digits and dots, such as 535.104.05",
+            fix="give the version `nvidia-smi --query-gpu=driver_version --format=csv,noheader` prints, or leave "
+            f"{option} out",
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -16,6 +36,9 @@ class HostSpec:
     gpus: list[str] = field(default_factory=list)
     driver: str | None = None
     platform: Literal["linux", "windows"] = "linux"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "driver", parse_driver(self.driver))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import driver_at_least, finding
-from envgen.kb.versions import cc_tuple, vtuple
+from envgen.kb.versions import cc_tuple, same_version, vtuple
 
 
 def ngc_known(ctx: CheckContext) -> list[Finding]:
@@ -77,7 +77,7 @@ def ngc_framework(ctx: CheckContext) -> list[Finding]:
     if ngc is None:
         return []
     given = ctx.profile.frameworks.tensorflow if ngc.framework == "tensorflow" else ctx.profile.torch_version
-    if given and vtuple(given) != vtuple(ngc.framework_version):
+    if given and not same_version(given, ngc.framework_version):
         return [
             finding(
                 "warning",

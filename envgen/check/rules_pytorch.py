@@ -5,7 +5,8 @@ from __future__ import annotations
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
-from envgen.kb.versions import vtuple
+from envgen.kb import TorchRelease
+from envgen.kb.versions import same_version, vtuple
 
 
 def torch_known(ctx: CheckContext) -> list[Finding]:
@@ -52,7 +53,7 @@ def torch_companions(ctx: CheckContext) -> list[Finding]:
     ):
         if given is None or expected is None:
             continue
-        if vtuple(given) != vtuple(expected):
+        if not same_version(given, expected):
             out.append(
                 finding(
                     "error",
@@ -64,7 +65,73 @@ def torch_companions(ctx: CheckContext) -> list[Finding]:
                     release.cite(),
                 )
             )
+    return out + _companion_tags(ctx, release)
+
+
+def _companion_tags(ctx: CheckContext, release: TorchRelease) -> list[Finding]:
+    """A torchvision/torchaudio given with a ``+tag`` must be the build of the torch variant the image gets: each
+    pins its torch build, so ``torch==2.1.2+cu118`` with ``torchvision==0.16.2+cu121`` cannot be installed."""
+    variant = ctx.torch_variant
+    if variant is None:
+        return []
+    out = []
+    for name, given in (
+        ("torchvision", ctx.profile.frameworks.torchvision),
+        ("torchaudio", ctx.profile.frameworks.torchaudio),
+    ):
+        if given is None or "+" not in given:
+            continue
+        plain, tag = given.split("+", 1)
+        torch_build = f"torch {release.version}+{variant.tag}"
+        if name == "torchaudio" and not release.torchaudio_variant:
+            out.append(
+                finding(
+                    "error",
+                    "torchaudio-variant-mismatch",
+                    f"torchaudio {given}: torchaudio {plain} was published without local build tags "
+                    "(torchaudio wheels carry a +cuXXX/+cpu tag from 0.8 on), so pip finds no such wheel",
+                    f'set torchaudio: "{plain}" (no +tag)',
+                    release.cite(),
+                )
+            )
+        elif tag != variant.tag:
+            out.append(
+                finding(
+                    "error",
+                    f"{name}-variant-mismatch",
+                    f"{name} {given} is the +{tag} build but the image gets {torch_build}: "
+                    f"{name} +{tag} requires torch +{tag}, so pip cannot install the two together",
+                    f'set {name}: "{plain}" (envgen adds +{variant.tag}) or "{plain}+{variant.tag}", or choose '
+                    f"the torch +{tag} build",
+                    release.cite(),
+                )
+            )
     return out
+
+
+def torch_cpu_build(ctx: CheckContext) -> list[Finding]:
+    """A GPU profile whose torch is a CPU-only build: torch.cuda.is_available() is False, the smoke test fails."""
+    variant, release, cuda = ctx.torch_variant, ctx.torch_release, ctx.profile.cuda
+    if variant is None or release is None or variant.cuda is not None or not ctx.gpu:
+        return []
+    exact = ctx.kb.torch_variant(release.version, cuda) if cuda else None
+    builds = [v.tag for v in release.variants if v.cuda is not None]
+    fix = (
+        f'use the CUDA build: pytorch: "{release.version}+{exact.tag}"'
+        if exact is not None
+        else f"use a CUDA build of torch {release.version} ({', '.join(builds) or 'none known'}), "
+        f'or give pytorch: "{release.version}" and envgen chooses one'
+    )
+    return [
+        finding(
+            "error",
+            "torch-cpu-build",
+            f"the profile requires a GPU (CUDA {cuda}) but installs torch {release.version}+{variant.tag}, "
+            "a build without CUDA: torch.cuda.is_available() is False and the GPU smoke test fails",
+            f"{fix}, or set gpu.required: false",
+            release.cite_variant(variant),
+        )
+    ]
 
 
 def torch_cuda_differs(ctx: CheckContext) -> list[Finding]:
@@ -85,4 +152,4 @@ def torch_cuda_differs(ctx: CheckContext) -> list[Finding]:
     return []
 
 
-RULES = [torch_known, torch_variant, torch_companions, torch_cuda_differs]
+RULES = [torch_known, torch_variant, torch_cpu_build, torch_companions, torch_cuda_differs]

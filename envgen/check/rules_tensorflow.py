@@ -6,7 +6,7 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.packages import cuda_sources, cudnn_sources
 from envgen.check.util import cuda_compatible, cudart_soname, finding
-from envgen.kb.versions import vtuple
+from envgen.kb.versions import at_least, minor, vtuple
 
 
 def tf_known(ctx: CheckContext) -> list[Finding]:
@@ -102,7 +102,7 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
                 build.cite(),
             )
         ]
-    if all(vtuple(s.version)[:2] < vtuple(build.cuda)[:2] for s in good):
+    if all(at_least(s.version, minor(build.cuda)) is False for s in good):
         return [
             finding(
                 "warning",
@@ -129,8 +129,25 @@ def tf_cudnn(ctx: CheckContext) -> list[Finding]:
         if vtuple(s.version)[0] == need[0]
         and (s.cuda_major is None or s.cuda_major == cuda_major or cuda_major < 11)
     ]
-    if any(vtuple(s.version)[:2] >= need[:2] for s in same_major):
+    verdicts = [(s, at_least(s.version, build.cudnn)) for s in same_major]
+    if any(ok for _, ok in verdicts):
         return []
+    vague = [s for s, ok in verdicts if ok is None]
+    if vague:
+        s = vague[0]
+        return [
+            finding(
+                "warning",
+                "tf-cudnn-minor-unknown",
+                f"TensorFlow {version} was compiled against cuDNN {build.cudnn}; the image has cuDNN {s.version} "
+                f"({s.origin}), whose minor cannot be told from the tag: below {build.cudnn} convolutions fail "
+                f'with "Loaded runtime CuDNN library ... but source was compiled with: {build.cudnn}"',
+                f'state the cuDNN the base carries with `cudnn: "{need[0]}.<minor>"` in the profile (the image\'s '
+                f"NV_CUDNN_VERSION, from `docker inspect`), or install cuDNN >= {build.cudnn} for CUDA "
+                f"{cuda_major} (conda cudnn or pip nvidia-cudnn-cu{cuda_major})",
+                build.cite(),
+            )
+        ]
     if same_major:
         s = same_major[0]
         return [

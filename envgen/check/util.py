@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envgen.check.findings import Finding, Severity
 from envgen.kb import KnowledgeBase
-from envgen.kb.versions import cc_tuple, sm_to_cc, vtuple
+from envgen.kb.versions import at_least, cc_tuple, sm_to_cc, vtuple
 
 
 def finding(severity: Severity, code: str, message: str, fix: str, source: str) -> Finding:
@@ -12,7 +12,8 @@ def finding(severity: Severity, code: str, message: str, fix: str, source: str) 
 
 
 def driver_at_least(driver: str, minimum: str) -> bool:
-    return vtuple(driver) >= vtuple(minimum)
+    """Only a driver known to be new enough passes ("525.60" against "525.60.13" cannot be told: False)."""
+    return at_least(driver, minimum) is True
 
 
 def cudart_soname(cuda: str) -> str:

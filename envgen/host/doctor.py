@@ -77,7 +77,14 @@ def host_spec(facts: HostFacts, kb: Any) -> Any:
             label = gpu.compute_capability or gpu.name
         if label not in gpus:
             gpus.append(label)
-    return HostSpec(gpus=gpus, driver=facts.driver, platform=facts.platform)
+    from envgen.check.findings import parse_driver
+    from envgen.errors import InputError
+
+    try:  # a driver string the host reported oddly ("N/A") is treated as unknown, not as bad user input
+        driver = parse_driver(facts.driver, option="the host driver")
+    except InputError:
+        driver = None
+    return HostSpec(gpus=gpus, driver=driver, platform=facts.platform)
 
 
 def _kb_gpu(kb: Any, name: str) -> Any:

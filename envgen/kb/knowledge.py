@@ -19,10 +19,13 @@ from envgen.kb.models import (
     TorchRelease,
     TorchVariant,
 )
-from envgen.kb.names import normalise
-from envgen.kb.versions import minor, same_prefix, vtuple
+from envgen.kb.names import model_number, normalise
+from envgen.kb.versions import minor, same_prefix, same_version, vtuple
 
-_CC_QUERY = re.compile(r"^(?:sm_)?(\d+)\.?(\d)$")
+# compute capability queries: "8.6", "sm_86" / "sm_120", and bare "86" / "120" (only when plausible)
+_CC_DOTTED = re.compile(r"^(\d{1,2})\.(\d)$")
+_CC_SM = re.compile(r"^sm_(\d{1,2})(\d)$")
+_CC_BARE = re.compile(r"^(\d{1,2})(\d)$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class KnowledgeBase:
 
     def torch_release(self, version: str) -> TorchRelease | None:
         base = version.split("+", 1)[0]
-        return next((row for row in self.pytorch if vtuple(row.version) == vtuple(base)), None)
+        return next((row for row in self.pytorch if same_version(row.version, base)), None)
 
     def torch_variant(self, version: str, cuda: str | None) -> TorchVariant | None:
         """The variant built for exactly this CUDA minor (``None`` -> the CPU variant), else None."""
@@ -122,9 +125,8 @@ class KnowledgeBase:
 
     def gpu(self, name_or_cc: str) -> GpuModel | None:
         query = name_or_cc.strip()
-        m = _CC_QUERY.match(query.lower())
-        if m:
-            cc = f"{int(m.group(1))}.{m.group(2)}"
+        cc = self._cc_query(query.lower())
+        if cc is not None:
             arch = next((g.architecture for g in self.gpus if g.compute_capability == cc), "unknown")
             return GpuModel(
                 name=f"compute capability {cc}",
@@ -137,7 +139,25 @@ class KnowledgeBase:
         for gpu in self.gpus:
             if wanted == normalise(gpu.name) or any(wanted == normalise(a) for a in gpu.aliases):
                 return gpu
-        return None
+        # a bare model number ("4090"): the one GPU whose name is that number after its series word
+        by_number = [
+            gpu
+            for gpu in self.gpus
+            if any(wanted == model_number(normalise(n)) for n in (gpu.name, *gpu.aliases))
+        ]
+        return by_number[0] if len(by_number) == 1 else None
+
+    def _cc_query(self, query: str) -> str | None:
+        """"X.Y" and "sm_XY"/"sm_XYZ" as given; bare digits "XY"/"XYZ" only when the major is a plausible compute
+        capability (1 up to the highest major in gpus.yaml), so "4090" or "1080" stay GPU names."""
+        m = _CC_DOTTED.match(query) or _CC_SM.match(query)
+        if m is None:
+            m = _CC_BARE.match(query)
+            highest = max((vtuple(g.compute_capability)[0] for g in self.gpus), default=12)
+            if m is None or int(m.group(1)) > highest:
+                return None
+        major = int(m.group(1))
+        return f"{major}.{m.group(2)}" if major >= 1 else None
 
     # --- images -----------------------------------------------------------------------------
 
@@ -186,8 +206,11 @@ class KnowledgeBase:
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
         cuda, cudnn_tag, os_name = m.group("cuda"), m.group("cudnn"), m.group("os")
-        cudnn = cudnn_tag[len("cudnn") :] if cudnn_tag else None
+        # the tag's cuDNN suffix: "8" for -cudnn8-, "" for a bare -cudnn- (CUDA >= 12.4), None for no cuDNN
+        suffix = cudnn_tag[len("cudnn") :] if cudnn_tag else None
         row = next((r for r in self.cuda_images if r.cuda == minor(cuda)), None)
+        # the cuDNN major the image carries; a bare -cudnn- means the row's cudnn_bare (9), unknown without a row
+        cudnn = (row.cudnn_bare if row is not None else None) if suffix == "" else suffix
         python = next((o.python for o in self.os_images if o.os == os_name), None)
         if row is None:
             return BaseImageInfo(
@@ -206,14 +229,14 @@ class KnowledgeBase:
             problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
         if os_name not in row.os:
             problems.append(f"no {os_name} tags for CUDA {row.cuda} (known: {', '.join(row.os)})")
-        if cudnn is not None and cudnn not in row.cudnn:
-            problems.append(f"no cudnn{cudnn} tags for CUDA {row.cuda}")
+        if suffix is not None and suffix not in row.cudnn:
+            problems.append(f"no cudnn{suffix} tags for CUDA {row.cuda}")
         status = row.status if row.status == "deleted" or not problems else "unknown"
         return BaseImageInfo(
             image=image_ref,
             status=status,
             cuda=cuda,
-            cudnn=cudnn or None,
+            cudnn=cudnn,
             os=os_name,
             python=python,
             digest=digest,

@@ -169,7 +169,8 @@ class CudaImageRow(Row):
     status: Literal["available", "deleted"]
     patches: list[str]
     os: list[str]
-    cudnn: list[str]
+    cudnn: list[str]  # cuDNN tag suffixes published: "8" for -cudnn8-, "" for a bare -cudnn-
+    cudnn_bare: Ver | None = None  # the cuDNN major a bare -cudnn- tag carries (cuDNN 9 from CUDA 12.4 on)
     notes: str = ""
 
     @property

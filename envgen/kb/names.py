@@ -28,6 +28,8 @@ _DROP = {
     "design",
 }
 _RENAME = {"mobile": "laptop", "notebook": "laptop"}
+# GeForce/RTX series words that a bare model number leaves out: "4090" is the RTX 4090, "1080" the GTX 1080
+_SERIES = {"gtx", "rtx", "gt"}
 _MEMORY = re.compile(r"^\d+(gb|g)$")
 
 
@@ -35,3 +37,9 @@ def normalise(name: str) -> str:
     tokens = re.split(r"[\s_/-]+", name.lower().strip())
     kept = [_RENAME.get(t, t) for t in tokens if t and t not in _DROP and not _MEMORY.match(t)]
     return " ".join(kept)
+
+
+def model_number(normalised: str) -> str:
+    """A normalised name without its series word ("rtx 4090" -> "4090"), for queries that give only the number."""
+    first, _, rest = normalised.partition(" ")
+    return rest if first in _SERIES and rest else normalised

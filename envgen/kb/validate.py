@@ -61,6 +61,11 @@ def problems(kb: KnowledgeBase) -> list[str]:
     for img in kb.cuda_images:
         if kb.cuda(img.cuda) is None and img.status == "available":
             out.append(f"base_images.yaml#nvidia/cuda:{img.cuda}: CUDA {img.cuda} is not in cuda.yaml")
+        if "" in img.cudnn and img.cudnn_bare is None:
+            out.append(
+                f"base_images.yaml#nvidia/cuda:{img.cuda}: bare -cudnn- tags are listed but cudnn_bare "
+                "(the cuDNN major they carry) is not set"
+            )
     for cudnn in kb.cudnn_releases:
         for entry in cudnn.cuda:
             if "." in entry and kb.cuda(entry) is None and entry not in ("8.0",):

@@ -33,6 +33,24 @@ def same_prefix(short: str, long: str) -> bool:
     return len(a) <= len(b) and b[: len(a)] == a
 
 
+def same_version(a: str, b: str) -> bool:
+    """Equal as pip compares release numbers: trailing zeros do not count ("2.1" == "2.1.0")."""
+    return _padded(vtuple(a), vtuple(b)) == _padded(vtuple(b), vtuple(a))
+
+
+def at_least(version: str, minimum: str) -> bool | None:
+    """``version >= minimum``; ``None`` when ``version`` is less precise than ``minimum`` and agrees with it as far
+    as it goes, so the answer cannot be told ("8" against "8.6": a cuDNN 8 of unknown minor)."""
+    v, m = vtuple(version), vtuple(minimum)
+    if len(v) < len(m) and m[: len(v)] == v and any(m[len(v) :]):
+        return None
+    return _padded(v, m) >= _padded(m, v)
+
+
+def _padded(parts: tuple[int, ...], other: tuple[int, ...]) -> tuple[int, ...]:
+    return parts + (0,) * (len(other) - len(parts))
+
+
 def cc_tuple(cc: str) -> tuple[int, int]:
     major_s, minor_s = cc.split(".")
     return int(major_s), int(minor_s)

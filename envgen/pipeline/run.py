@@ -10,11 +10,11 @@ from envgen.config import load_config
 from envgen.docker import connect, run_container
 from envgen.errors import ImageNotValidated
 from envgen.pipeline.resolve import resolve_image
-from envgen.pipeline.smoke import _parse_gpus
+from envgen.pipeline.smoke import parse_gpus, gpus_for
 from envgen.pipeline.state import ValidationStore
 
 
-def run(target: str, *, command: list[str], gpus: str = "all", workdir: Path | None = None, force: bool = False,
+def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
         out: Callable[[str], object] = print, env: Mapping[str, str] | None = None) -> int:
     config = load_config(env)
     client = connect()
@@ -26,12 +26,13 @@ def run(target: str, *, command: list[str], gpus: str = "all", workdir: Path | N
             f"image {image.tags[0] if image.tags else image.id[:19]} {state} its smoke test on this host",
             fix=f"run `envgen smoke {target}` first, or pass --force to run it anyway",
         )
+    gpus = gpus_for(image.labels, gpus)
     if gpus != "none":
         from envgen.pipeline.doctor import gate_image
 
         gate_image(image.labels, env)
     result = run_container(
-        client, image.id, command or None, gpus=_parse_gpus(gpus),
+        client, image.id, command or None, gpus=parse_gpus(gpus),
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
         on_output=lambda line: None if out(line + "\n") else None,
     )

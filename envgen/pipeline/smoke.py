@@ -53,7 +53,7 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
 
     The probe keeps to its own budget (the profile's smoke.timeout_s); the host kills the container
     if it overruns that by a margin (a hung driver call, a deadlocked all-reduce)."""
-    result = run_container(client, image, SMOKE_COMMAND, gpus=_parse_gpus(gpus), on_output=on_output,
+    result = run_container(client, image, SMOKE_COMMAND, gpus=parse_gpus(gpus), on_output=on_output,
                            timeout_s=timeout_s + TIMEOUT_MARGIN_S)
     if result.timed_out:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
@@ -82,7 +82,7 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
     return report
 
 
-def _parse_gpus(gpus: str) -> Any:
+def parse_gpus(gpus: str) -> Any:
     if gpus in ("all", "none"):
         return gpus
     if gpus.isdigit() and int(gpus) > 0:

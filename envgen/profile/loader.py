@@ -85,32 +85,57 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, ...]) -> dict[str, Any]:
+Origins = dict[tuple[object, ...], tuple[Path, int]]
+
+
+def _origins(doc: LocatedDoc) -> Origins:
+    return {key: (doc.path, line) for key, line in doc.lines.items()}
+
+
+def _parent_ref(doc: LocatedDoc, ref: str) -> str:
+    """A path in `extends` is relative to the file that says it, not to the current directory."""
+    if ref.endswith((".yaml", ".yml")) or "/" in ref:
+        candidate = Path(ref).expanduser()
+        return str(candidate if candidate.is_absolute() else doc.path.parent / candidate)
+    return ref
+
+
+def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
+             chain: tuple[Path, ...]) -> tuple[dict[str, Any], Origins]:
+    """The merged data, and for every key path the file and line that supplied it."""
     parent_ref = doc.data.get("extends")
     if parent_ref is None:
-        return doc.data
+        return doc.data, _origins(doc)
     if not isinstance(parent_ref, str):
         raise ProfileError(f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' must be a profile name")
     if len(chain) > MAX_EXTENDS_DEPTH:
         raise ProfileError(f"{doc.path}: 'extends' chain is deeper than {MAX_EXTENDS_DEPTH}")
-    source = find_profile(parent_ref, env)
+    source = find_profile(_parent_ref(doc, parent_ref), env)
     if source.path.resolve() in chain:
         raise ProfileError(
             f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {parent_ref!r} makes a cycle",
             fix="remove the circular extends",
         )
-    parent = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),))
+    parent, origins = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),))
     merged = deep_merge(parent, doc.data)
     merged.pop("extends", None)
-    return merged
+    return merged, {**origins, **_origins(doc)}
 
 
-def _format_validation(doc: LocatedDoc, exc: ValidationError) -> str:
+def _where(origins: Origins, loc: tuple[object, ...], fallback: Path) -> str:
+    """file:line of the deepest key on ``loc`` that some file supplied."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in origins:
+            path, line = origins[loc[:end]]
+            return f"{path}:{line}"
+    return str(fallback)
+
+
+def _format_validation(path: Path, origins: Origins, exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     loc = tuple(part for part in err["loc"] if part != "[key]")
     field = ".".join(str(p) for p in loc) or "(profile)"
-    line = doc.line_of(loc)
-    where = f"{doc.path}:{line}" if line else str(doc.path)
+    where = _where(origins, loc, path)
     kind = err["type"]
     if kind == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])
@@ -120,6 +145,8 @@ def _format_validation(doc: LocatedDoc, exc: ValidationError) -> str:
     value = err.get("input")
     shown = "" if isinstance(value, (dict, list)) else f" = {value!r}"
     message = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        message += f'; write it in quotes ("{value}"): YAML reads an unquoted 3.10 as the number 3.1'
     return f"{where}: field '{field}'{shown}: {message}"
 
 
@@ -136,12 +163,12 @@ def _allowed_keys(parent: tuple[object, ...]) -> list[str]:
 def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profile:
     source = find_profile(str(ref), env)
     doc = load_yaml(source.path)
-    data = _resolve(doc, env, (source.path.resolve(),))
+    data, origins = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
     try:
         profile = LoadedProfile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(_format_validation(doc, exc)) from None
+        raise ProfileError(_format_validation(source.path, origins, exc)) from None
     if source.origin != "file" and profile.name != source.name:
         raise ProfileError(
             f"{source.path}:{doc.line_of(('name',))}: field 'name' = {profile.name!r} differs from the file name",

@@ -199,3 +199,23 @@ def test_profile_names_must_be_valid_image_names(tmp_path: Path, name: str) -> N
 def test_mirror_urls_admit_no_shell_or_sed_metacharacters(tmp_path: Path, url: str) -> None:
     msg = error_of(write(tmp_path, GOOD + f"mirrors: {{apt_mirror: '{url}'}}\n"))
     assert "field 'mirrors.apt_mirror'" in msg
+
+
+def test_extends_path_is_relative_to_the_extending_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    write(tmp_path, GOOD.replace("name: demo", "name: base"), "sub/base.yaml")
+    child = write(tmp_path, "name: child\nextends: ./base.yaml\n", "sub/child.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert load_profile(str(child), {}).base == "ubuntu:22.04"
+
+
+def test_error_in_parent_names_the_parent_file(tmp_path: Path) -> None:
+    write(tmp_path, GOOD.replace("name: demo", "name: base2") + "smoke: {timeout_s: 5}\n", "base2.yaml")
+    child = write(tmp_path, "name: child2\nextends: base2\n", "child2.yaml")
+    msg = error_of(child, {"ENVGEN_PROFILE_PATH": str(tmp_path)})
+    assert "base2.yaml:8" in msg and "smoke.timeout_s" in msg
+
+
+def test_unquoted_version_gets_a_quoting_hint(tmp_path: Path) -> None:
+    msg = error_of(write(tmp_path, GOOD.replace('python: "3.10"', "python: 3.10")))
+    assert 'write it in quotes ("3.1")' in msg
