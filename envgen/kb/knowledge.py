@@ -195,6 +195,13 @@ class KnowledgeBase:
                 )
         return None
 
+    def glibc(self, image_ref: str) -> str | None:
+        """The glibc version of the OS an image is built on (its `os`), or None when unknown."""
+        info = self.base_image(image_ref)
+        if info is None or info.os is None:
+            return None
+        return next((row.glibc for row in self.os_images if row.os == info.os and row.glibc), None)
+
     def _cuda_image(self, image_ref: str, tag: str, digest: str | None) -> BaseImageInfo:
         m = CUDA_TAG_RE.match(tag)
         if not m:

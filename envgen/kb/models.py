@@ -186,6 +186,8 @@ class OsImageRow(Row):
     python: Ver
     status: Literal["available", "deleted"]
     digest: str | None = None
+    # The C library's version: the newest manylinux_2_X wheel the OS can load is X = its minor.
+    glibc: Ver | None = None
 
     @property
     def key(self) -> str:

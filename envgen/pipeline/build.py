@@ -31,7 +31,7 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import run_smoke
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.wheels import configured_wheelhouse, prefetch
+from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.profile import Profile
 from envgen.render import RenderResult, render, render_in_memory
 from envgen.smoke.report import SmokeReport
@@ -98,7 +98,8 @@ def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig,
     echo(f"classic builder: downloading wheels on the host into {house}")
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
              profile.python_minor, find_links=[*find_links, *plan.pip.find_links],
-             index_urls=list(plan.pip.index_urls), log_path=log_dir / f"{profile.name}-wheels.log")
+             index_urls=list(plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
+             log_path=log_dir / f"{profile.name}-wheels.log")
     return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.kb import load_kb
-from envgen.pipeline.wheels import PLATFORMS, configured_wheelhouse
+from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms
 from envgen.profile import find_profile, load_profile
 from envgen.render.lockfile import (
     Lock,
@@ -39,7 +39,9 @@ from envgen.render.plan import render_context, wheelhouse_covers
 # Build args that route pip (mirrors, proxies): the host's resolution takes the same route.
 ROUTE_ARGS = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY",
               "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
-PLATFORM_NOTE = f"manylinux x86_64 (--platform {PLATFORMS[0]} down to {PLATFORMS[-1]}, {len(PLATFORMS)} tags)"
+def platform_note(platforms: Sequence[str], glibc: str | None) -> str:
+    origin = f"the base image's glibc {glibc}" if glibc else "glibc of the base image unknown"
+    return f"manylinux x86_64 (--platform {platforms[0]} down to {platforms[-1]}, {len(platforms)} tags; {origin})"
 
 Runner = Callable[[list[str], Mapping[str, str]], "subprocess.CompletedProcess[str]"]
 
@@ -62,11 +64,12 @@ def _run_pip(command: list[str], env: Mapping[str, str]) -> subprocess.Completed
 
 
 def resolve_command(requirements: Path, report: Path, target: Path, python_minor: str, *,
-                    find_links: Sequence[str], index_urls: Sequence[str]) -> list[str]:
+                    find_links: Sequence[str], index_urls: Sequence[str],
+                    platforms: Sequence[str] = manylinux_platforms()) -> list[str]:
     command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
                "--disable-pip-version-check", "--report", str(report), "--only-binary=:all:",
                "--python-version", python_minor, "--implementation", "cp", "--target", str(target)]
-    for platform in PLATFORMS:
+    for platform in platforms:
         command += ["--platform", platform]
     for link in find_links:
         command += ["--find-links", link]
@@ -94,7 +97,8 @@ def entries_from_report(report: Mapping[str, Any]) -> dict[str, LockEntry]:
 
 
 def resolve(pins: Sequence[str], python_minor: str, *, find_links: Sequence[str], index_urls: Sequence[str],
-            env: Mapping[str, str], runner: Runner = _run_pip) -> dict[str, LockEntry]:
+            env: Mapping[str, str], platforms: Sequence[str] = manylinux_platforms(),
+            runner: Runner = _run_pip) -> dict[str, LockEntry]:
     """The complete set ``pins`` need on the image's platform; raises BuildFailed with pip's tail."""
     if not pins:
         return {}
@@ -103,7 +107,7 @@ def resolve(pins: Sequence[str], python_minor: str, *, find_links: Sequence[str]
         requirements, report = root / "requirements.txt", root / "report.json"
         requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
         command = resolve_command(requirements, report, root / "target", python_minor,
-                                  find_links=find_links, index_urls=index_urls)
+                                  find_links=find_links, index_urls=index_urls, platforms=platforms)
         done = runner(command, env)
         if done.returncode != 0 or not report.is_file():
             lines = [line for line in (done.stderr or "").splitlines() if not line.startswith("WARNING: Location")]
@@ -151,7 +155,8 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                          "resolve from conda channels, which cannot be reached from here",
                          fix="build it unlocked (environment.yml pins every conda package exactly)")
     config = load_config(env)
-    plan = render_context(profile, load_kb(), config, wheelhouse=wheelhouse, use_lock=False)
+    kb = load_kb()
+    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False)
     house = plan.wheelhouse or configured_wheelhouse(environ)
     if house is not None and not house.is_dir():
         raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
@@ -162,9 +167,12 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     pip_env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     framework, extras = list(plan.pins.pip), list(plan.pins.pip_extra)
 
+    glibc = kb.glibc(profile.base)
+    platforms = manylinux_platforms(glibc)
+
     def resolved(pins: list[str]) -> dict[str, LockEntry]:
         return resolve(pins, profile.python_minor, find_links=find_links, index_urls=index_urls, env=pip_env,
-                       runner=runner)
+                       platforms=platforms, runner=runner)
 
     environment = resolved(framework)
     combined = resolved(framework + extras) if extras else {}
@@ -174,7 +182,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     fields = [
         ("envgen", plan.version),
         ("implementation", "cp (CPython)"),
-        ("platform", PLATFORM_NOTE),
+        ("platform", platform_note(platforms, glibc)),
         ("command", f"envgen lock {profile.name}" + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
         ("find-links", " ".join(find_links) or "-"),
         ("index-urls", (" ".join(index_urls) or "-") + " (and pip's own configuration)"),

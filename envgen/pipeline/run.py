@@ -10,7 +10,7 @@ from envgen.config import load_config
 from envgen.docker import connect, run_container
 from envgen.errors import ImageNotValidated
 from envgen.pipeline.resolve import resolve_image
-from envgen.pipeline.smoke import parse_gpus, gpus_for
+from envgen.pipeline.smoke import gpus_for, parse_gpus
 from envgen.pipeline.state import ValidationStore
 
 

@@ -15,10 +15,20 @@ from pathlib import Path
 
 from envgen.errors import BuildFailed
 
-# manylinux tags an x86-64 Linux image accepts, newest first (pip needs them spelled out).
-PLATFORMS = tuple(f"manylinux_2_{n}_x86_64" for n in range(39, 16, -1)) + (
-    "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64",
-)
+NEWEST_GLIBC_MINOR = 39  # the newest manylinux_2_X tag assumed when the image's glibc is unknown
+_LEGACY_TAGS = ("manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
+
+
+def manylinux_platforms(glibc: str | None = None) -> tuple[str, ...]:
+    """The wheel platform tags an x86-64 Linux image with this glibc can load, newest first (pip needs
+    them spelled out). A host with a newer glibc than the image must not pick a wheel the image
+    cannot load (manylinux_2_38 on Debian 12's glibc 2.36)."""
+    newest = NEWEST_GLIBC_MINOR
+    if glibc:
+        parts = glibc.split(".")
+        if len(parts) >= 2 and parts[0] == "2" and parts[1].isdigit():
+            newest = int(parts[1])
+    return tuple(f"manylinux_2_{n}_x86_64" for n in range(newest, 16, -1)) + _LEGACY_TAGS
 
 
 def configured_wheelhouse(env: Mapping[str, str] | None = None) -> Path | None:
@@ -32,11 +42,11 @@ def configured_wheelhouse(env: Mapping[str, str] | None = None) -> Path | None:
 
 
 def download_command(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
-                     index_urls: list[str]) -> list[str]:
+                     index_urls: list[str], platforms: tuple[str, ...]) -> list[str]:
     command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
                "--only-binary=:all:", "--implementation", "cp", "--python-version", python_minor,
                "--dest", str(dest)]
-    for platform in PLATFORMS:
+    for platform in platforms:
         command += ["--platform", platform]
     for link in find_links:
         command += ["--find-links", link]
@@ -48,10 +58,11 @@ def download_command(requirements: list[Path], dest: Path, python_minor: str, *,
 
 
 def prefetch(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
-             index_urls: list[str], log_path: Path) -> list[Path]:
+             index_urls: list[str], platforms: tuple[str, ...], log_path: Path) -> list[Path]:
     """Download the wheels for ``requirements`` into ``dest``; raise BuildFailed with pip's tail."""
     dest.mkdir(parents=True, exist_ok=True)
-    command = download_command(requirements, dest, python_minor, find_links=find_links, index_urls=index_urls)
+    command = download_command(requirements, dest, python_minor, find_links=find_links, index_urls=index_urls,
+                               platforms=platforms)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w", encoding="utf-8") as log:
         done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, check=False)

@@ -237,3 +237,17 @@ def test_profile_without_source_or_lock_renders_as_before(kb: KnowledgeBase) -> 
     profile = load_profile("cpu-minimal", env={})
     in_code = Profile.model_validate(profile.model_dump())  # made in code: no file, no lock lookup
     assert render_in_memory(in_code, kb).files == render_in_memory(profile, kb).files
+
+
+def test_platform_tags_stop_at_the_base_images_glibc() -> None:
+    from envgen.kb import load_kb
+    from envgen.pipeline.wheels import manylinux_platforms
+
+    kb = load_kb()
+    assert kb.glibc("debian:bookworm-slim") == "2.36" and kb.glibc("ubuntu:18.04") == "2.27"
+    assert kb.glibc("nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04") == "2.35"
+    assert kb.glibc("example/unknown:1") is None
+    debian12 = manylinux_platforms("2.36")
+    assert debian12[0] == "manylinux_2_36_x86_64" and "manylinux_2_37_x86_64" not in debian12
+    assert debian12[-4:] == ("manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
+    assert manylinux_platforms(None)[0] == "manylinux_2_39_x86_64"
