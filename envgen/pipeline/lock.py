@@ -23,7 +23,7 @@ from typing import Any
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.kb import load_kb
-from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms
+from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import find_profile, load_profile
 from envgen.render.lockfile import (
     Lock,
@@ -66,16 +66,9 @@ def _run_pip(command: list[str], env: Mapping[str, str]) -> subprocess.Completed
 def resolve_command(requirements: Path, report: Path, target: Path, python_minor: str, *,
                     find_links: Sequence[str], index_urls: Sequence[str],
                     platforms: Sequence[str] = manylinux_platforms()) -> list[str]:
-    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-               "--disable-pip-version-check", "--report", str(report), "--only-binary=:all:",
-               "--python-version", python_minor, "--implementation", "cp", "--target", str(target)]
-    for platform in platforms:
-        command += ["--platform", platform]
-    for link in find_links:
-        command += ["--find-links", link]
-    for url in index_urls:
-        command += ["--extra-index-url", url]
-    return command + ["-r", str(requirements)]
+    return [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+            "--disable-pip-version-check", "--report", str(report), "--target", str(target),
+            *target_options(python_minor, platforms, find_links, index_urls), "-r", str(requirements)]
 
 
 def entries_from_report(report: Mapping[str, Any]) -> dict[str, LockEntry]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from envgen.errors import BuildFailed
@@ -41,17 +41,24 @@ def configured_wheelhouse(env: Mapping[str, str] | None = None) -> Path | None:
     return None
 
 
+def target_options(python_minor: str, platforms: Sequence[str], find_links: Sequence[str],
+                   index_urls: Sequence[str]) -> list[str]:
+    """pip options that make the host choose wheels for the image (its CPython, its platform tags)
+    from the given sources."""
+    options = ["--only-binary=:all:", "--implementation", "cp", "--python-version", python_minor]
+    for platform in platforms:
+        options += ["--platform", platform]
+    for link in find_links:
+        options += ["--find-links", link]
+    for url in index_urls:
+        options += ["--extra-index-url", url]
+    return options
+
+
 def download_command(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
                      index_urls: list[str], platforms: tuple[str, ...]) -> list[str]:
     command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-               "--only-binary=:all:", "--implementation", "cp", "--python-version", python_minor,
-               "--dest", str(dest)]
-    for platform in platforms:
-        command += ["--platform", platform]
-    for link in find_links:
-        command += ["--find-links", link]
-    for url in index_urls:
-        command += ["--extra-index-url", url]
+               "--dest", str(dest), *target_options(python_minor, platforms, find_links, index_urls)]
     for req in requirements:
         command += ["-r", str(req)]
     return command
