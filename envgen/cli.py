@@ -87,8 +87,15 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     import yaml
 
     from envgen.profile import load_profile
+    from envgen.profile.loader import profile_notes
 
-    data = load_profile(profile).model_dump(mode="json", exclude={"extends"})
+    loaded = load_profile(profile)
+    notes = profile_notes(loaded)
+    for line in notes.defaults if notes else []:
+        typer.echo(f"# default applied: {line}")
+    for line in notes.lifted if notes else []:
+        typer.echo(f"# framework moved: {line}")
+    data = loaded.model_dump(mode="json", exclude={"extends"})
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 
 
