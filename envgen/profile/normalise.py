@@ -219,7 +219,8 @@ class _Normaliser:
 
     def defaults(self) -> None:
         data = self.data
-        packages = data.get("packages") if isinstance(data.get("packages"), dict) else {}
+        raw = data.get("packages")
+        packages: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if "installer" not in data:
             conda_asked = bool(packages.get("conda")) or bool(data.get("channels"))
             data["installer"] = "conda" if conda_asked else "pip"
