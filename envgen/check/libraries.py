@@ -86,8 +86,8 @@ def needs(ctx: CheckContext) -> list[Need]:
                 soname = _soname(lib, build.cuda, build.cudnn)
                 if soname is None:
                     continue
-                out.append(Need("tensorflow", f"TensorFlow {version}", lib.family, soname, cuda_major,
-                                build.cudnn if lib.family == "cudnn" else build.cuda if lib.family == "cudart" else None,
+                built_with = {"cudart": build.cuda, "cudnn": build.cudnn}.get(lib.family)
+                out.append(Need("tensorflow", f"TensorFlow {version}", lib.family, soname, cuda_major, built_with,
                                 row.provision, lib.pip_name(cuda_major),
                                 build.cudnn if lib.family == "cudnn" else build.cuda))
     variant, release = ctx.torch_variant, ctx.torch_release

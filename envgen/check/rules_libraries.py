@@ -91,7 +91,8 @@ def lib_clash(ctx: CheckContext) -> list[Finding]:
         verdict = (f"{winner.distribution} is installed last and wins" if winner
                    else "pip's install order decides which stays")
         sentence = f"{directory}/{soname} ({names}: {verdict})"
-        losers = {n.label for n in wanted if n.soname == soname and (winner is None or n.cuda_major != winner.cuda_major)}
+        losers = {n.label for n in wanted
+                  if n.soname == soname and (winner is None or n.cuda_major != winner.cuda_major)}
         for label in sorted(losers):
             lost[label].append(sentence)
         if not losers:

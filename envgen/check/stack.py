@@ -60,7 +60,8 @@ def expected_libraries(ctx: CheckContext) -> list[dict[str, Any]]:
         if need.framework not in entry["needed_by"]:
             entry["needed_by"].append(need.framework)
         entry["how"][need.framework] = need.provision
-        if need.min_version and (entry["min_version"] is None or vtuple(need.min_version) > vtuple(entry["min_version"])):
+        older = entry["min_version"] is None or vtuple(need.min_version or "0") > vtuple(entry["min_version"])
+        if need.min_version and older:
             entry["min_version"] = need.min_version
         if need.distribution and need.distribution not in entry["providers"]:
             entry["providers"].append(need.distribution)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.images import CUDA_TAG_RE, parse_image
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
@@ -19,7 +20,6 @@ from envgen.kb.models import (
     TorchRelease,
     TorchVariant,
 )
-from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
 from envgen.kb.names import model_number, normalise
 from envgen.kb.versions import minor, same_prefix, same_version, vtuple
 
