@@ -252,9 +252,9 @@ def normalise(data: dict[str, Any], origins: Origins, path: Path) -> Normalised:
     """Lift framework distributions out of ``packages``, refuse contradictory pins, fill defaults."""
     n = _Normaliser(dict(data), origins, path)
     entries = n.pip_entries()
+    n.check_conda(entries or [])
     if entries is not None:
         n.check_duplicates(entries)
-        n.check_conda(entries)
         n.lift(entries)
     n.defaults()
     return n.result
