@@ -137,7 +137,10 @@ def check_cmd(
     if as_json:
         _echo_json(findings_to_json(findings))
     else:
+        from envgen.check.scope import scope_line
+
         typer.echo(format_findings(findings))
+        typer.echo(scope_line(loaded, kb))
     if any(f.severity == "error" for f in findings):
         raise typer.Exit(1)
 
