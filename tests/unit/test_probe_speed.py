@@ -107,6 +107,16 @@ def test_time_cuda_reads_peak_after_idle_and_sustained_after_load() -> None:
         + plan.sustain_batches * plan.sustain_iters
 
 
+def test_tensorflow_gpu_timing_follows_the_same_plan() -> None:
+    probe_tf = probe_module("probe_tf")
+    gpu = PowerCappedGpu(fast=0.0014, slow=0.0017)
+    peak, sustained, plan = probe_tf._time_tf_gpu(gpu.product, lambda _value: None, 10.0, sleep=gpu.sleep,
+                                                  clock=lambda: gpu.now)
+    assert peak == pytest.approx(0.0014)
+    assert sustained == pytest.approx(0.0017)
+    assert (plan.windows, plan.iters) == (3, 20) and gpu.pauses == [plan.pause_s] * 3
+
+
 def test_the_former_method_read_the_capped_rate() -> None:
     """What went wrong before: ~0.45 s of back-to-back batches is mostly past the boost window."""
     gpu = PowerCappedGpu(fast=0.0014, slow=0.0017)
