@@ -96,6 +96,8 @@ class Packages(Strict):
 class Smoke(Strict):
     """Sizes the smoke test uses inside the image (small defaults for 2 GB cards)."""
 
+    # the GPU speed check's size (doubled on a fast GPU, up to 8192, memory allowing); CPU and
+    # correctness matmuls use at most 1024
     matmul_size: int = Field(default=4096, ge=64, le=32768)
     batch_size: int = Field(default=64, ge=1, le=4096)
     train_steps: int = Field(default=20, ge=2, le=1000)
