@@ -361,7 +361,15 @@ def torch_facts(ctx):
     return facts
 
 
-def derived_libraries(table, frameworks):
+def _sharper(reported, expected):
+    """The profile's built-with version where it says more on the same major ('8' vs '8.6')."""
+    if expected and reported and _major(expected) == _major(reported) and \
+            len(version_parts(expected)) > len(version_parts(reported)):
+        return str(expected)
+    return reported
+
+
+def derived_libraries(table, frameworks, expected=None):
     """What to load when the profile names nothing: TensorFlow's sonames for its built-with CUDA and
     cuDNN; for PyTorch, the CUDA libraries its import really mapped (its RPATH), each at its path."""
     items = {}
@@ -377,11 +385,13 @@ def derived_libraries(table, frameworks):
         if item.get("min_version") and version_parts(item["min_version"]) > version_parts(held.get("min_version")):
             held["min_version"] = item["min_version"]
 
+    expected = expected or {}
     tf = frameworks.get("tensorflow")
     if tf and tf.get("cuda_build") and tf.get("cuda"):
+        cudnn = _sharper(tf.get("cudnn"), expected.get("tensorflow_cudnn"))
         for name in table["tensorflow"]:
-            key = tf["cuda"] if table["families"][name]["key"] == "cuda" else tf.get("cudnn")
-            minimum = {"cudart": tf["cuda"], "cudnn": tf.get("cudnn")}.get(name)
+            key = tf["cuda"] if table["families"][name]["key"] == "cuda" else cudnn
+            minimum = {"cudart": tf["cuda"], "cudnn": cudnn}.get(name)
             add(_family_item(table, name, key, "tensorflow", minimum))
     torch = frameworks.get("torch")
     if torch and torch.get("cuda_build"):
@@ -445,7 +455,7 @@ def check_loading(ctx):
     expected = (ctx.expect.get("expected") or {}).get("libraries")
     source = "profile (expected.libraries)"
     if expected is None:
-        expected = derived_libraries(table, ctx.library_frameworks)
+        expected = derived_libraries(table, ctx.library_frameworks, ctx.expect.get("expected"))
         source = "what the frameworks report"
     else:
         loaded = (ctx.library_frameworks.get("torch") or {}).get("loaded") or {}
