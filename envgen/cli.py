@@ -87,8 +87,15 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     import yaml
 
     from envgen.profile import load_profile
+    from envgen.profile.loader import profile_notes
 
-    data = load_profile(profile).model_dump(mode="json", exclude={"extends"})
+    loaded = load_profile(profile)
+    notes = profile_notes(loaded)
+    for line in notes.defaults if notes else []:
+        typer.echo(f"# default applied: {line}")
+    for line in notes.lifted if notes else []:
+        typer.echo(f"# framework moved: {line}")
+    data = loaded.model_dump(mode="json", exclude={"extends"})
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 
 
@@ -103,6 +110,8 @@ def check_cmd(
     driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 535.104.05."),
     platform: str = typer.Option("linux", "--platform", help="Host platform for driver minimums: linux|windows."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable list of findings."),
+    resolve: bool = typer.Option(False, "--resolve", help="Also resolve the pip set for the image's platform "
+                                 "with uv (needs the package index)."),
 ) -> None:
     """Check a profile against the compatibility knowledge base before anything is built."""
     from envgen.check import HostSpec, check_profile
@@ -115,7 +124,16 @@ def check_cmd(
     loaded = load_profile(profile)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
-    findings = check_profile(loaded, load_kb(), host)
+    kb = load_kb()
+    findings = check_profile(loaded, kb, host)
+    if resolve:
+        from envgen.errors import ResolverUnavailable
+        from envgen.pipeline.witness import witness
+
+        try:
+            findings += witness(loaded, kb)
+        except ResolverUnavailable as exc:
+            typer.echo(f"envgen: {exc.one_line()}", err=True)
     if as_json:
         _echo_json(findings_to_json(findings))
     else:

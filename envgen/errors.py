@@ -94,3 +94,9 @@ class RegistryError(EnvgenError):
 
 class HostIncompatible(EnvgenError):
     """The host (driver, GPU, runtime) cannot run the image; raised by the run-time gate."""
+
+
+class ResolverUnavailable(EnvgenError):
+    """`check --resolve`: the package index could not be reached, so the resolver gave no verdict."""
+
+    exit_code = 4

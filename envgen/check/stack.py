@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envgen.check.context import CheckContext, build_context
+from envgen.check.libraries import needs
 from envgen.check.rules_driver import cuda_in_use
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.kb.versions import minor, vtuple
@@ -46,6 +47,25 @@ def _torch_pins(ctx: CheckContext) -> list[str]:
         tagged = release.torchaudio_variant if release else True
         pins.append(f"torchaudio=={_local(ta, variant) if tagged else ta}")
     return pins
+
+
+def expected_libraries(ctx: CheckContext) -> list[dict[str, Any]]:
+    """What the smoke test's library tier loads: each soname a GPU framework of the image needs, the version
+    it was built with (cudart, cuDNN), who needs it, and the wheel that provides it."""
+    merged: dict[str, dict[str, Any]] = {}
+    for need in needs(ctx):
+        entry = merged.setdefault(need.soname, {
+            "soname": need.soname, "family": need.family, "min_version": need.min_version,
+            "cuda_major": need.cuda_major, "needed_by": [], "providers": [], "how": {}})
+        if need.framework not in entry["needed_by"]:
+            entry["needed_by"].append(need.framework)
+        entry["how"][need.framework] = need.provision
+        older = entry["min_version"] is None or vtuple(need.min_version or "0") > vtuple(entry["min_version"])
+        if need.min_version and older:
+            entry["min_version"] = need.min_version
+        if need.distribution and need.distribution not in entry["providers"]:
+            entry["providers"].append(need.distribution)
+    return [merged[k] for k in sorted(merged)]
 
 
 def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
@@ -102,6 +122,7 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
         "gpu_required": ctx.gpu,
         "arch_list": list(ctx.torch_variant.arch_list) if ctx.torch_variant is not None else [],
         "ptx": list(ctx.torch_variant.ptx) if ctx.torch_variant is not None else [],
+        "libraries": expected_libraries(ctx),
         "gpu_targets": [
             {"name": t.label, "compute_capability": t.model.compute_capability if t.model else None}
             for t in ctx.targets

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.images import CUDA_TAG_RE, parse_image
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
@@ -38,6 +39,8 @@ class KnowledgeBase:
     ngc_releases: list[NgcRelease] = field(default_factory=list)
     cuda_images: list[CudaImageRow] = field(default_factory=list)
     os_images: list[OsImageRow] = field(default_factory=list)
+    cuda_libraries: list[CudaLibrary] = field(default_factory=list)
+    framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
 
@@ -52,6 +55,18 @@ class KnowledgeBase:
         found = self.problems()
         if found:
             raise KnowledgeBaseError(f"{len(found)} knowledge-base inconsistencies: " + "; ".join(found))
+
+    # --- CUDA libraries ---------------------------------------------------------------------
+
+    def cuda_library(self, family: str) -> CudaLibrary | None:
+        return next((row for row in self.cuda_libraries if row.family == family), None)
+
+    def framework_libraries_for(self, framework: str, version: str, package: str | None) -> FrameworkLibraries | None:
+        """How ``framework`` ``version`` (installed as ``package``) finds its CUDA libraries; a row for the
+        exact package wins over an ``any`` row."""
+        rows = [r for r in self.framework_libraries if r.framework == framework and r.covers(version, package)]
+        rows.sort(key=lambda r: r.package == "any")
+        return rows[0] if rows else None
 
     # --- TensorFlow -------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
 from envgen.kb.models import (
     CudaImageRow,
     CudaToolkit,
@@ -32,6 +33,8 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "ngc": (NgcRelease, "ngc_releases"),
     "cuda_images": (CudaImageRow, "cuda_images"),
     "os_images": (OsImageRow, "os_images"),
+    "cuda_libraries": (CudaLibrary, "cuda_libraries"),
+    "framework_libraries": (FrameworkLibraries, "framework_libraries"),
 }
 
 

@@ -14,6 +14,7 @@ from pydantic import PrivateAttr, ValidationError
 from envgen.errors import ProfileError, ProfileNotFound
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import Profile
+from envgen.profile.normalise import Normalised, normalise
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 MAX_EXTENDS_DEPTH = 8
@@ -25,11 +26,18 @@ class LoadedProfile(Profile):
     hash sees it."""
 
     _source: Path | None = PrivateAttr(default=None)
+    _normalised: Normalised | None = PrivateAttr(default=None)
 
 
 def profile_source(profile: Profile) -> Path | None:
     """The YAML file ``profile`` was loaded from; None for a profile made in code."""
     return profile._source if isinstance(profile, LoadedProfile) else None
+
+
+def profile_notes(profile: Profile) -> Normalised | None:
+    """What loading did to the written profile: defaults filled, frameworks lifted out of packages.pip,
+    and the file:line each lifted framework came from. None for a profile made in code."""
+    return profile._normalised if isinstance(profile, LoadedProfile) else None
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,8 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profi
     doc = load_yaml(source.path)
     data, origins = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
+    notes = normalise(data, origins, source.path)
+    data = notes.data
     try:
         profile = LoadedProfile.model_validate(data)
     except ValidationError as exc:
@@ -175,4 +185,5 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profi
             fix=f"rename the file to {profile.name}.yaml or set name: {source.name}",
         )
     profile._source = source.path
+    profile._normalised = notes
     return profile

@@ -7,9 +7,12 @@ pattern that admits no quoting, whitespace, ``$``, backtick, ``;``, ``&``, ``|``
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from envgen.profile.normalise import normalise
 
 # --- value patterns -------------------------------------------------------------------------
 
@@ -131,7 +134,8 @@ class Profile(Strict):
     local_base: bool = False
     # How the Python environment is made: conda (micromamba) from channels, or pip on the
     # base image's own Python (NGC images, plain Debian/Ubuntu bases).
-    installer: Literal["conda", "pip"] = "conda"
+    # Left out: conda when the profile lists conda packages or channels, else pip (see normalise.py).
+    installer: Literal["conda", "pip"] = "pip"
     cuda: Version | None = None
     cudnn: Version | None = None
     python: Version
@@ -146,6 +150,15 @@ class Profile(Strict):
     mirrors: Mirrors = Field(default_factory=Mirrors)
     user: User = Field(default_factory=User)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        """Frameworks named in packages.pip move to frameworks; defaults are filled (profiles made in
+        code get the same treatment as loaded ones, which went through it with line numbers)."""
+        if not isinstance(data, dict):
+            return data
+        return normalise(data, {}, Path("<profile>")).data
+
     @field_validator("description")
     @classmethod
     def _one_line(cls, value: str) -> str:
@@ -159,8 +172,6 @@ class Profile(Strict):
             raise ValueError("cudnn is set but cuda is not: set cuda too, or remove cudnn")
         if self.gpu.required and not self.cuda:
             raise ValueError("gpu.required is true but cuda is not set: set cuda, or gpu.required: false")
-        if self.installer == "conda" and not self.channels:
-            raise ValueError("installer is conda but channels is empty: list at least one channel")
         return self
 
     # --- derived facts used by the knowledge base, templates and labels ----------------

@@ -114,10 +114,12 @@ CASES: list[tuple[str, dict[str, Any], HostSpec | None, str, str]] = [
     ),
     (
         "modern-a100",
+        # TF 2.15[and-cuda] pulls nvidia-cudnn-cu12 8.9, torch 2.1.2+cu118 pulls nvidia-cudnn-cu11 8.7: both write
+        # site-packages/nvidia/cudnn/lib/libcudnn.so.8 (and libcurand.so.10, libcusolver.so.11, libnccl.so.2).
         {"frameworks": {"tensorflow": "2.15.0"}, "packages": {"conda": [], "pip": []}},
         None,
-        "pass",
-        "",
+        "lib-framework-conflict",
+        "libcudnn.so.8",
     ),
     (
         "modern-a100",

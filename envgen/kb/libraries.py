@@ -1,0 +1,65 @@
+"""Rows of ``cuda_libraries.yaml``: which soname a CUDA library family has for a CUDA (or cuDNN) release,
+which wheel and conda packages carry it, and how each framework finds its libraries."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from envgen.kb.models import Row, Ver
+from envgen.kb.versions import vtuple
+
+
+class CudaLibrary(Row):
+    FILE: ClassVar[str] = "cuda_libraries.yaml"
+
+    family: str
+    # what the soname keys name: a CUDA release, a cuDNN major, an NCCL major
+    keyed_by: Literal["cuda", "cudnn", "nccl"]
+    sonames: dict[str, str]
+    pip: str | None = None  # "nvidia-cublas-cu{major}"
+    pip_dir: str | None = None  # site-packages/nvidia/<pip_dir>/lib
+    conda: list[str] = Field(default_factory=list)
+    version_call: str | None = None
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.family
+
+    def soname(self, version: str) -> str | None:
+        """The soname for a release: its "major.minor" key, else its "major" key."""
+        parts = vtuple(version)
+        for key in (f"{parts[0]}.{parts[1] if len(parts) > 1 else 0}", str(parts[0])):
+            if key in self.sonames:
+                return self.sonames[key]
+        return None
+
+    def pip_name(self, cuda_major: int) -> str | None:
+        return self.pip.format(major=cuda_major) if self.pip and cuda_major >= 11 else None
+
+
+class FrameworkLibraries(Row):
+    FILE: ClassVar[str] = "cuda_libraries.yaml"
+
+    framework: Literal["tensorflow", "pytorch"]
+    package: str = "any"  # a pip distribution ("tensorflow[and-cuda]"), or any
+    provision: Literal["search_path", "wheel_deps", "bundled"]
+    families: list[str]
+    since: Ver | None = None  # first release the row covers
+    until: Ver | None = None  # first release it no longer covers
+    cudnn_major: int | None = None
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.framework}:{self.package}:{self.since or ''}-{self.until or ''}"
+
+    def covers(self, version: str, package: str | None) -> bool:
+        if self.package != "any" and self.package != package:
+            return False
+        v = vtuple(version)
+        if self.since and v < vtuple(self.since):
+            return False
+        return not (self.until and v >= vtuple(self.until))

@@ -1,0 +1,158 @@
+"""`envgen check --resolve`: a real resolver as a witness for the profile's pip set.
+
+uv (``uv pip compile``) resolves the frameworks' pins and ``packages.pip`` for the image's platform
+(the profile's Python, CPython, manylinux x86-64 up to the base image's glibc, the framework's wheel
+index) without installing anything. Its verdict becomes findings: a set that cannot be satisfied is
+one error naming the requirements that clash, a requirement with no wheel for the platform one error
+naming the platform. A resolved set is read once more for NVIDIA wheels of two CUDA majors that write
+the same file. An index that cannot be reached raises :class:`ResolverUnavailable`: the caller says so
+in one line and keeps the static findings. uv does not target Python 3.7: such profiles are resolved
+with pip (the same dry run `envgen lock` uses).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from envgen.check import Finding, resolve_stack
+from envgen.check.util import finding
+from envgen.config import default_ca_bundle, load_config
+from envgen.errors import BuildFailed, ResolverUnavailable
+from envgen.kb import KnowledgeBase
+from envgen.kb.versions import vtuple
+from envgen.pipeline.wheels import configured_wheelhouse
+from envgen.profile import Profile
+from envgen.render.plan import wheelhouse_covers
+
+_UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
+                "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")
+_NVIDIA = re.compile(r"^nvidia-([a-z0-9-]+)-cu(\d+)==(\S+)")
+SOURCE = "uv pip compile (https://docs.astral.sh/uv/pip/compile/)"
+
+
+@dataclass(frozen=True)
+class Platform:
+    python: str  # "3.11"
+    glibc_minor: int  # 36 for manylinux_2_36
+    note: str
+
+    def uv(self) -> str:
+        return f"x86_64-manylinux_2_{self.glibc_minor}"
+
+
+def platform_for(profile: Profile, kb: KnowledgeBase) -> Platform:
+    glibc = kb.glibc(profile.base)
+    minor = vtuple(glibc)[1] if glibc else 28
+    origin = f"the base image's glibc {glibc}" if glibc else "the base image's glibc is unknown: manylinux_2_28"
+    return Platform(profile.python_minor, minor, f"CPython {profile.python_minor}, x86_64 manylinux_2_{minor} "
+                                                 f"({origin})")
+
+
+def uv_command(requirements: Path, platform: Platform, *, index_url: str | None, extra_index_urls: Sequence[str],
+               find_links: Sequence[str]) -> list[str]:
+    from uv import find_uv_bin
+
+    cmd = [find_uv_bin(), "pip", "compile", str(requirements), "--python-version", platform.python,
+           "--python-platform", platform.uv(), "--no-header", "--no-annotate", "--quiet",
+           "--index-strategy", "unsafe-best-match", "--no-config"]
+    if index_url:
+        cmd += ["--index-url", index_url]
+    for url in extra_index_urls:
+        cmd += ["--extra-index-url", url]
+    for url in find_links:
+        cmd += ["--find-links", url]
+    return cmd
+
+
+def _one_line(text: str) -> str:
+    causes = [line.strip().removeprefix("cause:").strip() for line in text.splitlines()
+              if line.strip() and not line.lower().startswith(("error:", "hint:", "warning"))]
+    return " ".join(" ".join(causes).split())
+
+
+def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins: Sequence[str]) -> list[Finding]:
+    """Findings from one resolver run (exposed for tests with recorded resolver output)."""
+    if returncode == 0:
+        resolved = [line.strip() for line in stdout.splitlines() if "==" in line and not line.startswith("#")]
+        return [finding("info", "resolve-ok",
+                        f"uv resolved {len(resolved)} packages from {len(pins)} pins for {platform.note}",
+                        "nothing to do", SOURCE), *_clashes(resolved)]
+    if any(marker in stderr for marker in _UNREACHABLE):
+        raise ResolverUnavailable(
+            f"--resolve: the package index cannot be reached ({_one_line(stderr)[:160]}); only the static check ran",
+            fix="check the network, proxy or mirrors.pip_index_url, or run without --resolve")
+    reason = _one_line(stderr) or f"uv exited {returncode}"
+    if "no wheels with a matching" in stderr or "has no usable wheels" in stderr or "no matching distribution" in \
+            stderr.lower():
+        return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {reason}",
+                        "choose versions that publish wheels for this Python and platform", SOURCE)]
+    return [finding("error", "resolve-conflict", f"the pip set cannot be installed together: {reason}",
+                    "change one of the two requirements the resolver names", SOURCE)]
+
+
+def _clashes(resolved: Sequence[str]) -> list[Finding]:
+    """NVIDIA wheels of one family for two CUDA majors in the resolved set (they share a directory)."""
+    families: dict[str, set[str]] = defaultdict(set)
+    for pin in resolved:
+        m = _NVIDIA.match(pin.lower())
+        if m:
+            families[m.group(1)].add(f"nvidia-{m.group(1)}-cu{m.group(2)}=={m.group(3)}")
+    both = {family: sorted(pins) for family, pins in families.items() if len(pins) > 1}
+    if not both:
+        return []
+    listed = "; ".join(" and ".join(pins) for _, pins in sorted(both.items()))
+    return [finding("warning", "resolve-cuda-flavours",
+                    f"the resolved set holds NVIDIA wheels of two CUDA majors that install into the same "
+                    f"site-packages/nvidia/<family>/lib directories: {listed}",
+                    "see the lib-* findings; one framework's build for the other CUDA major avoids it", SOURCE)]
+
+
+def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
+    env = dict(os.environ if env is None else env)
+    stack = resolve_stack(profile, kb)
+    pins = list(stack.pip)
+    if not pins:
+        return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
+                        "nothing to do", SOURCE)]
+    platform = platform_for(profile, kb)
+    mirrors = load_config(env).mirrors
+    index_url = profile.mirrors.pip_index_url or mirrors.pip_index_url
+    house = next((Path(h).expanduser() for h in (profile.mirrors.wheelhouse, mirrors.wheelhouse) if h), None) \
+        or configured_wheelhouse(env)
+    covered = wheelhouse_covers(house, pins)  # the framework's own index is then not needed
+    extra = [*profile.mirrors.pip_extra_index_urls, *mirrors.pip_extra_index_urls,
+             *([] if covered else stack.pip_index_urls)]
+    find_links = [*([str(house)] if house else []), *([] if covered else stack.pip_find_links)]
+    if vtuple(profile.python)[:2] < (3, 8):
+        return _witness_with_pip(pins, platform, find_links, extra, env)
+    ca = default_ca_bundle(env)
+    if ca is not None:
+        env.setdefault("SSL_CERT_FILE", str(ca))
+    env.setdefault("UV_HTTP_RETRIES", "1")
+    with tempfile.TemporaryDirectory(prefix="envgen-resolve-") as tmp:
+        requirements = Path(tmp) / "requirements.in"
+        requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
+        cmd = uv_command(requirements, platform, index_url=index_url, extra_index_urls=extra, find_links=find_links)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=600)
+    return verdict(done.returncode, done.stdout, done.stderr, platform, pins)
+
+
+def _witness_with_pip(pins: Sequence[str], platform: Platform, find_links: Sequence[str],
+                      index_urls: Sequence[str], env: Mapping[str, str]) -> list[Finding]:
+    from envgen.pipeline.lock import resolve
+    from envgen.pipeline.wheels import manylinux_platforms
+
+    try:
+        entries = resolve(pins, platform.python, find_links=find_links, index_urls=index_urls, env=env,
+                          platforms=manylinux_platforms(f"2.{platform.glibc_minor}"))
+    except BuildFailed as exc:
+        return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
+    resolved = [f"{e.name}=={e.version}" for e in entries.values()]
+    return verdict(0, "\n".join(resolved), "", platform, pins)

@@ -1,0 +1,260 @@
+"""One package set, whichever field names it: the step between the merged YAML and the typed model.
+
+A profile may name its frameworks in ``frameworks:`` or, the way a ``requirements.txt`` carries them,
+in ``packages.pip``. Before validation, every framework distribution found in ``packages.pip`` is
+moved into ``frameworks`` (so every framework rule, the install plan and the smoke test's
+expectations see it), pins that contradict each other are errors naming both lines, framework
+packages envgen cannot model are refused, and the defaults a minimal profile needs are filled in
+and remembered so ``envgen show`` can print them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envgen.errors import ProfileError
+
+# pip distribution -> (frameworks field, tensorflow_package value or None)
+PIP_FRAMEWORKS: dict[str, tuple[str, str | None]] = {
+    "tensorflow": ("tensorflow", "tensorflow"),
+    "tensorflow[and-cuda]": ("tensorflow", "tensorflow[and-cuda]"),
+    "tensorflow-gpu": ("tensorflow", "tensorflow-gpu"),
+    "tensorflow-cpu": ("tensorflow", "tensorflow-cpu"),
+    "torch": ("pytorch", None),
+    "torchvision": ("torchvision", None),
+    "torchaudio": ("torchaudio", None),
+}
+
+# Framework distributions envgen does not model: refused with the reason and the way out.
+UNMODELLED: dict[str, str] = {
+    "tf-nightly": "a nightly build has no published CUDA/cuDNN configuration; pin a release in "
+    "frameworks.tensorflow",
+    "tf-nightly-gpu": "a nightly build has no published CUDA/cuDNN configuration; pin a release in "
+    "frameworks.tensorflow",
+    "tf-nightly-cpu": "a nightly build has no published CUDA/cuDNN configuration; pin a release in "
+    "frameworks.tensorflow",
+    "intel-tensorflow": "Intel's CPU build is not modelled; use frameworks.tensorflow with tensorflow_package: "
+    "tensorflow-cpu",
+    "jax": "JAX is not in envgen's knowledge base, so its CUDA needs can be neither checked nor smoke-tested; "
+    "build it in an image of its own, outside envgen",
+    "jaxlib": "JAX is not in envgen's knowledge base, so its CUDA needs can be neither checked nor smoke-tested; "
+    "build it in an image of its own, outside envgen",
+}
+
+# conda packages that are frameworks: envgen installs frameworks with pip (the wheels its knowledge
+# base describes), so a conda build would be a second, unchecked copy.
+CONDA_FRAMEWORKS = frozenset(
+    {"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-base", "pytorch", "pytorch-gpu",
+     "pytorch-cuda", "torchvision", "torchaudio", "jax", "jaxlib"}
+)
+
+_PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
+
+
+def canonical(name: str) -> str:
+    """PEP 503 name: lower case, runs of ``-_.`` as one ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass
+class Normalised:
+    data: dict[str, Any]
+    # dotted field -> "file:line" where the value came from (frameworks lifted from packages.pip)
+    where: dict[str, str] = field(default_factory=dict)
+    defaults: list[str] = field(default_factory=list)  # "installer: pip (why)"
+    lifted: list[str] = field(default_factory=list)  # "packages.pip[0] torch==2.1.2 -> frameworks.pytorch"
+
+
+Origins = dict[tuple[object, ...], tuple[Path, int]]
+
+
+def _at(origins: Origins, loc: tuple[object, ...], fallback: Path) -> str:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in origins:
+            path, line = origins[loc[:end]]
+            return f"{path}:{line}"
+    return str(fallback)
+
+
+def _label(loc: tuple[object, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Normaliser:
+    def __init__(self, data: dict[str, Any], origins: Origins, path: Path) -> None:
+        self.data = data
+        self.origins = origins
+        self.path = path
+        self.result = Normalised(data=data)
+
+    def where(self, loc: tuple[object, ...]) -> str:
+        return _at(self.origins, loc, self.path)
+
+    def conflict(self, first: tuple[object, ...], first_value: str, second: tuple[object, ...],
+                 second_value: str, fix: str) -> ProfileError:
+        return ProfileError(
+            f"{self.where(second)}: field '{_label(second)}' = {second_value!r} contradicts "
+            f"'{_label(first)}' = {first_value!r} at {self.where(first)}",
+            fix=fix,
+        )
+
+    # --- pip -----------------------------------------------------------------------------------
+
+    def pip_entries(self) -> list[tuple[int, str, str, str, str]] | None:
+        """(index, spec, canonical name, extras, version) per parseable ``packages.pip`` entry;
+        None when the field is not a list (validation then says what is wrong)."""
+        packages = self.data.get("packages")
+        if not isinstance(packages, dict) or not isinstance(packages.get("pip"), list):
+            return None
+        out = []
+        for index, spec in enumerate(packages["pip"]):
+            if not isinstance(spec, str):
+                continue
+            m = _PIP_SPLIT.match(spec.strip())
+            if m is None:
+                continue  # not pinned with ==: the model's pattern reports it with its line
+            out.append((index, spec, canonical(m.group(1)), (m.group(2) or "").lower(), m.group(3)))
+        return out
+
+    def check_duplicates(self, entries: list[tuple[int, str, str, str, str]]) -> None:
+        seen: dict[str, tuple[int, str]] = {}
+        for index, spec, name, _extras, version in entries:
+            if name in seen and seen[name][1] != version:
+                first_index, first_spec = seen[name][0], self.data["packages"]["pip"][seen[name][0]]
+                raise self.conflict(
+                    ("packages", "pip", first_index), first_spec, ("packages", "pip", index), spec,
+                    f"keep one version of {name}",
+                )
+            seen.setdefault(name, (index, version))
+
+    def lift(self, entries: list[tuple[int, str, str, str, str]]) -> None:
+        frameworks = self.data.get("frameworks")
+        if frameworks is None:
+            frameworks = {}
+        if not isinstance(frameworks, dict):
+            return  # validation reports the wrong type
+        frameworks = dict(frameworks)
+        keep: list[Any] = []
+        lifted_index: set[int] = set()
+        for index, spec, name, extras, version in entries:
+            loc = ("packages", "pip", index)
+            if name in UNMODELLED:
+                raise ProfileError(
+                    f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {UNMODELLED[name]}",
+                    fix=f"remove {name} from packages.pip",
+                )
+            key = name + extras if name + extras in PIP_FRAMEWORKS else name
+            if key not in PIP_FRAMEWORKS:
+                continue
+            target, package = PIP_FRAMEWORKS[key]
+            if extras and key == name:
+                raise ProfileError(
+                    f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: the extra {extras} of {name} is not "
+                    "modelled",
+                    fix=f"write {name}=={version} (or tensorflow[and-cuda] for TensorFlow's CUDA libraries)",
+                )
+            self._set(frameworks, target, version, loc, spec)
+            if package is not None:
+                self._set(frameworks, "tensorflow_package", package, loc, spec)
+            lifted_index.add(index)
+            self.result.where[f"frameworks.{target}"] = self.where(loc)
+            self.result.lifted.append(f"{_label(loc)} {spec} -> frameworks.{target}")
+        if not lifted_index:
+            return
+        pip = self.data["packages"]["pip"]
+        keep = [spec for index, spec in enumerate(pip) if index not in lifted_index]
+        self.data["frameworks"] = frameworks
+        self.data["packages"] = {**self.data["packages"], "pip": keep}
+
+    def _set(self, frameworks: dict[str, Any], target: str, value: str, loc: tuple[object, ...], spec: str) -> None:
+        have = frameworks.get(target)
+        if have is None:
+            frameworks[target] = value
+            return
+        floc = ("frameworks", target)
+        if target != "tensorflow_package" and isinstance(have, str) and _same_release(have, value):
+            return
+        if have == value:
+            return
+        raise self.conflict(floc, str(have), loc, spec, f"name {target} in one place only: delete one of the two lines")
+
+    # --- conda ---------------------------------------------------------------------------------
+
+    def check_conda(self, pip_entries: list[tuple[int, str, str, str, str]]) -> None:
+        packages = self.data.get("packages")
+        if not isinstance(packages, dict) or not isinstance(packages.get("conda"), list):
+            return
+        pip_versions = {name: (index, spec, version) for index, spec, name, _e, version in pip_entries}
+        seen: dict[str, tuple[int, str]] = {}
+        for index, spec in enumerate(packages["conda"]):
+            if not isinstance(spec, str) or "=" not in spec:
+                continue
+            name_part = spec.split("::", 1)[-1]
+            name, version = canonical(name_part.split("=")[0]), name_part.split("=")[1]
+            loc = ("packages", "conda", index)
+            if name in CONDA_FRAMEWORKS:
+                raise ProfileError(
+                    f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: envgen installs frameworks from the pip "
+                    "wheels its knowledge base describes, not from conda",
+                    fix=f"move it to frameworks: (frameworks.{'pytorch' if 'torch' in name else 'tensorflow'})",
+                )
+            if name in seen and seen[name][1] != version:
+                first = ("packages", "conda", seen[name][0])
+                raise self.conflict(first, packages["conda"][seen[name][0]], loc, spec, f"keep one version of {name}")
+            seen.setdefault(name, (index, version))
+            if name in pip_versions and not _same_release(pip_versions[name][2], version):
+                pindex, pspec, _v = pip_versions[name]
+                raise self.conflict(
+                    loc, spec, ("packages", "pip", pindex), pspec,
+                    f"install {name} once: pip would replace conda's {name} and break the packages built against it",
+                )
+
+    # --- defaults ------------------------------------------------------------------------------
+
+    def defaults(self) -> None:
+        data = self.data
+        raw = data.get("packages")
+        packages: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if "installer" not in data:
+            conda_asked = bool(packages.get("conda")) or bool(data.get("channels"))
+            data["installer"] = "conda" if conda_asked else "pip"
+            why = ("the profile lists conda packages or channels" if conda_asked
+                   else "no conda packages or channels: pip on the base image's Python")
+            self.result.defaults.append(f"installer: {data['installer']} ({why})")
+        if data.get("installer") == "conda" and not data.get("channels"):
+            data["channels"] = ["conda-forge"]
+            self.result.defaults.append("channels: [conda-forge] (installer is conda and no channel was given)")
+
+
+def _same_release(a: str, b: str) -> bool:
+    """``2.1.2`` and ``2.1.2+cu118`` name the same release (the variant is chosen elsewhere); trailing
+    ``.0`` do not count."""
+    def norm(v: str) -> tuple[str, ...]:
+        head, _, local = v.partition("+")
+        parts = head.split(".")
+        while len(parts) > 1 and parts[-1] == "0":
+            parts.pop()
+        return (*parts, local)
+
+    if a == b:
+        return True
+    na, nb = norm(a), norm(b)
+    return na[:-1] == nb[:-1] and (not na[-1] or not nb[-1] or na[-1] == nb[-1])
+
+
+def normalise(data: dict[str, Any], origins: Origins, path: Path) -> Normalised:
+    """Lift framework distributions out of ``packages``, refuse contradictory pins, fill defaults."""
+    n = _Normaliser(dict(data), origins, path)
+    entries = n.pip_entries()
+    n.check_conda(entries or [])
+    if entries is not None:
+        n.check_duplicates(entries)
+        n.lift(entries)
+    n.defaults()
+    return n.result
