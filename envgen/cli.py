@@ -209,6 +209,8 @@ def build_cmd(
     wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
     offline: bool = typer.Option(False, "--offline", help="Install only from the wheelhouse."),
     registry: str | None = typer.Option(None, "--registry", help="Registry for --push."),
+    no_check: bool = typer.Option(False, "--no-check", help="Build even if the compatibility check finds "
+                                  "errors (prints them as warnings); the smoke test still decides."),
 ) -> None:
     """Check, render, build, smoke-test and record an image for a profile."""
     from envgen.pipeline.build import build
@@ -217,7 +219,8 @@ def build_cmd(
     if builder not in (None, "buildkit", "classic"):
         raise InputError(f"option --builder = {builder!r} is not known", fix="use buildkit or classic")
     outcome = build(profile, smoke=not no_smoke, push=push, builder=builder, wheelhouse=wheelhouse,
-                    offline=offline, registry=registry, sink=console_sink(), echo=typer.echo)
+                    offline=offline, registry=registry, sink=console_sink(), echo=typer.echo,
+                    check=not no_check)
     typer.echo(outcome.summary())
 
 
@@ -227,11 +230,13 @@ def smoke_cmd(
     target: str = typer.Argument(..., help="Image reference or profile name."),
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the profile needs)"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
+    tier: str | None = typer.Option(None, "--tier", help="libraries | gpu | all (default: what this host can "
+                                    "run: the library tier alone where no GPU can be handed out)"),
 ) -> None:
     """Run the built-in smoke test inside an image and record the result against its image ID."""
     from envgen.pipeline.smoke import report_json, smoke
 
-    report = smoke(target, gpus=gpus)
+    report = smoke(target, gpus=gpus, tier=tier)
     typer.echo(report_json(report) if as_json else report.table())
     if not report.passed:
         raise typer.Exit(1)

@@ -29,8 +29,9 @@ from envgen.docker.images import tag_all
 from envgen.errors import InputError, SmokeFailed
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.pipeline.prepare import checked_profile
-from envgen.pipeline.smoke import run_smoke
+from envgen.pipeline.smoke import run_planned
 from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import TIER_LABEL, host_plan
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.profile import Profile
 from envgen.render import RenderResult, render, render_in_memory
@@ -58,10 +59,13 @@ class BuildOutcome:
     pushed: str | None = None
     log_path: Path | None = None
     notes: list[str] = field(default_factory=list)
+    tier: str | None = None  # what the validation proves: libraries | gpu | cpu
+    tier_reason: str | None = None  # why the GPU tier did not run here
 
     def summary(self) -> str:
         if self.cached:
-            state = "validated" if self.validated else "not validated: `envgen run` refuses it until `envgen smoke`"
+            state = (f"validated: {self.tier or 'yes'}" if self.validated
+                     else "not validated: `envgen run` refuses it until `envgen smoke`")
             head = f"{self.tag} is up to date ({self.image_id[:19]}, {state})"
         else:
             head = (f"built {self.tag} ({self.image_id[:19]}) in {self.duration_s:.1f}s with {self.builder}; "
@@ -69,10 +73,13 @@ class BuildOutcome:
         lines = [head]
         if self.smoke is not None:
             lines.append(f"smoke test: {self.smoke.status} ({self.smoke.mode}, {self.smoke.duration_s:.1f}s)")
+            if self.validated:
+                lines.append(f"validated: {self.tier}" + (f"; the GPU tier did not run: {self.tier_reason}"
+                                                          if self.tier_reason else ""))
         elif not self.cached:
             lines.append("smoke test: skipped (--no-smoke): the image is not validated; `envgen run` refuses it")
         if self.pushed:
-            lines.append(f"pushed: {self.pushed}")
+            lines.append(f"pushed: {self.pushed} (validated: {self.tier or 'unknown'})")
         if self.log_path:
             lines.append(f"build log: {self.log_path}")
         return "\n".join(lines + self.notes)
@@ -133,7 +140,8 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
-        labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}"',
+        labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}" '
+                  f'{TIER_LABEL}="{report.tier or ""}"',
                   f'LABEL io.envgen.smoke-tested-image="{image_id}" io.envgen.freeze-sha256="{freeze_hash}"']
         committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
@@ -153,15 +161,26 @@ def build(
     sink: ProgressSink | None = None,
     echo: Callable[[str], None] = lambda _line: None,
     env: Mapping[str, str] | None = None,
+    check: bool = True,
 ) -> BuildOutcome:
     if push and not smoke:
         raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
     kb = load_kb()
-    profile, findings = checked_profile(ref, kb)
+    if check:
+        profile, findings = checked_profile(ref, kb)
+    else:
+        from envgen.check import check_profile
+        from envgen.profile import load_profile
+
+        profile = load_profile(ref, env)
+        findings = check_profile(profile, kb)
+        errors = [f for f in findings if f.severity == "error"]
+        echo(f"warning: --no-check: building {profile.name!r} without its compatibility check"
+             + (f"; it has {len(errors)} error(s) that would have stopped the build" if errors else ""))
     for finding in findings:
-        if finding.severity == "warning":
+        if finding.severity in ("warning", "error"):
             echo(f"warning: [{finding.code}] {finding.message}")
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
@@ -181,7 +200,8 @@ def build(
         record = store.get(current.id)
         if (record and record.passed) or not smoke:
             outcome = BuildOutcome(profile.name, planned.tag, current.id, info.kind, cached=True,
-                                   validated=bool(record and record.passed))
+                                   validated=bool(record and record.passed),
+                                   tier=(record.tier or None) if record and record.passed else None)
             if push:
                 from envgen.pipeline.registry import push_tag
 
@@ -201,16 +221,23 @@ def build(
                            steps=built.steps, cached_steps=built.cached_steps, log_path=log_path)
     final_id = built.image_id
     if smoke:
+        plan = host_plan(profile.gpu.required, env, kb=kb)
+        if plan.reason:
+            echo(f"smoke test: the library tier only: {plan.reason}")
         echo("smoke test: running the probe inside the image")
-        report = run_smoke(client, built.image_id, gpus="all" if profile.gpu.required else "none",
-                           profile_name=profile.name, content_hash=result.content_hash, store=store,
-                           timeout_s=profile.smoke.timeout_s)
+        report, plan = run_planned(client, built.image_id, plan, profile_name=profile.name,
+                                   content_hash=result.content_hash, store=store,
+                                   timeout_s=profile.smoke.timeout_s)
         outcome.smoke = report
+        outcome.tier_reason = plan.reason
         if not report.passed:
+            tiers = ("the library tier (the GPU tier did not run: " + plan.reason + ")" if plan.reason
+                     else "the library and GPU tiers" if profile.gpu.required else "the CPU checks")
             raise SmokeFailed(
-                f"image {built.image_id[:19]} of profile {profile.name!r} failed its smoke test; it was not "
-                f"tagged", fix=f"read the diagnosis above; rerun with `envgen smoke {built.image_id[:19]}`",
+                f"image {built.image_id[:19]} of profile {profile.name!r} failed its smoke test ({tiers}); it "
+                f"was not tagged", fix=f"read the diagnosis above; rerun with `envgen smoke {built.image_id[:19]}`",
             ).with_tail(report.table())
+        outcome.tier = report.tier
         frozen = freeze(client, built.image_id)
         lock_path = config.state_dir / "locks" / f"{profile.name}-{result.content_hash[:12]}.txt"
         lock_path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from typing import Any
 from envgen.config import load_config
 from envgen.docker import connect, list_images
 from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import tier_of
 from envgen.table import format_table
 
 
@@ -26,6 +27,7 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
     rows = []
     for image in list_images(connect()):
         record = store.get(image.id)
+        tier = tier_of(record, image.labels)
         if record is not None:
             status = f"{record.status} ({record.mode})"
         elif image.labels.get("io.envgen.smoke"):
@@ -36,12 +38,13 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
             "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get("io.envgen.profile", ""),
             "content_hash": image.labels.get("io.envgen.content-hash", ""), "size_bytes": image.size,
             "created": image.created.isoformat(), "age": _age(image.created, now), "validation": status,
+            "tier": tier,
         })
     return sorted(rows, key=lambda r: (r["profile"], r["created"]), reverse=False)
 
 
 def rows_table(rows: list[dict[str, Any]]) -> str:
-    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION")
+    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION", "TIER")
     table = [[", ".join(r["tags"]) or r["id"][:19], r["profile"], r["content_hash"][:12],
-              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"]] for r in rows]
+              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"], r.get("tier") or "-"] for r in rows]
     return format_table(headers, table) if table else "no envgen images on this engine"

@@ -12,6 +12,7 @@ from envgen.docker.images import tag_all
 from envgen.errors import ImageMismatch, ImageNotValidated, InputError
 from envgen.pipeline.resolve import profile_tag
 from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import LIBRARIES, TIER_LABEL, host_plan
 from envgen.profile import Profile, load_profile
 
 if TYPE_CHECKING:
@@ -47,7 +48,11 @@ def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None
     if image.labels.get("io.envgen.smoke") != "pass":
         raise ImageNotValidated(f"{tag} carries no passing smoke report, so it is not pushed",
                                 fix=f"run `envgen build {ref}` (without --no-smoke)")
-    return "pushed " + push_tag(client, tag, profile, registry or config.registry)
+    tier = image.labels.get(TIER_LABEL) or "unknown (sealed before the tiers)"
+    pushed = "pushed " + push_tag(client, tag, profile, registry or config.registry) + f" (validated: {tier})"
+    if tier == LIBRARIES:
+        pushed += "; the GPU tier runs on the first `envgen pull` or `envgen run` on a GPU host"
+    return pushed
 
 
 def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str | None = None,
@@ -70,12 +75,15 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
         )
     lines = [f"pulled {remote} ({image_id[:19]}); labels match the profile"]
     if smoke:
-        from envgen.pipeline.smoke import run_smoke
+        from envgen.pipeline.smoke import run_planned
 
-        report = run_smoke(client, image_id, gpus=gpus or ("all" if profile.gpu.required else "none"),
-                           profile_name=profile.name, content_hash=content_hash,
-                           store=ValidationStore(config.state_dir), timeout_s=profile.smoke.timeout_s)
-        lines.append(f"smoke test on this host: {report.status} ({report.mode})")
+        plan = host_plan(profile.gpu.required, env, gpus)
+        report, plan = run_planned(client, image_id, plan, profile_name=profile.name, content_hash=content_hash,
+                                   store=ValidationStore(config.state_dir), timeout_s=profile.smoke.timeout_s)
+        lines.append(f"smoke test on this host: {report.status} ({report.mode})"
+                     + (f", validated: {report.tier}" if report.passed else ""))
+        if plan.reason:
+            lines.append(f"the GPU tier did not run: {plan.reason}")
         if not report.passed:
             raise ImageNotValidated(f"{remote} failed its smoke test on this host; {tag} was not tagged",
                                     fix="read the diagnosis above").with_tail(report.table())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envgen.config import load_config
 from envgen.docker import connect, run_container
@@ -12,6 +13,10 @@ from envgen.errors import ImageNotValidated
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import gpus_for, parse_gpus
 from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import LIBRARIES
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
@@ -31,9 +36,33 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         from envgen.pipeline.doctor import gate_image
 
         gate_image(image.labels, env)
+        if not force and record is not None and record.tier == LIBRARIES:
+            gpu_tier_first(client, image.id, image.labels, gpus, ValidationStore(config.state_dir), out)
     result = run_container(
         client, image.id, command or None, gpus=parse_gpus(gpus),
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
         on_output=lambda line: None if out(line + "\n") else None,
     )
     return result.exit_code
+
+
+def gpu_tier_first(client: DockerClient, image_id: str, labels: Mapping[str, str], gpus: str, store: ValidationStore,
+                   out: Callable[[str], object]) -> None:
+    """An image validated at the library tier only, about to get a GPU: run both tiers once here (the
+    result is recorded against the image ID), and refuse the run if they fail."""
+    from envgen.pipeline.smoke import DEFAULT_TIMEOUT_S, image_profile, run_smoke
+
+    out("envgen: this image was validated at the library tier only (built without a GPU); running the GPU "
+        "tier on this host once before first use\n")
+    baked = image_profile(client, image_id)
+    timeout = float(baked.get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
+    report = run_smoke(client, image_id, gpus=gpus, tier="all",
+                       profile_name=labels.get("io.envgen.profile", ""),
+                       content_hash=labels.get("io.envgen.content-hash", ""), store=store, timeout_s=timeout)
+    if not report.passed:
+        failure = report.failures[0]
+        fix = failure.diagnosis.fix if failure.diagnosis else "read the smoke report above"
+        raise ImageNotValidated(f"image {image_id[:19]} passed the library tier but failed the GPU tier on this "
+                                f"host ({failure.name}: {failure.message}); not started", fix=fix
+                                ).with_tail(report.table())
+    out(f"envgen: GPU tier passed on this host (validated: {report.tier})\n")

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.config import load_config
 from envgen.docker import connect, inspect_image, run_container
-from envgen.errors import InputError, SmokeFailed
+from envgen.errors import HostIncompatible, InputError, SmokeFailed
 from envgen.pipeline.state import Validation, ValidationStore
+from envgen.pipeline.tiers import TierPlan, host_plan
 from envgen.smoke.report import SmokeReport
 
 if TYPE_CHECKING:
@@ -24,11 +25,16 @@ DEFAULT_TIMEOUT_S = 300.0  # Smoke.timeout_s's default
 TIMEOUT_MARGIN_S = 60.0
 # The probe's log (framework chatter on stderr) first, then a marker, then the JSON report, so one
 # stream carries both and the report parses whatever the frameworks printed.
-SMOKE_COMMAND = [
-    "/bin/sh", "-c",
-    "envgen-smoke --out /tmp/envgen-smoke.json; rc=$?; "
-    f"echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc",
-]
+def smoke_command(tier: str = "all") -> list[str]:
+    """The probe's command line; ``--tier`` only when not the default, so that images sealed by an
+    envgen before the tiers still run."""
+    option = "" if tier == "all" else f" --tier {tier}"
+    return ["/bin/sh", "-c",
+            f"envgen-smoke{option} --out /tmp/envgen-smoke.json; rc=$?; "
+            f"echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc"]
+
+
+SMOKE_COMMAND = smoke_command()
 
 
 def split_output(output: str) -> tuple[str, str]:
@@ -48,12 +54,12 @@ def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
 
 def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str, content_hash: str,
               store: ValidationStore, on_output: Callable[[str], None] | None = None,
-              timeout_s: float = DEFAULT_TIMEOUT_S) -> SmokeReport:
+              timeout_s: float = DEFAULT_TIMEOUT_S, tier: str = "all") -> SmokeReport:
     """Run the probe in ``image`` (ID or tag), record the result, return the report.
 
     The probe keeps to its own budget (the profile's smoke.timeout_s); the host kills the container
     if it overruns that by a margin (a hung driver call, a deadlocked all-reduce)."""
-    result = run_container(client, image, SMOKE_COMMAND, gpus=parse_gpus(gpus), on_output=on_output,
+    result = run_container(client, image, smoke_command(tier), gpus=parse_gpus(gpus), on_output=on_output,
                            timeout_s=timeout_s + TIMEOUT_MARGIN_S)
     if result.timed_out:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
@@ -63,11 +69,16 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
     log, text = split_output(result.output)
     if not text:
         tail = "\n".join(log.strip().splitlines()[-15:])
-        raise SmokeFailed(f"the smoke test in {image} produced no report (exit {result.exit_code})",
-                          fix="see the probe output above; is /usr/local/bin/envgen-smoke in the image?"
-                          ) if not tail else SmokeFailed(
-            f"the smoke test in {image} produced no report (exit {result.exit_code}); last output: "
-            f"{tail.splitlines()[-1]}")
+        if not tail:
+            raise SmokeFailed(f"the smoke test in {image} produced no report (exit {result.exit_code})",
+                              fix="see the probe output above; is /usr/local/bin/envgen-smoke in the image?")
+        from envgen.smoke.report import diagnose_text
+
+        found = diagnose_text(log)
+        raise SmokeFailed(
+            f"the smoke test in {image} produced no report (exit {result.exit_code}), so no tier is proved; "
+            f"last output: {tail.splitlines()[-1]}" + (f"; cause: {found.cause}" if found else ""),
+            fix=found.fix if found else None).with_tail(tail)
     report = SmokeReport.from_json(text)
     image_id = inspect_image(client, image)
     store.record(Validation(
@@ -78,8 +89,21 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
         content_hash=content_hash,
         checked_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         report=report.raw,
+        tier=(report.tier or "") if report.passed else "",
     ))
     return report
+
+
+def run_planned(client: DockerClient, image: str, plan: TierPlan, **kwargs: Any) -> tuple[SmokeReport, TierPlan]:
+    """run_smoke with a tier plan; when the engine refuses the GPU request, the library tier runs alone
+    and the returned plan says why the GPU tier did not."""
+    try:
+        return run_smoke(client, image, gpus=plan.gpus, tier=plan.tiers, **kwargs), plan
+    except HostIncompatible as exc:
+        if plan.gpus == "none":
+            raise
+        fallback = plan.without_gpu(f"the engine refused the GPU request: {exc.one_line()}")
+        return run_smoke(client, image, gpus="none", tier="libraries", **kwargs), fallback
 
 
 def parse_gpus(gpus: str) -> Any:
@@ -90,8 +114,10 @@ def parse_gpus(gpus: str) -> Any:
     raise InputError(f"option --gpus = {gpus!r} is not valid", fix="use all, none, or a number of GPUs")
 
 
-def smoke(target: str, *, gpus: str | None = None, env: Mapping[str, str] | None = None) -> SmokeReport:
-    """`envgen smoke IMAGE|PROFILE`: a profile name means that profile's current image tag."""
+def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
+          env: Mapping[str, str] | None = None) -> SmokeReport:
+    """`envgen smoke IMAGE|PROFILE`: a profile name means that profile's current image tag. Without
+    ``tier``, the tiers this host can run (the library tier alone where no GPU can be handed out)."""
     from envgen.pipeline.resolve import resolve_image
 
     config = load_config(env)
@@ -100,10 +126,17 @@ def smoke(target: str, *, gpus: str | None = None, env: Mapping[str, str] | None
     labels = image.labels
     baked = image_profile(client, image.id)
     timeout = float(baked.get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
-    return run_smoke(client, image.id, gpus=gpus_for(labels, gpus),
-                     profile_name=labels.get("io.envgen.profile", ""),
-                     content_hash=labels.get("io.envgen.content-hash", ""),
-                     store=ValidationStore(config.state_dir), timeout_s=timeout)
+    kwargs: dict[str, Any] = {"profile_name": labels.get("io.envgen.profile", ""),
+                              "content_hash": labels.get("io.envgen.content-hash", ""),
+                              "store": ValidationStore(config.state_dir), "timeout_s": timeout}
+    if tier is not None:
+        if tier not in ("libraries", "gpu", "all"):
+            raise InputError(f"option --tier = {tier!r} is not valid", fix="use libraries, gpu or all")
+        return run_smoke(client, image.id, gpus=gpus_for(labels, gpus) if tier != "libraries" else "none",
+                         tier=tier, **kwargs)
+    gpu_required = labels.get("io.envgen.gpu-required") != "false"
+    report, _plan = run_planned(client, image.id, host_plan(gpu_required, env, gpus), **kwargs)
+    return report
 
 
 def image_profile(client: DockerClient, image_id: str) -> dict[str, Any]:

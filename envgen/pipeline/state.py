@@ -18,11 +18,14 @@ from typing import Any
 class Validation:
     image_id: str
     status: str  # "pass" | "fail"
-    mode: str  # "gpu" | "cpu-only"
+    mode: str  # "gpu" | "cpu-only" | "libraries"
     profile: str
     content_hash: str
     checked_at: str  # ISO 8601, UTC
     report: dict[str, Any]
+    # what a pass proves: "libraries" (no GPU used), "gpu" (both tiers), "cpu" (CPU-only profile);
+    # "" for a failure or a record written before the tiers
+    tier: str = ""
 
     @property
     def passed(self) -> bool:

@@ -21,7 +21,10 @@ from envgen.paths import probe_dir
 SCHEMA = "envgen.smoke/1"
 Status = Literal["pass", "fail", "skipped"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "skipped")
-MODES: tuple[str, ...] = ("gpu", "cpu-only")
+MODES: tuple[str, ...] = ("gpu", "cpu-only", "libraries")
+# what a passing report proves: the library tier only, both tiers on a GPU, a CPU-only profile
+TIERS: tuple[str, ...] = ("libraries", "gpu", "gpu-only", "cpu")
+Mode = Literal["gpu", "cpu-only", "libraries"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class CheckResult:
 @dataclass(frozen=True)
 class SmokeReport:
     status: Literal["pass", "fail"]
-    mode: Literal["gpu", "cpu-only"]
+    mode: Mode
     checks: tuple[CheckResult, ...]
     duration_s: float
     profile: str | None = None
@@ -55,6 +58,7 @@ class SmokeReport:
     gpus: tuple[dict[str, Any], ...] = ()
     frameworks: dict[str, dict[str, Any]] = field(default_factory=dict)
     python: str | None = None
+    tier: str | None = None  # None for a failed report, or one from a probe before the tiers
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -74,6 +78,9 @@ class SmokeReport:
             raise _malformed(f"schema is {data.get('schema')!r}, expected {SCHEMA!r}")
         status = _member(data, "status", ("pass", "fail"))
         mode = _member(data, "mode", MODES)
+        tier = data.get("tier")
+        if tier is not None and tier not in TIERS:
+            raise _malformed(f"'tier' is {tier!r}, expected one of {', '.join(TIERS)}")
         raw_checks = data.get("checks")
         if not isinstance(raw_checks, list) or not raw_checks:
             raise _malformed("'checks' is missing or empty")
@@ -91,7 +98,7 @@ class SmokeReport:
             raise _malformed("'gpus' must be a list and 'frameworks' an object")
         return cls(
             status=cast(Literal["pass", "fail"], status),
-            mode=cast(Literal["gpu", "cpu-only"], mode),
+            mode=cast(Mode, mode),
             checks=checks,
             duration_s=float(duration),
             profile=_optional_str(data.get("profile")),
@@ -99,6 +106,7 @@ class SmokeReport:
             gpus=tuple(gpu for gpu in gpus if isinstance(gpu, dict)),
             frameworks={str(key): value for key, value in frameworks.items() if isinstance(value, dict)},
             python=_optional_str(python.get("version")) if isinstance(python, dict) else None,
+            tier=cast("str | None", tier),
             raw=data,
         )
 
@@ -122,7 +130,8 @@ class SmokeReport:
         name_width = max(len(check.name) for check in self.checks)
         gpu_text = ", ".join(f"{g.get('name')} (sm {g.get('compute_capability')})" for g in self.gpus)
         gpu_text = gpu_text or "none"
-        head = (f"smoke {self.status.upper()}: profile {self.profile or '-'}, {self.mode} mode, "
+        tier = f", validated: {self.tier}" if self.tier and self.passed else ""
+        head = (f"smoke {self.status.upper()}{tier}: profile {self.profile or '-'}, {self.mode} mode, "
                 f"{self.duration_s:.1f} s; GPUs: {gpu_text}; driver {self.driver or '-'}")
         lines = [head, f"{'check'.ljust(name_width)}  status   message"]
         indent = " " * (name_width + 11)
@@ -159,9 +168,17 @@ def diagnose_text(text: str, diagnoses: list[dict[str, Any]] | None = None) -> D
         for pattern in entry["patterns"]:
             found = re.search(pattern, text, re.IGNORECASE | re.MULTILINE)
             if found:
-                return Diagnosis(id=entry["id"], cause=entry["cause"], fix=entry["fix"], pattern=pattern,
+                return Diagnosis(id=entry["id"], cause=_fill(entry["cause"], entry, found),
+                                 fix=_fill(entry["fix"], entry, found), pattern=pattern,
                                  matched=" ".join(text[max(0, found.start() - 80):found.end() + 80].split()))
     return None
+
+
+def _fill(template: str, entry: dict[str, Any], found: re.Match[str]) -> str:
+    """``{name}`` from the pattern's named group, else the entry's ``defaults`` (as the probe does)."""
+    values = dict(entry.get("defaults") or {})
+    values.update((key, value.strip()) for key, value in found.groupdict().items() if value)
+    return re.sub(r"\{([a-z_]+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template)
 
 
 # --- parsing helpers -----------------------------------------------------------------------------

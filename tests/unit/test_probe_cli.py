@@ -50,7 +50,10 @@ def test_gpu_profile_without_gpu_fails_with_diagnoses(tmp_path) -> None:
     assert by_name["devices"]["diagnosis"]["id"] == "no-gpu-in-container"
     assert by_name["torch.version"]["diagnosis"]["id"] == "framework-missing"
     assert by_name["tensorflow.version"]["status"] == "fail"
-    assert report["summary"]["fail"] == 3
+    # the library tier runs first and fails too: the frameworks it must inspect are missing
+    assert by_name["libraries.frameworks"]["diagnosis"]["id"] == "framework-missing"
+    assert by_name["libraries.load"]["status"] == "skipped"
+    assert report["summary"]["fail"] == 4 and report["tier"] is None
 
 
 @no_gpu_here

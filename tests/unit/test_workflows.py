@@ -99,10 +99,15 @@ def test_actions_are_pinned() -> None:
 
 def test_images_workflow_shape() -> None:
     text = (ROOT / ".github" / "workflows" / "images.yml").read_text(encoding="utf-8")
-    for needle in ("docker/setup-buildx-action@", "type=registry", "--push", "cron:",
-                   "runs-on: [self-hosted, linux, gpu]", "envgen smoke", "GITHUB_STEP_SUMMARY",
+    # two tiers: the hosted runner builds, runs the library tier and pushes "validated: libraries";
+    # the GPU runner pulls (labels checked) and runs the GPU tier
+    for needle in ("cron:", 'envgen build "$PROFILE"', 'envgen push "$PROFILE" --registry',
+                   "runs-on: ubuntu-latest", "runs-on: [self-hosted, linux, gpu]",
+                   'envgen pull "$PROFILE" --registry', "envgen smoke", "validated", "GITHUB_STEP_SUMMARY",
                    "actions/upload-artifact@"):
         assert needle in text, needle
+    build_job = text[text.index("\n  build:"):text.index("\n  gpu:")]
+    assert "--no-smoke" not in build_job and "--no-check" not in build_job
 
 
 def test_ci_workflow_runs_the_readme_command() -> None:

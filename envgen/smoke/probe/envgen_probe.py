@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import probe_common  # noqa: E402
+import probe_libs  # noqa: E402
 import probe_system  # noqa: E402
 import probe_tf  # noqa: E402
 import probe_torch  # noqa: E402
@@ -29,6 +30,9 @@ def parse_args(argv):
                         help="resolved profile (JSON) with an optional 'expected' dict")
     parser.add_argument("--json", action="store_true", help="print the JSON report instead of a table")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON report to FILE")
+    parser.add_argument("--tier", choices=("libraries", "gpu", "all"), default="all",
+                        help="libraries: only what needs no GPU (libraries load, versions agree, kernels "
+                             "for the targets); gpu: only the device checks; all: both (default)")
     parser.add_argument("--arch-list", metavar="sm_XX,...",
                         help="check kernels against this list instead of the framework's compiled one")
     return parser.parse_args(argv)
@@ -44,8 +48,27 @@ def load_expect(path):
     return data
 
 
-def run_all(ctx):
+def run_libraries(ctx):
+    """The library tier: runs with or without a GPU, before any GPU check."""
+    try:
+        ctx.library_table = probe_libs.load_table()
+    except (OSError, ValueError) as exc:
+        ctx.library_table = {"families": {}, "tensorflow": []}
+        message = "library tier cannot run: its table %s cannot be read: %s" % (probe_libs.LIBRARIES_FILE, exc)
+        ctx.checks.append(probe_common.result("libraries.load", None, probe_common.FAIL, message,
+                                              diagnosis=probe_common.diagnose(message, ctx.diagnoses)))
+        return
+    for name, func in probe_libs.checks():
+        probe_common.run_check(ctx, name, probe_libs.TIER, func)
+
+
+def run_all(ctx, tier="all"):
     probe_common.run_check(ctx, "python", None, probe_system.check_python)
+    if tier in ("libraries", "all"):
+        run_libraries(ctx)
+    if tier == "libraries":
+        ctx.mode = "libraries"
+        return
     probe_common.run_check(ctx, "devices", None, probe_system.check_devices)
     if ctx.mode is None:
         ctx.mode = "gpu" if ctx.gpus else "cpu-only"
@@ -58,7 +81,19 @@ def run_all(ctx):
         module.facts_after(ctx)
 
 
-def build_report(ctx, duration):
+def reached_tier(ctx, tiers, failed):
+    """What the run proves: "libraries" (only that tier ran and passed), "gpu" (both tiers passed on a
+    GPU), "cpu" (a CPU-only run passed), None when a check failed."""
+    if failed:
+        return None
+    if tiers == "libraries":
+        return "libraries"
+    if ctx.mode == "gpu":
+        return "gpu" if tiers == "all" else "gpu-only"
+    return "cpu"
+
+
+def build_report(ctx, duration, tiers="all"):
     counts = {probe_common.PASS: 0, probe_common.FAIL: 0, probe_common.SKIPPED: 0}
     for check in ctx.checks:
         counts[check["status"]] += 1
@@ -67,6 +102,8 @@ def build_report(ctx, duration):
         "probe_version": PROBE_VERSION,
         "status": "fail" if counts[probe_common.FAIL] else "pass",
         "mode": ctx.mode,
+        "tiers_run": tiers,
+        "tier": reached_tier(ctx, tiers, counts[probe_common.FAIL]),
         "profile": ctx.expect.get("name"),
         "gpu_required": ctx.gpu_required(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started)),
@@ -129,10 +166,10 @@ def main(argv=None):
     if args.json:
         sys.stdout = sys.stderr  # frameworks that print must not corrupt the JSON on stdout
     try:
-        run_all(ctx)
+        run_all(ctx, args.tier)
     finally:
         sys.stdout = saved_stdout
-    report = build_report(ctx, time.time() - started)
+    report = build_report(ctx, time.time() - started, args.tier)
     text = json.dumps(report, indent=2, sort_keys=False, default=str)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:

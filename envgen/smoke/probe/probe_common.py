@@ -52,12 +52,19 @@ def diagnose(text, diagnoses):
                 start = max(0, found.start() - 80)
                 return {
                     "id": entry["id"],
-                    "cause": entry["cause"],
-                    "fix": entry["fix"],
+                    "cause": fill(entry["cause"], entry, found),
+                    "fix": fill(entry["fix"], entry, found),
                     "pattern": pattern,
                     "matched": " ".join(text[start:found.end() + 80].split()),
                 }
     return None
+
+
+def fill(template, entry, found):
+    """``{name}`` in a cause or fix from the pattern's named group, else the entry's default."""
+    values = dict(entry.get("defaults") or {})
+    values.update((key, value.strip()) for key, value in found.groupdict().items() if value)
+    return re.sub(r"\{([a-z_]+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 # --- capturing what native libraries print ---------------------------------------------------
@@ -118,6 +125,9 @@ class Context(object):
         self.checks = []
         self.frameworks = {}    # name -> facts dict (version, cuda, cudnn, ...)
         self.logs = {}          # framework -> captured native log text
+        self.library_table = {"families": {}, "tensorflow": []}  # libraries.json, read by the library tier
+        self.library_frameworks = {}  # framework -> built-with facts, from the library tier
+        self.library_records = []     # one record per library loaded
 
     # expectations, tolerant of missing keys
     def expected(self, key):

@@ -1,0 +1,186 @@
+"""A real GPU image built here, without a GPU: the built-in `a100-pypi` (TensorFlow 2.12 on CUDA 11.8 /
+cuDNN 8.6 from NVIDIA's PyPI wheels, locked with hashes) passes the probe's library tier and is sealed as
+"validated: libraries"; its twin with the CUDA 12 wheels (the widely copied "TF 2.12 on CUDA 12.1"
+recipe) is rejected by the check, and built anyway with --no-check fails the library tier with the
+silent-CPU diagnosis naming libcudart.so.11.0.
+
+Cost, measured here (2 cores): a100-pypi cold ~270 s (TensorFlow + ~2.7 GB of CUDA 11 wheels, 5.4 GB
+image), the twin cold ~5 min (the CUDA 12 wheels); warm, both come from the BuildKit layer cache and
+its pip cache mount in seconds. The probe's library tier takes ~3 s in each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from typer.testing import CliRunner
+
+from envgen.docker import inspect_image, remove_image
+from envgen.errors import CheckFailed, HostIncompatible, SmokeFailed
+from envgen.pipeline.build import BuildOutcome, build
+from envgen.pipeline.registry import pull, push
+from envgen.pipeline.run import run
+from envgen.pipeline.smoke import run_smoke
+from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import TIER_LABEL, host_plan
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+pytestmark = pytest.mark.slow
+
+PROFILES = Path(__file__).resolve().parents[2] / "profiles"
+CU12 = {  # the twin: the same stack with the CUDA 12.1 wheels
+    "nvidia-cuda-runtime-cu11==11.8.89": "nvidia-cuda-runtime-cu12==12.1.105",
+    "nvidia-cublas-cu11==11.11.3.6": "nvidia-cublas-cu12==12.1.3.1",
+    "nvidia-cufft-cu11==10.9.0.58": "nvidia-cufft-cu12==11.0.2.54",
+    "nvidia-curand-cu11==10.3.0.86": "nvidia-curand-cu12==10.3.2.106",
+    "nvidia-cusolver-cu11==11.4.1.48": "nvidia-cusolver-cu12==11.4.5.107",
+    "nvidia-cusparse-cu11==11.7.5.86": "nvidia-cusparse-cu12==12.1.0.106",
+    "nvidia-cudnn-cu11==8.6.0.163": "nvidia-cudnn-cu12==8.9.2.26",
+    "nvidia-cuda-nvcc-cu11==11.8.89": "nvidia-cuda-nvcc-cu12==12.1.105",
+    'cuda: "11.8"': 'cuda: "12.1"',
+    'cudnn: "8.6"': 'cudnn: "8.9"',
+}
+TWIN = "i10pipe-a100-pypi-cu12"
+
+
+@pytest.fixture(scope="module")
+def expected_tier() -> str:
+    """What this host can prove: the library tier alone where no GPU can be handed to a container."""
+    return "libraries" if host_plan(True).tiers == "libraries" else "gpu"
+
+
+@pytest.fixture(scope="module")
+def outcome(envgen_home: Path) -> Iterator[BuildOutcome]:
+    yield build("a100-pypi")
+
+
+def test_a100_pypi_is_validated_at_the_tier_this_host_allows(outcome: BuildOutcome, expected_tier: str) -> None:
+    report = outcome.smoke
+    assert report is not None and report.passed, report and report.table()
+    assert outcome.validated and outcome.tier == expected_tier and report.tier == expected_tier
+    if expected_tier == "libraries":
+        assert report.mode == "libraries" and outcome.tier_reason
+        assert f"validated: libraries; the GPU tier did not run: {outcome.tier_reason}" in outcome.summary()
+
+
+def test_every_library_tensorflow_loads_resolves_into_the_image(outcome: BuildOutcome) -> None:
+    assert outcome.smoke is not None
+    frameworks = outcome.smoke.check("libraries.frameworks")
+    assert frameworks is not None and frameworks.figures["tensorflow"]["cuda"] == "11.8"
+    load = outcome.smoke.check("libraries.load")
+    assert load is not None and load.status == "pass"
+    libs = {lib["soname"]: lib for lib in load.figures["libraries"]}
+    assert set(libs) == {"libcudart.so.11.0", "libcublas.so.11", "libcublasLt.so.11", "libcufft.so.10",
+                         "libcurand.so.10", "libcusolver.so.11", "libcusparse.so.11", "libcudnn.so.8"}
+    for lib in libs.values():
+        assert lib["path"].startswith("/opt/env/lib/python3.11/site-packages/nvidia/"), lib
+    assert libs["libcudart.so.11.0"]["version"] == "11.8.89"  # from the wheel: the call answers error 35
+    assert libs["libcudnn.so.8"]["version"] == "8.6.0" and libs["libcudnn.so.8"]["min_version"] == "8.6"
+    arch = outcome.smoke.check("libraries.arch")
+    assert arch is not None and arch.status == "pass" and "A100 sm_80: PTX compute_80 only" in arch.message
+
+
+def test_the_tier_is_sealed_recorded_and_shown(outcome: BuildOutcome, docker_client: DockerClient,
+                                               expected_tier: str, envgen_home: Path) -> None:
+    labels = docker_client.images.get(outcome.tag).labels
+    assert labels["io.envgen.smoke"] == "pass" and labels[TIER_LABEL] == expected_tier
+    record = ValidationStore(envgen_home / "state").get(outcome.image_id)
+    assert record is not None and record.passed and record.tier == expected_tier
+    from envgen.cli import app
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["images"])
+    assert shown.exit_code == 0, shown.output
+    row = next(line for line in shown.output.splitlines() if outcome.tag in line)
+    assert row.rstrip().endswith(expected_tier)
+    rows = json.loads(runner.invoke(app, ["images", "--json"]).output)
+    assert next(r for r in rows if outcome.tag in r["tags"])["tier"] == expected_tier
+    smoked = runner.invoke(app, ["smoke", outcome.tag, "--json"])
+    assert smoked.exit_code == 0, smoked.output
+    assert json.loads(smoked.output)["tier"] == expected_tier
+
+
+def test_push_says_the_tier_and_pull_runs_what_this_host_can(outcome: BuildOutcome, local_registry: str,
+                                                             expected_tier: str) -> None:
+    registry = f"{local_registry}/envgen-i10pipe"
+    pushed = push("a100-pypi", registry=registry)
+    assert "@sha256:" in pushed and f"(validated: {expected_tier})" in pushed
+    pulled = pull("a100-pypi", registry=registry)
+    assert f"smoke test on this host: pass ({'libraries' if expected_tier == 'libraries' else 'gpu'}" in pulled
+    if expected_tier == "libraries":
+        assert "the GPU tier did not run: no GPU on this host" in pulled or "cannot hand them" in pulled
+
+
+def test_run_without_a_gpu_host(outcome: BuildOutcome, expected_tier: str) -> None:
+    if expected_tier != "libraries":
+        pytest.skip("this host can hand out GPUs: `envgen run` runs the GPU tier first instead")
+    with pytest.raises(HostIncompatible):  # the image wants a GPU; the gate says there is none
+        run("a100-pypi", command=["true"])
+    assert run("a100-pypi", command=["python", "-c", "import tensorflow"], gpus="none", out=lambda _l: None) == 0
+
+
+@pytest.fixture(scope="module")
+def twin(write_profile: Callable[[str, str], str]) -> str:
+    text = (PROFILES / "a100-pypi.yaml").read_text(encoding="utf-8")
+    body = text[text.index("name: a100-pypi"):].split("\n", 1)[1]
+    for old, new in CU12.items():
+        assert old in body, old
+        body = body.replace(old, new)
+    return write_profile(TWIN, body)
+
+
+def test_twin_is_rejected_before_building(twin: str) -> None:
+    with pytest.raises(CheckFailed, match=r"tf-cuda-mismatch.*libcudart\.so\.11\.0"):
+        build(twin)
+
+
+def test_twin_built_anyway_fails_the_library_tier_as_silent_cpu(twin: str, docker_client: DockerClient,
+                                                                  envgen_home: Path) -> None:
+    echoed: list[str] = []
+    with pytest.raises(SmokeFailed) as caught:
+        build(twin, check=False, echo=echoed.append)
+    assert any(line.startswith("warning: --no-check") for line in echoed)
+    text = caught.value.tail
+    assert "libraries.load" in text
+    assert "cannot load libcudart.so.11.0 (needed by tensorflow)" in text
+    assert ("cause: tensorflow was built for a CUDA whose library libcudart.so.11.0 is not in this "
+            "environment: it does not fail, it logs a warning and silently runs every op on the CPU") in text
+    assert "nvidia-cuda-runtime-cu11" in text
+    assert inspect_image(docker_client, f"envgen/{TWIN}:latest") is None  # nothing tagged
+    failed = [json.loads(p.read_text()) for p in (envgen_home / "state" / "validations").glob("*.json")]
+    twin_records = [r for r in failed if r["profile"] == TWIN]
+    assert twin_records and all(r["status"] == "fail" and r["tier"] == "" for r in twin_records)
+    for record in twin_records:
+        remove_image(docker_client, record["image_id"], force=True)
+
+
+def test_an_image_without_python_fails_with_a_diagnosis(docker_client: DockerClient, envgen_home: Path) -> None:
+    """The probe cannot run at all: no tier is proved, and the failure says why."""
+    import io
+    import tarfile
+
+    script = b'#!/bin/sh\nexec /opt/env/bin/python /opt/envgen/probe/envgen_probe.py "$@"\n'
+    dockerfile = b"FROM debian:bookworm-slim\nCOPY envgen-smoke /usr/local/bin/envgen-smoke\n"
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, payload, mode in (("Dockerfile", dockerfile, 0o644), ("envgen-smoke", script, 0o755)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(payload), mode
+            tar.addfile(info, io.BytesIO(payload))
+    archive.seek(0)
+    tag = "i10pipe-nopython:test"
+    docker_client.images.build(fileobj=archive, custom_context=True, tag=tag, rm=True)
+    try:
+        with pytest.raises(SmokeFailed) as caught:
+            run_smoke(docker_client, tag, gpus="none", tier="libraries", profile_name="nopython", content_hash="",
+                      store=ValidationStore(envgen_home / "state"))
+        assert "produced no report" in caught.value.message and "no tier is proved" in caught.value.message
+        assert "The image has no Python on PATH" in caught.value.message
+    finally:
+        remove_image(docker_client, tag, force=True)
