@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -107,7 +108,7 @@ def check_cmd(
     """Check a profile against the compatibility knowledge base before anything is built."""
     from envgen.check import HostSpec, check_profile
     from envgen.check.report import findings_to_json, format_findings
-    from envgen.kb import load_kb
+    from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
 
     if platform not in ("linux", "windows"):
@@ -115,7 +116,7 @@ def check_cmd(
     loaded = load_profile(profile)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
-    findings = check_profile(loaded, load_kb(), host)
+    findings = check_profile(loaded, load_kb_cached(cache_dir(os.environ)), host)
     if as_json:
         _echo_json(findings_to_json(findings))
     else:

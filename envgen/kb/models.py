@@ -29,7 +29,7 @@ Source = Annotated[str, Field(min_length=4)]
 class Row(BaseModel):
     """A knowledge-base row. Subclasses set ``FILE`` and implement ``key``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     FILE: ClassVar[str] = ""
 
     source: Source
