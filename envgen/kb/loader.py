@@ -15,6 +15,7 @@ from envgen.kb.models import (
     CudaToolkit,
     CudnnRelease,
     GpuModel,
+    NgcFamily,
     NgcRelease,
     OsImageRow,
     TensorflowBuild,
@@ -34,6 +35,7 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "cudnn": (CudnnRelease, "cudnn_releases"),
     "gpus": (GpuModel, "gpus"),
     "ngc": (NgcRelease, "ngc_releases"),
+    "ngc_family": (NgcFamily, "ngc_family"),
     "cuda_images": (CudaImageRow, "cuda_images"),
     "os_images": (OsImageRow, "os_images"),
 }

@@ -33,6 +33,9 @@ class Row(BaseModel):
     FILE: ClassVar[str] = ""
 
     source: Source
+    # True when the row's facts were not confirmed in its source: a rule resting on it alone never gives an
+    # error (check_profile turns such an error into a warning that says so)
+    unverified: bool = False
 
     @property
     def key(self) -> str:
@@ -159,6 +162,20 @@ class NgcRelease(Row):
     @property
     def key(self) -> str:
         return f"{self.image}:{self.tag}"
+
+
+class NgcFamily(Row):
+    """Rules shared by every monthly release of NVIDIA's framework images (apply even without a release row)."""
+
+    FILE: ClassVar[str] = "ngc.yaml"
+    images: list[str]
+    cc_min: CC
+    # GPU segments (gpus.yaml) that may run a release below its driver minimum through CUDA forward compatibility
+    forward_compat_segments: list[str]
+
+    @property
+    def key(self) -> str:
+        return "family"
 
 
 class CudaImageRow(Row):
