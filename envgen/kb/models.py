@@ -89,6 +89,8 @@ class TorchRelease(Row):
     torchaudio: Ver | None
     python_min: Ver
     python_max: Ver
+    # Pythons with wheels that upstream's release matrix calls experimental ("3.12 experimental" for 2.2/2.3)
+    python_experimental: list[Ver] = Field(default_factory=list)
     torchaudio_variant: bool = True
     variants: list[TorchVariant]
 

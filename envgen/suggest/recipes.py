@@ -36,15 +36,12 @@ class TorchWheels(_Row):
     until: str | None = None
     cudnn_major: int
     cudnn_pins: dict[str, str] = Field(default_factory=dict)  # CUDA minor -> nvidia-cudnn-cuXX version
-    pins_until: str | None = None  # the pins were read up to (not including) this release
 
     def covers(self, version: str) -> bool:
         v = vtuple(version)
         return v >= vtuple(self.since) and (self.until is None or v < vtuple(self.until))
 
-    def pin(self, version: str, cuda: str) -> str | None:
-        if self.pins_until is not None and vtuple(version) >= vtuple(self.pins_until):
-            return None
+    def pin(self, cuda: str) -> str | None:
         return self.cudnn_pins.get(cuda)
 
     def cite(self) -> str:

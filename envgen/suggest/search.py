@@ -187,13 +187,20 @@ def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
             f"TensorFlow {tf.version} needs nvidia-cudnn-cu{tf_major} {tf_cudnn_major}.x, torch "
             f"{torch.build.label} pins cuDNN {wheels.cudnn_major}.x of the same distribution"
         ), None
-    pin = wheels.pin(torch.build.release.version, torch.build.cuda)
+    pin = wheels.pin(torch.build.cuda)
     if pin is None or vtuple(pin) < vtuple(tf.build.cudnn):
         return False, (
             f"torch {torch.build.label}'s nvidia-cudnn-cu{t_major} pin is "
             f"{'not recorded' if pin is None else pin + ', older than TensorFlow needs'}"
         ), None
     return True, "", pin
+
+
+def _torch_window(torch: TorchPart) -> tuple[str, str]:
+    """The Python range with wheels, experimental Pythons included (the check warns on those)."""
+    release = torch.build.release
+    high = max([release.python_max, *release.python_experimental], key=vtuple)
+    return release.python_min, high
 
 
 def _python_choices(req: Request, windows: list[tuple[str, str]]) -> list[str]:
@@ -237,8 +244,7 @@ def _candidates(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> t
     if want_tf and want_torch:
         for tf in tfs:
             for torch in torches:
-                windows = [(tf.build.python_min, tf.build.python_max),
-                           (torch.build.release.python_min, torch.build.release.python_max)]
+                windows = [(tf.build.python_min, tf.build.python_max), _torch_window(torch)]
                 pythons = _python_choices(req, windows)
                 if not pythons:
                     refused.append(
@@ -257,8 +263,7 @@ def _candidates(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> t
             out += [Candidate(tf, None, py) for py in _python_choices(req, [window])]
     else:
         for torch in torches:
-            window = (torch.build.release.python_min, torch.build.release.python_max)
-            out += [Candidate(None, torch, py) for py in _python_choices(req, [window])]
+            out += [Candidate(None, torch, py) for py in _python_choices(req, [_torch_window(torch)])]
     out.sort(key=lambda c: _sort_key(kb, req, c))
     return out, refused
 

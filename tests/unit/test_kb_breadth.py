@@ -92,3 +92,32 @@ def test_nvidia_cuda_tag_without_a_row_is_a_warning(kb: KnowledgeBase) -> None:
     found = check_profile(p, kb)
     assert "base-tag-unknown" in codes(found, "warning")
     assert "base-tag-not-published" not in codes(found, "error")
+
+
+@pytest.mark.parametrize(("torch", "python", "severity"), [
+    ("2.3.1", "3.12", "warning"),  # "3.12 experimental" in upstream's release matrix
+    ("2.3.1", "3.11", None),
+    ("2.5.1", "3.13", "warning"),
+    ("2.4.1", "3.13", "error"),  # no 3.13 wheels at all
+    ("2.9.0", "3.14", None),
+])
+def test_pytorch_python_windows_with_experimental_pythons(
+    kb: KnowledgeBase, torch: str, python: str, severity: str | None
+) -> None:
+    p = profile(installer="conda", channels=["conda-forge"], python=python, frameworks={"pytorch": torch},
+                gpu={"required": False})
+    found = check_profile(p, kb)
+    python_findings = [f for f in found if f.code in ("python-experimental", "python-no-wheels")]
+    if severity is None:
+        assert not python_findings
+    else:
+        assert python_findings and python_findings[0].severity == severity
+
+
+def test_newest_releases_have_their_cuda_13_and_sm_120_builds(kb: KnowledgeBase) -> None:
+    for version in ("2.9.0", "2.10.0", "2.11.0", "2.12.0", "2.13.0"):
+        cu130 = kb.torch_variant_by_tag(version, "cu130")
+        assert cu130 is not None and "sm_120" in cu130.arch_list and "sm_50" not in cu130.arch_list
+    assert "sm_120" in kb.torch_variant_by_tag("2.8.0", "cu129").arch_list  # type: ignore[union-attr]
+    assert kb.torch_variant_by_tag("2.9.0", "cu130").unverified  # type: ignore[union-attr]
+    assert not kb.torch_variant_by_tag("2.12.0", "cu130").unverified  # type: ignore[union-attr]
