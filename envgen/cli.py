@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -116,7 +117,7 @@ def check_cmd(
     """Check a profile against the compatibility knowledge base before anything is built."""
     from envgen.check import HostSpec, check_profile
     from envgen.check.report import findings_to_json, format_findings
-    from envgen.kb import load_kb
+    from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
 
     if platform not in ("linux", "windows"):
@@ -124,7 +125,7 @@ def check_cmd(
     loaded = load_profile(profile)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
-    kb = load_kb()
+    kb = load_kb_cached(cache_dir(os.environ))
     findings = check_profile(loaded, kb, host)
     if resolve:
         from envgen.errors import ResolverUnavailable
@@ -143,6 +144,54 @@ def check_cmd(
         typer.echo(scope_line(loaded, kb))
     if any(f.severity == "error" for f in findings):
         raise typer.Exit(1)
+
+
+@app.command("suggest")
+@handles_errors
+def suggest_cmd(
+    gpu: str | None = typer.Option(None, "--gpu", help="Target GPU name, e.g. 'RTX 3090'."),
+    compute_capability: str | None = typer.Option(
+        None, "--compute-capability", help="Or its compute capability, e.g. 8.6."
+    ),
+    frameworks: str = typer.Option(
+        ..., "--frameworks", help="tensorflow,pytorch (optionally pinned: tensorflow==2.15)."
+    ),
+    driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 470.82.01."),
+    python: str | None = typer.Option(None, "--python", help="Python X.Y the environment must have."),
+    prefer: str = typer.Option(
+        "newest", "--prefer", help="newest (default) | lts (the stack that needs the oldest driver)."
+    ),
+    out: Path | None = typer.Option(
+        None, "-o", "--output", help="Write the profile here (two profiles: FILE-tensorflow.yaml, FILE-pytorch.yaml)."
+    ),
+) -> None:
+    """Find the newest stack the knowledge base says works for a GPU and driver, and write it as a profile."""
+    from envgen.check.findings import parse_driver
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.suggest.recipes import load_recipes
+    from envgen.suggest.search import Request, parse_frameworks, suggest
+    from envgen.suggest.write import outputs, summary
+
+    if (gpu is None) == (compute_capability is None):
+        raise InputError("give exactly one of --gpu and --compute-capability", fix="for example --gpu 'RTX 3090'")
+    if prefer not in ("newest", "lts"):
+        raise InputError(f"option --prefer = {prefer!r} is not known", fix="use newest or lts")
+    if python is not None and not (len(python.split(".")) in (2, 3) and all(p.isdigit() for p in python.split("."))):
+        raise InputError(f"option --python = {python!r} is not a Python version", fix="write it as 3.10")
+    request = Request(gpu=gpu or compute_capability or "", frameworks=parse_frameworks(frameworks),
+                      driver=parse_driver(driver), python=python,
+                      prefer="lts" if prefer == "lts" else "newest")
+    result = suggest(load_kb_cached(cache_dir(os.environ)), load_recipes(), request)
+    written = []
+    for path, text in outputs(result, out):
+        if path is None:
+            typer.echo(("---\n" if not result.single else "") + text, nl=False)
+        else:
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+            written.append(path)
+    _err(summary(result, written))
 
 
 # --- render / export -------------------------------------------------------------------------
