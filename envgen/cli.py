@@ -92,6 +92,15 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 
 
+@app.command("schema")
+@handles_errors
+def schema_cmd() -> None:
+    """Print the JSON Schema of the profile format (generated from envgen's typed model)."""
+    from envgen.profile.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+
+
 @app.command("check")
 @handles_errors
 def check_cmd(
