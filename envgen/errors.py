@@ -89,7 +89,12 @@ class ImageMismatch(EnvgenError):
 
 
 class RegistryError(EnvgenError):
-    """Push or pull failed: registry down, unknown, or refused."""
+    """Push or pull failed: registry down, unknown, or refused. ``cause`` is one of "unreachable",
+    "denied", "missing" (no such image there), "local" (no such local image) or "other"."""
+
+    def __init__(self, message: str, *, fix: str | None = None, cause: str = "other") -> None:
+        super().__init__(message, fix=fix)
+        self.cause = cause
 
 
 class HostIncompatible(EnvgenError):
