@@ -270,6 +270,28 @@ def pull_cmd(
     typer.echo(pull(profile, registry=registry, smoke=not no_smoke))
 
 
+@app.command("save")
+@handles_errors
+def save_cmd(
+    target: str = typer.Argument(..., help="Profile name or image reference (a validated image)."),
+    out: Path = typer.Option(..., "-o", "--output", help="Bundle file to write."),
+) -> None:
+    """Write a validated image, its validation record and sealed report into one offline bundle."""
+    from envgen.pipeline.bundle import save
+
+    typer.echo(save(target, out, echo=typer.echo))
+
+
+@app.command("load")
+@handles_errors
+def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `envgen save`.")) -> None:
+    """Verify an offline bundle (checksums, labels) and load its image; it stays 'sealed, not
+    validated on this host' until `envgen smoke` or the first `envgen run` passes here."""
+    from envgen.pipeline.bundle import load
+
+    typer.echo(load(bundle, echo=typer.echo))
+
+
 @app.command("images")
 @handles_errors
 def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:

@@ -99,3 +99,7 @@ class RegistryError(EnvgenError):
 
 class HostIncompatible(EnvgenError):
     """The host (driver, GPU, runtime) cannot run the image; raised by the run-time gate."""
+
+
+class BundleError(InputError):
+    """An offline bundle (`envgen load`) that is truncated, altered, or not a bundle at all."""

@@ -7,6 +7,7 @@ mirror. Cost: two small builds (~1-2 min cold, the second mostly cached) plus a 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 import urllib.request
@@ -60,10 +61,8 @@ def mirrored_base(docker_client: DockerClient, local_registry: str) -> Iterator[
     repo = in_registry.rsplit(":", 1)[0].split("/", 1)[1]
     request = urllib.request.Request(f"http://{local_registry}/v2/{repo}/manifests/{digest}", method="DELETE")
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
+    with contextlib.suppress(OSError):  # else the registry keeps an unreferenced test manifest; harmless
         opener.open(request, timeout=10).close()
-    except OSError:
-        pass  # the registry keeps an unreferenced test manifest; harmless
 
 
 @pytest.fixture(scope="module")
