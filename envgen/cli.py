@@ -162,13 +162,15 @@ def render_cmd(
 @handles_errors
 def export_cmd(
     profiles: list[str] = typer.Argument(..., help="One or more profiles (bake takes several)."),
-    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake"),
+    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake | k8s | slurm"),
     out: Path = typer.Option(Path("build/exports"), "-o", "--output", help="Directory to write into."),
+    gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
 ) -> None:
-    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake."""
+    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
+    Kubernetes Jobs, Slurm batch scripts."""
     from envgen.pipeline.prepare import export_profiles
 
-    for path in export_profiles(profiles, fmt, out):
+    for path in export_profiles(profiles, fmt, out, gpus=gpus):
         typer.echo(f"wrote {path}")
 
 
