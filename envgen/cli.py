@@ -100,6 +100,15 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 
 
+@app.command("schema")
+@handles_errors
+def schema_cmd() -> None:
+    """Print the JSON Schema of the profile format (generated from envgen's typed model)."""
+    from envgen.profile.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+
+
 @app.command("check")
 @handles_errors
 def check_cmd(
@@ -223,13 +232,15 @@ def render_cmd(
 @handles_errors
 def export_cmd(
     profiles: list[str] = typer.Argument(..., help="One or more profiles (bake takes several)."),
-    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake"),
+    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake | k8s | slurm"),
     out: Path = typer.Option(Path("build/exports"), "-o", "--output", help="Directory to write into."),
+    gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
 ) -> None:
-    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake."""
+    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
+    Kubernetes Jobs, Slurm batch scripts."""
     from envgen.pipeline.prepare import export_profiles
 
-    for path in export_profiles(profiles, fmt, out):
+    for path in export_profiles(profiles, fmt, out, gpus=gpus):
         typer.echo(f"wrote {path}")
 
 
@@ -334,6 +345,28 @@ def pull_cmd(
     from envgen.pipeline.registry import pull
 
     typer.echo(pull(profile, registry=registry, smoke=not no_smoke))
+
+
+@app.command("save")
+@handles_errors
+def save_cmd(
+    target: str = typer.Argument(..., help="Profile name or image reference (a validated image)."),
+    out: Path = typer.Option(..., "-o", "--output", help="Bundle file to write."),
+) -> None:
+    """Write a validated image, its validation record and sealed report into one offline bundle."""
+    from envgen.pipeline.bundle import save
+
+    typer.echo(save(target, out, echo=typer.echo))
+
+
+@app.command("load")
+@handles_errors
+def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `envgen save`.")) -> None:
+    """Verify an offline bundle (checksums, labels) and load its image; it stays 'sealed, not
+    validated on this host' until `envgen smoke` or the first `envgen run` passes here."""
+    from envgen.pipeline.bundle import load
+
+    typer.echo(load(bundle, echo=typer.echo))
 
 
 @app.command("images")
