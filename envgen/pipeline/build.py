@@ -28,6 +28,7 @@ from envgen.docker import (
 from envgen.docker.images import tag_all
 from envgen.errors import InputError, SmokeFailed
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import run_smoke
 from envgen.pipeline.state import ValidationStore
@@ -78,8 +79,8 @@ class BuildOutcome:
         return "\n".join(lines + self.notes)
 
 
-def alias_tag(profile: Profile) -> str:
-    return f"envgen/{profile.name}:latest"
+def alias_tag(profile: Profile, config: UserConfig) -> str:
+    return alias_ref(config, profile.name)
 
 
 def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
@@ -176,16 +177,17 @@ def build(
     # The tag is content-addressed and does not depend on the builder or the wheelhouse: look for a
     # validated image first, before any rendering to disk or downloading.
     planned = render_in_memory(profile, kb, config)
-    current = inspect_image(client, planned.tag)
+    planned_tag = image_ref(config, profile.name, planned.content_hash)
+    current = inspect_image(client, planned_tag)
     if current and current.labels.get("io.envgen.content-hash") == planned.content_hash:
         record = store.get(current.id)
         if (record and record.passed) or not smoke:
-            outcome = BuildOutcome(profile.name, planned.tag, current.id, info.kind, cached=True,
+            outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
                                    validated=bool(record and record.passed))
             if push:
                 from envgen.pipeline.registry import push_tag
 
-                outcome.pushed = push_tag(client, planned.tag, profile, registry or config.registry)
+                outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
             return outcome
     result = _render_for_builder(profile, kb, config, info, config.state_dir / "contexts" / profile.name,
                                  wheelhouse, offline, log_dir, echo)
@@ -197,7 +199,8 @@ def build(
         secrets={k: Path(v) for k, v in result.secrets.items()} if info.uses_buildkit else None,
         build_args=result.build_args, progress=sink, client=client,
     )
-    outcome = BuildOutcome(profile.name, result.tag, built.image_id, info.kind, duration_s=built.duration_s,
+    tag = image_ref(config, profile.name, result.content_hash)
+    outcome = BuildOutcome(profile.name, tag, built.image_id, info.kind, duration_s=built.duration_s,
                            steps=built.steps, cached_steps=built.cached_steps, log_path=log_path)
     final_id = built.image_id
     if smoke:
@@ -224,10 +227,10 @@ def build(
             from dataclasses import replace
 
             store.record(replace(run_record, image_id=final_id))
-    tag_all(client, final_id, [result.tag, alias_tag(profile)])
+    tag_all(client, final_id, [tag, alias_tag(profile, config)])
     outcome.image_id = final_id
     if push:
         from envgen.pipeline.registry import push_tag
 
-        outcome.pushed = push_tag(client, result.tag, profile, registry or config.registry)
+        outcome.pushed = push_tag(client, tag, profile, registry or config.registry)
     return outcome

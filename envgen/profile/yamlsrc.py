@@ -1,6 +1,12 @@
 """YAML loading that remembers where each key stands, so errors can name the line.
 
 Duplicate keys are errors (PyYAML silently keeps the last one).
+
+A profile may come from anywhere (a colleague, a repository, a CI variable), so the work of reading
+one is bounded before anything is built from it: the file's size, the nesting depth (checked on
+the parser's event stream, which does not recurse), the number of aliases, and the number of
+values the document holds once every alias is expanded. Each limit answers with one line naming
+the file, the line and the limit. The limits are named in README ("Profile limits").
 """
 
 from __future__ import annotations
@@ -11,9 +17,16 @@ from typing import Any
 
 import yaml
 
-from envgen.errors import ProfileError
+from envgen.errors import InputError, ProfileError
 
 KeyPath = tuple[object, ...]
+
+# The largest built-in profile is about 2 KiB, 5 levels deep and holds about 150 values; these
+# limits leave a wide margin for real profiles and refuse an alias bomb or a nesting bomb at once.
+MAX_FILE_BYTES = 256 * 1024
+MAX_DEPTH = 32
+MAX_ALIASES = 100
+MAX_VALUES = 20_000  # values after alias expansion (every mapping, list and scalar counts once)
 
 
 @dataclass
@@ -41,6 +54,7 @@ class _Walk:
     lines: dict[KeyPath, int]
     scalars: yaml.SafeLoader
     active: set[int] = field(default_factory=set)  # nodes being built: an alias back to one is a cycle
+    values: int = 0  # values built so far, alias expansions included
 
     def error(self, node: yaml.Node, message: str, fix: str) -> ProfileError:
         return ProfileError(f"{self.path}:{node.start_mark.line + 1}: {message}", fix=fix)
@@ -54,6 +68,10 @@ def _construct(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
                          "remove the tag: profiles hold plain mappings, lists, strings and numbers")
     if id(node) in walk.active:
         raise walk.error(node, "a YAML alias refers to itself", "write the value out")
+    walk.values += 1
+    if walk.values > MAX_VALUES:
+        raise walk.error(node, f"the profile expands to more than {MAX_VALUES} values (YAML aliases "
+                         "repeat what they point at)", "write the values out; a profile needs far fewer")
     walk.active.add(id(node))
     try:
         return _build(node, where, walk)
@@ -87,13 +105,46 @@ def _build(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
         raise walk.error(node, f"cannot read the value {node.value!r}: {exc}", "quote it as a string") from None
 
 
-def load_yaml(path: Path) -> LocatedDoc:
+def _read_bounded(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ProfileError(f"{path}:1: the file is larger than {MAX_FILE_BYTES // 1024} KiB, the limit for a profile",
+                           fix="a profile is a few KiB; split it with `extends:` or remove the bulk")
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileError(f"{path}: not UTF-8 text (byte {exc.start})", fix="save the profile as UTF-8") from None
+
+
+def check_structure(text: str, path: Path, error: type[InputError] = ProfileError) -> None:
+    """Walk the parser's events (no recursion, nothing built) and refuse a document nested deeper than
+    MAX_DEPTH or holding more than MAX_ALIASES aliases. YAML syntax errors are left to the composer."""
+    depth = aliases = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise error(f"{path}:{event.start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels, "
+                                "the limit for a profile", fix="flatten the value; a profile needs a few levels")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise error(f"{path}:{event.start_mark.line + 1}: more than {MAX_ALIASES} YAML aliases, "
+                                "the limit for a profile", fix="write the values out")
+    except yaml.YAMLError:
+        return
+
+
+def load_yaml(path: Path) -> LocatedDoc:
+    text = _read_bounded(path)
+    check_structure(text, path)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
