@@ -22,7 +22,7 @@ def alias_bomb(levels: int = 8, fold: int = 9) -> str:
     for level in range(1, levels + 1):
         refs = ", ".join(f"*a{level - 1}" for _ in range(fold))
         lines.append(f"a{level}: &a{level} [{refs}]")
-    return HEAD + "\n".join("x-" + line for line in lines) + "\nenv:\n  X: *a%d\n" % levels
+    return HEAD + "\n".join("x-" + line for line in lines) + f"\nenv:\n  X: *a{levels}\n"
 
 
 def nesting_bomb(depth: int = 5000) -> str:
@@ -40,7 +40,8 @@ def run_cli(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], fl
 @pytest.mark.parametrize(("kind", "text", "needle"), [
     ("alias-bomb", alias_bomb(), f"more than {MAX_VALUES} values"),
     ("nesting-bomb", nesting_bomb(), f"nested deeper than {MAX_DEPTH} levels"),
-    ("huge", HEAD + "description: '" + "x" * (MAX_FILE_BYTES + 10) + "'\n", f"larger than {MAX_FILE_BYTES // 1024} KiB"),
+    ("huge", HEAD + "description: '" + "x" * (MAX_FILE_BYTES + 10) + "'\n",
+     f"larger than {MAX_FILE_BYTES // 1024} KiB"),
 ])
 def test_hostile_profile_answers_at_once(tmp_path: Path, command: str, kind: str, text: str, needle: str) -> None:
     profile = tmp_path / f"{kind}.yaml"
@@ -73,7 +74,8 @@ def test_limits_take_well_under_a_second(tmp_path: Path, text: str, needle: str)
 
 def test_error_names_the_line(tmp_path: Path) -> None:
     profile = tmp_path / "deep.yaml"
-    profile.write_text(HEAD + "\n\nenv:\n  X:\n" + "".join("  " * (i + 2) + "- \n" for i in range(40)), encoding="utf-8")
+    nested = "".join("  " * (i + 2) + "- \n" for i in range(40))
+    profile.write_text(HEAD + "\n\nenv:\n  X:\n" + nested, encoding="utf-8")
     with pytest.raises(ProfileError) as info:
         load_profile(str(profile), {})
     line = int(info.value.message.split(":", 2)[1])
