@@ -86,7 +86,7 @@ def check_namespace(value: str, origin: str) -> str:
     """``value`` if it is a valid image namespace, else one InputError naming where it came from."""
     import re
 
-    if len(value) > MAX_NAMESPACE_LENGTH or not re.match(NAMESPACE_PATTERN, value):
+    if len(value) > MAX_NAMESPACE_LENGTH or not re.fullmatch(NAMESPACE_PATTERN.strip("^$"), value):
         raise InputError(
             f"{origin} = {value!r} is not a valid image namespace",
             fix="use lower-case letters, digits and single '.', '_' or '-' between them, parts joined by '/' "

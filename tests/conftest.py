@@ -39,6 +39,47 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Every test of the session runs in its own image namespace and state directory (tests/isolation.py);
+    at the end, nothing of the user's (images and containers in their namespaces, base images, state
+    records, envgen and Docker client config) may have been created, changed or removed. Yields the
+    session's namespace."""
+    from tests.isolation import new_namespace, remove_namespace_tags, session_environment, take_snapshot, user_world
+
+    world = user_world(os.environ)
+    client = _engine_or_none()
+    before = take_snapshot(world, client)
+    namespace = new_namespace()
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in session_environment(namespace, tmp_path_factory.mktemp("envgen-session")).items():
+            mp.setenv(key, value)
+        mp.delenv("XDG_CONFIG_HOME", raising=False)
+        yield namespace
+    if client is not None:
+        remove_namespace_tags(client, namespace)
+    after = take_snapshot(world, client)
+    if client is not None:
+        client.close()
+    changed = before.differences(after)
+    assert not changed, "the test suite touched the user's world:\n" + "\n".join(changed)
+
+
+def session_namespace() -> str:
+    """The image namespace of this test session (``ENVGEN_NAMESPACE``, set for the whole session)."""
+    return os.environ["ENVGEN_NAMESPACE"]
+
+
+def _engine_or_none() -> DockerClient | None:
+    from envgen.docker import connect
+    from envgen.errors import DockerUnavailable
+
+    try:
+        return connect()
+    except DockerUnavailable:
+        return None
+
+
 @pytest.fixture(scope="session", name="unavailable")
 def unavailable_fixture() -> Callable[[str], NoReturn]:
     """The fail-under-CI-else-skip rule, for fixtures in sub-directories' conftest files."""

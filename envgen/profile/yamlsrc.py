@@ -120,6 +120,10 @@ def _read_bounded(path: Path) -> str:
         raise ProfileError(f"{path}: not UTF-8 text (byte {exc.start})", fix="save the profile as UTF-8") from None
 
 
+def _line(event: yaml.Event) -> int:
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
+
+
 def check_structure(text: str, path: Path, error: type[InputError] = ProfileError) -> None:
     """Walk the parser's events (no recursion, nothing built) and refuse a document nested deeper than
     MAX_DEPTH or holding more than MAX_ALIASES aliases. YAML syntax errors are left to the composer."""
@@ -129,14 +133,14 @@ def check_structure(text: str, path: Path, error: type[InputError] = ProfileErro
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise error(f"{path}:{event.start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels, "
+                    raise error(f"{path}:{_line(event)}: nested deeper than {MAX_DEPTH} levels, "
                                 "the limit for a profile", fix="flatten the value; a profile needs a few levels")
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
             elif isinstance(event, yaml.AliasEvent):
                 aliases += 1
                 if aliases > MAX_ALIASES:
-                    raise error(f"{path}:{event.start_mark.line + 1}: more than {MAX_ALIASES} YAML aliases, "
+                    raise error(f"{path}:{_line(event)}: more than {MAX_ALIASES} YAML aliases, "
                                 "the limit for a profile", fix="write the values out")
     except yaml.YAMLError:
         return
