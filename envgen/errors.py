@@ -94,3 +94,13 @@ class RegistryError(EnvgenError):
 
 class HostIncompatible(EnvgenError):
     """The host (driver, GPU, runtime) cannot run the image; raised by the run-time gate."""
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters: control characters, direction marks
+    and newlines come out escaped, and a 100,000-character value stays a short line."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, (str, bytes, list, dict)) else ""
+    return text[:limit] + "…" + size

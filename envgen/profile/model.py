@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from envgen.errors import shown
+
 # --- value patterns -------------------------------------------------------------------------
 
 # A Docker repository path component (profiles become `envgen/<name>:<hash>`): lower-case
@@ -42,12 +44,23 @@ GPU_TARGET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,63}$")
 def _matches(pattern: re.Pattern[str], what: str) -> AfterValidator:
     def check(value: str) -> str:
         if not pattern.match(value):
-            raise ValueError(f"{value!r} is not a valid {what}")
+            raise ValueError(f"{shown(value)} is not a valid {what}")
         return value
 
     return AfterValidator(check)
 
 
+def _local_path(value: str) -> str:
+    """A host directory path: no control characters (NUL, newlines), within the file system's limits."""
+    if not value or len(value) > 1024 or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"{shown(value)} is not a usable directory path (1-1024 characters, no control "
+                         "characters)")
+    if any(len(part.encode("utf-8")) > 255 for part in value.split("/")):
+        raise ValueError(f"{shown(value)} has a path component longer than 255 bytes")
+    return value
+
+
+LocalPath = Annotated[str, AfterValidator(_local_path)]
 Version = Annotated[str, _matches(VERSION_RE, "version (expected digits and dots, such as \"3.7.9\")")]
 FrameworkVersion = Annotated[
     str, _matches(FRAMEWORK_VERSION_RE, "framework version (such as \"1.7.1\" or \"1.7.1+cu101\")")
@@ -113,7 +126,7 @@ class Mirrors(Strict):
     https_proxy: Url | None = None
     no_proxy: EnvValue | None = None
     # A local directory of wheels (pip --find-links) copied into the build context.
-    wheelhouse: str | None = None
+    wheelhouse: LocalPath | None = None
 
 
 class User(Strict):
@@ -151,6 +164,12 @@ class Profile(Strict):
     def _one_line(cls, value: str) -> str:
         if "\n" in value or "\r" in value:
             raise ValueError("description must be one line")
+        # Printable text only: no NUL or other control characters, no Unicode direction marks or
+        # invisible format characters (they make a label or a help text read differently than it is).
+        odd = next((c for c in value if not c.isprintable()), None)
+        if odd is not None:
+            raise ValueError(f"description holds the non-printable character U+{ord(odd):04X}; "
+                             "write plain one-line text")
         return value
 
     @model_validator(mode="after")

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from envgen.errors import InputError, ProfileError
+from envgen.errors import InputError, ProfileError, shown
 
 KeyPath = tuple[object, ...]
 
@@ -64,7 +64,7 @@ def _construct(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
     if node.tag == "tag:yaml.org,2002:merge":
         raise walk.error(node, "YAML merge keys (<<) are not supported", "repeat the keys, or use `extends:`")
     if node.tag not in _ALLOWED_TAGS:
-        raise walk.error(node, f"YAML tag {node.tag!r} is not allowed in a profile",
+        raise walk.error(node, f"YAML tag {shown(node.tag)} is not allowed in a profile",
                          "remove the tag: profiles hold plain mappings, lists, strings and numbers")
     if id(node) in walk.active:
         raise walk.error(node, "a YAML alias refers to itself", "write the value out")
@@ -85,7 +85,7 @@ def _build(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
         for key_node, value_node in node.value:
             key = _construct(key_node, where, walk)
             if not isinstance(key, str):
-                raise walk.error(key_node, f"key {key!r} must be a string", "quote the key")
+                raise walk.error(key_node, f"key {shown(key)} must be a string", "quote the key")
             if key in out:
                 raise walk.error(key_node, f"duplicate key {'.'.join(map(str, where + (key,)))}",
                                  "keep one of the two entries")
@@ -102,7 +102,8 @@ def _build(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
     try:
         return walk.scalars.construct_object(node, deep=True)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:
-        raise walk.error(node, f"cannot read the value {node.value!r}: {exc}", "quote it as a string") from None
+        raise walk.error(node, f"cannot read the value {shown(node.value)}: {shown(str(exc), 120)}",
+                         "quote it as a string") from None
 
 
 def _read_bounded(path: Path) -> str:
