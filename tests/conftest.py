@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 LOCAL_REGISTRY = "localhost:5000"
+# Set on an engine shared with other people's envgen builds in the default namespace: the end-of-session
+# check of the user's world then reports what changed instead of failing (tests/isolation.py).
+SHARED_ENGINE_ENV = "ENVGEN_TEST_SHARED_ENGINE"
 # Every test in these folders needs the real engine: they carry the `docker` marker.
 DOCKER_DIRS = ("docker", "pipeline")
 
@@ -40,7 +43,7 @@ def unavailable(reason: str) -> NoReturn:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[str]:
     """Every test of the session runs in its own image namespace and state directory (tests/isolation.py);
     at the end, nothing of the user's (images and containers in their namespaces, base images, state
     records, envgen and Docker client config) may have been created, changed or removed. Yields the
@@ -62,7 +65,19 @@ def isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     if client is not None:
         client.close()
     changed = before.differences(after)
-    assert not changed, "the test suite touched the user's world:\n" + "\n".join(changed)
+    if changed and os.environ.get(SHARED_ENGINE_ENV):
+        # Someone else builds in the default namespace on this engine right now: report, do not fail.
+        reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"\n{SHARED_ENGINE_ENV} set: changes to the user's world during the session, "
+                                "not asserted (other processes share this engine):")
+            for line in changed:
+                reporter.write_line(f"  {line}")
+        return
+    assert not changed, (
+        "the test suite touched the user's world:\n" + "\n".join(changed) + "\n(if other people build in "
+        f"the default namespace on this engine at the same time, their changes show here; {SHARED_ENGINE_ENV}=1 "
+        "reports instead of failing)")
 
 
 def session_namespace() -> str:
