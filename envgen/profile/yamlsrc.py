@@ -21,7 +21,7 @@ from envgen.errors import InputError, ProfileError, shown
 
 KeyPath = tuple[object, ...]
 
-# The largest built-in profile is about 2 KiB, 5 levels deep and holds about 150 values; these
+# The largest built-in profile is about 2 KiB, 3 levels deep and holds at most 61 values; these
 # limits leave a wide margin for real profiles and refuse an alias bomb or a nesting bomb at once.
 MAX_FILE_BYTES = 256 * 1024
 MAX_DEPTH = 32
@@ -125,9 +125,46 @@ def _line(event: yaml.Event) -> int:
     return event.start_mark.line + 1 if event.start_mark is not None else 1
 
 
+def _flow_depth(text: str, path: Path, error: type[InputError]) -> None:
+    """Refuse flow collections (``[``, ``{``) nested deeper than MAX_DEPTH with a linear scan of the text.
+
+    PyYAML's scanner reads a run of nested ``[[[[…`` to its end before the parser emits the first event,
+    checking every pending simple key at each step (quadratic: 5000 levels take a second, 200,000 take
+    hours), so this bound must come before it. Quotes count only where YAML starts a quoted scalar (at the
+    start of a token), comments are skipped."""
+    depth, line, quote, previous = 0, 1, "", "\n"
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "\n":
+            line += 1
+        if quote:
+            if char == "\\" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"" and previous in " \t\n[{,:-?":
+            quote = char
+        elif char == "#" and previous in " \t\n":
+            end = text.find("\n", index)
+            index = size if end < 0 else end
+            continue
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise error(f"{path}:{line}: nested deeper than {MAX_DEPTH} levels, the limit for a profile",
+                            fix="flatten the value; a profile needs a few levels")
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        previous = char
+        index += 1
+
+
 def check_structure(text: str, path: Path, error: type[InputError] = ProfileError) -> None:
-    """Walk the parser's events (no recursion, nothing built) and refuse a document nested deeper than
-    MAX_DEPTH or holding more than MAX_ALIASES aliases. YAML syntax errors are left to the composer."""
+    """Refuse a document nested deeper than MAX_DEPTH or holding more than MAX_ALIASES aliases: a linear scan
+    for flow nesting, then the parser's events (no recursion, nothing built) for block nesting and aliases.
+    YAML syntax errors are left to the composer."""
+    _flow_depth(text, path, error)
     depth = aliases = 0
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
