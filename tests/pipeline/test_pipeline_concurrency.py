@@ -66,7 +66,7 @@ def test_two_concurrent_builds_of_one_profile(envgen_home: Path, write_profile: 
     assert second.returncode == 0, err2[-3000:]
     assert f"waiting for another build of {NAME} (pid {first.pid})" in out2 + err2
     assert "is up to date" in out2 and "validated" in out2, out2
-    tag = out1.split()[1]
+    tag = next(line.split()[1] for line in out1.splitlines() if line.startswith("built "))
     cleanup_tags += [tag, alias(NAME)]
     assert tag.startswith(os.environ["ENVGEN_NAMESPACE"] + "/")
     # One image for the profile, validated once; one build log for the build that ran.
