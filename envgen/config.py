@@ -19,6 +19,14 @@ from envgen.errors import InputError
 from envgen.profile.model import Mirrors
 
 DEFAULT_REGISTRY = "ghcr.io/envgen-dev/envgen"
+DEFAULT_NAMESPACE = "envgen"
+NAMESPACE_ENV = "ENVGEN_NAMESPACE"
+# Docker's repository grammar (distribution/reference): path components of lower-case letters and
+# digits, separated inside by one '.', one or two '_', or any number of '-'; components joined by '/'.
+# A namespace is the part before the profile name (`<namespace>/<profile>:<hash>`), so no host, no tag.
+_COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
+NAMESPACE_PATTERN = rf"^{_COMPONENT}(?:/{_COMPONENT})*$"
+MAX_NAMESPACE_LENGTH = 128
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 # Environment variables that name a CA bundle, in the order they are consulted.
 CA_ENV_VARS = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
@@ -29,6 +37,7 @@ class UserConfig(BaseModel):
 
     mirrors: Mirrors = Field(default_factory=Mirrors)
     registry: str = Field(default=DEFAULT_REGISTRY, pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")
+    namespace: str = Field(default=DEFAULT_NAMESPACE, pattern=NAMESPACE_PATTERN, max_length=MAX_NAMESPACE_LENGTH)
     state_dir: Path = Field(default_factory=lambda: Path("~/.local/share/envgen").expanduser())
     ca_bundle: Path | None = None
 
@@ -52,12 +61,20 @@ def default_ca_bundle(env: Mapping[str, str], system_bundle: Path = SYSTEM_CA_BU
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    from envgen.profile.yamlsrc import MAX_FILE_BYTES, check_structure
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(f"user config {path} is larger than {MAX_FILE_BYTES // 1024} KiB")
+        text = path.read_text(encoding="utf-8")
+        check_structure(text, path, InputError)
+        data = yaml.safe_load(text)
     except OSError as exc:
         raise InputError(f"cannot read user config {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"user config {path} is not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise InputError(f"user config {path} is not valid YAML: {exc}") from exc
+        raise InputError(f"user config {path} is not valid YAML: {' '.join(str(exc).split())}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -65,9 +82,23 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def check_namespace(value: str, origin: str) -> str:
+    """``value`` if it is a valid image namespace, else one InputError naming where it came from."""
+    import re
+
+    if len(value) > MAX_NAMESPACE_LENGTH or not re.fullmatch(NAMESPACE_PATTERN.strip("^$"), value):
+        raise InputError(
+            f"{origin} = {value!r} is not a valid image namespace",
+            fix="use lower-case letters, digits and single '.', '_' or '-' between them, parts joined by '/' "
+                f"(e.g. {DEFAULT_NAMESPACE} or alice/envgen)",
+        )
+    return value
+
+
 def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     """Load the user config; a missing file gives the defaults. ``$ENVGEN_CONFIG`` naming a
-    missing file is an error (the user asked for that file)."""
+    missing file is an error (the user asked for that file). ``$ENVGEN_NAMESPACE`` overrides the
+    config's ``namespace`` (the image repository prefix every image envgen makes goes under)."""
     env = os.environ if env is None else env
     path = config_path(env)
     data: dict[str, Any] = {}
@@ -76,6 +107,10 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     elif env.get("ENVGEN_CONFIG"):
         raise InputError(f"ENVGEN_CONFIG names {path}, which does not exist",
                          fix="create it or unset ENVGEN_CONFIG")
+    if isinstance(data.get("namespace"), str):
+        check_namespace(data["namespace"], f"user config {path}: namespace")
+    if env.get(NAMESPACE_ENV) is not None:
+        data["namespace"] = check_namespace(env[NAMESPACE_ENV], NAMESPACE_ENV)
     for key in ("state_dir", "ca_bundle"):
         if isinstance(data.get(key), str):
             data[key] = str(Path(data[key]).expanduser())

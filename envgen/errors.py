@@ -109,3 +109,13 @@ class ResolverUnavailable(EnvgenError):
 
 class BundleError(InputError):
     """An offline bundle (`envgen load`) that is truncated, altered, or not a bundle at all."""
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters: control characters, direction marks
+    and newlines come out escaped, and a 100,000-character value stays a short line."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, (str, bytes, list, dict)) else ""
+    return text[:limit] + "…" + size

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 LOCAL_REGISTRY = "localhost:5000"
+# Set on an engine shared with other people's envgen builds in the default namespace: the end-of-session
+# check of the user's world then reports what changed instead of failing (tests/isolation.py).
+SHARED_ENGINE_ENV = "ENVGEN_TEST_SHARED_ENGINE"
 # Every test in these folders needs the real engine: they carry the `docker` marker.
 DOCKER_DIRS = ("docker", "pipeline")
 
@@ -37,6 +40,59 @@ def unavailable(reason: str) -> NoReturn:
         pytest.fail(f"{reason} (CI=true: Docker tests must not be skipped; run scripts/host-setup first)",
                     pytrace=False)
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[str]:
+    """Every test of the session runs in its own image namespace and state directory (tests/isolation.py);
+    at the end, nothing of the user's (images and containers in their namespaces, base images, state
+    records, envgen and Docker client config) may have been created, changed or removed. Yields the
+    session's namespace."""
+    from tests.isolation import new_namespace, remove_namespace_tags, session_environment, take_snapshot, user_world
+
+    world = user_world(os.environ)
+    client = _engine_or_none()
+    before = take_snapshot(world, client)
+    namespace = new_namespace()
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in session_environment(namespace, tmp_path_factory.mktemp("envgen-session")).items():
+            mp.setenv(key, value)
+        mp.delenv("XDG_CONFIG_HOME", raising=False)
+        yield namespace
+    if client is not None:
+        remove_namespace_tags(client, namespace)
+    after = take_snapshot(world, client)
+    if client is not None:
+        client.close()
+    changed = before.differences(after)
+    if changed and os.environ.get(SHARED_ENGINE_ENV):
+        # Someone else builds in the default namespace on this engine right now: report, do not fail.
+        reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"\n{SHARED_ENGINE_ENV} set: changes to the user's world during the session, "
+                                "not asserted (other processes share this engine):")
+            for line in changed:
+                reporter.write_line(f"  {line}")
+        return
+    assert not changed, (
+        "the test suite touched the user's world:\n" + "\n".join(changed) + "\n(if other people build in "
+        f"the default namespace on this engine at the same time, their changes show here; {SHARED_ENGINE_ENV}=1 "
+        "reports instead of failing)")
+
+
+def session_namespace() -> str:
+    """The image namespace of this test session (``ENVGEN_NAMESPACE``, set for the whole session)."""
+    return os.environ["ENVGEN_NAMESPACE"]
+
+
+def _engine_or_none() -> DockerClient | None:
+    from envgen.docker import connect
+    from envgen.errors import DockerUnavailable
+
+    try:
+        return connect()
+    except DockerUnavailable:
+        return None
 
 
 @pytest.fixture(scope="session", name="unavailable")

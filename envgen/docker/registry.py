@@ -27,6 +27,8 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
     registry = registry_of(ref)
     text = detail.lower()
     one = " ".join(detail.split())
+    if "x509:" in text or ("certificate" in text and "tls" in text):
+        return _certificate_error(ref, action, registry, text, one)
     if any(s in text for s in ("connection refused", "no such host", "i/o timeout", "network is unreachable",
                                "connection reset", "unexpected eof", "server misbehaving")):
         fix = "check the registry address and the network"
@@ -45,6 +47,21 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
         return RegistryError(f"cannot {action} {ref}: {registry} has no such image ({one})",
                              fix="check the name and tag, or push it first", cause="missing")
     return RegistryError(f"cannot {action} {ref}: {one}")
+
+
+def _certificate_error(ref: str, action: str, registry: str, text: str, one: str) -> RegistryError:
+    """A TLS certificate problem, named: expired, unknown authority, wrong name."""
+    trust = f"/etc/docker/certs.d/{registry}/ca.crt"
+    if "expired" in text or "not yet valid" in text:
+        problem, fix = "has expired or is not yet valid", "renew the registry's certificate, or correct the clock"
+    elif "unknown authority" in text:
+        problem = "is signed by an authority this engine does not trust"
+        fix = f"put the registry's CA certificate in {trust} (no restart needed)"
+    elif "valid for" in text or "doesn't contain any ip sans" in text or "not valid for any names" in text:
+        problem, fix = "does not name this address", f"use the name the certificate was issued for, not {registry}"
+    else:
+        problem, fix = "was refused", f"check the registry's certificate and {trust}"
+    return RegistryError(f"cannot {action} {ref}: the TLS certificate of {registry} {problem} ({one})", fix=fix)
 
 
 def _consume(ref: str, action: str, events: Iterable[dict[str, Any]],

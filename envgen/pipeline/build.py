@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,10 +31,12 @@ from envgen.docker.images import tag_all
 from envgen.errors import InputError, SmokeFailed
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.mirrors import mirror_ref
+from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import fetch_base
+from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import run_planned
-from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.state import ValidationStore, write_atomically
 from envgen.pipeline.tiers import TIER_LABEL, host_plan
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.profile import Profile
@@ -87,13 +91,13 @@ class BuildOutcome:
         return "\n".join(lines + self.notes)
 
 
-def alias_tag(profile: Profile) -> str:
-    return f"envgen/{profile.name}:latest"
+def alias_tag(profile: Profile, config: UserConfig) -> str:
+    return alias_ref(config, profile.name)
 
 
 def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
                         context_dir: Path, wheelhouse: Path | None, offline: bool, log_dir: Path,
-                        echo: Callable[[str], None]) -> RenderResult:
+                        echo: Callable[[str], None], log_name: str) -> RenderResult:
     if builder.uses_buildkit or profile.installer != "pip":
         if not builder.uses_buildkit:
             echo("note: the classic builder has no build secrets; conda downloads inside the build will not "
@@ -108,7 +112,7 @@ def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig,
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
              profile.python_minor, find_links=[*find_links, *plan.pip.find_links],
              index_urls=list(plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
-             log_path=log_dir / f"{profile.name}-wheels.log")
+             log_path=log_dir / f"{log_name}-wheels.log")
     return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
 
 
@@ -197,35 +201,57 @@ def build(
     # The tag is content-addressed and does not depend on the builder or the wheelhouse: look for a
     # validated image first, before any rendering to disk or downloading.
     planned = render_in_memory(profile, kb, config)
-    current = inspect_image(client, planned.tag)
-    if current and current.labels.get("io.envgen.content-hash") == planned.content_hash:
+    planned_tag = image_ref(config, profile.name, planned.content_hash)
+    with build_lock(config.state_dir, profile.name, planned.content_hash, echo):
+        return _build_locked(profile, kb, config, info, client, store, planned.content_hash, planned_tag,
+                             smoke=smoke, push=push, wheelhouse=wheelhouse, offline=offline,
+                             registry=registry, sink=sink, echo=echo, log_dir=log_dir,
+                             base_ref=planned.plan.base.from_ref, env=env)
+
+
+def _log_name(profile: Profile, content_hash: str) -> str:
+    """Each build its own log: profile, content, start time (UTC) and process."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    return f"{profile.name}-{content_hash[:12]}-{stamp}-{os.getpid()}"
+
+
+def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info: BuilderInfo,
+                  client: DockerClient, store: ValidationStore, content_hash: str, planned_tag: str, *,
+                  smoke: bool, push: bool, wheelhouse: Path | None, offline: bool, registry: str | None,
+                  sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path, base_ref: str,
+                  env: Mapping[str, str] | None) -> BuildOutcome:
+    # Looked up under the lock: a build of the same content that just finished left its image here.
+    current = inspect_image(client, planned_tag)
+    if current and current.labels.get("io.envgen.content-hash") == content_hash:
         record = store.get(current.id)
         if (record and record.passed) or not smoke:
-            outcome = BuildOutcome(profile.name, planned.tag, current.id, info.kind, cached=True,
+            outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
                                    validated=bool(record and record.passed),
                                    tier=(record.tier or None) if record and record.passed else None)
             if push:
                 from envgen.pipeline.registry import push_tag
 
-                outcome.pushed = push_tag(client, planned.tag, profile, registry or config.registry)
+                outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
             return outcome
-    result = _render_for_builder(profile, kb, config, info, config.state_dir / "contexts" / profile.name,
-                                 wheelhouse, offline, log_dir, echo)
+    log_name = _log_name(profile, content_hash)
+    result = _render_for_builder(profile, kb, config, info,
+                                 config.state_dir / "contexts" / f"{profile.name}-{content_hash[:12]}",
+                                 wheelhouse, offline, log_dir, echo, log_name)
     # A registry mirror for the base: the build arg BASE_IMAGE names it; pull it first so that a mirror
     # that does not answer or lacks the image is one clear line, not a builder error.
-    mirrored = mirror_ref(planned.plan.base.from_ref,
-                          merge_mirrors(profile.mirrors, config.mirrors).registries)
+    mirrored = mirror_ref(base_ref, merge_mirrors(profile.mirrors, config.mirrors).registries)
     if mirrored is not None:
         fetch_base(client, mirrored, echo)
 
-    log_path = log_dir / f"{profile.name}-{result.content_hash[:12]}.log"
+    log_path = log_dir / f"{log_name}.log"
     built = build_image(
         result.dir, builder=info, log_path=log_path,
         dockerfile="Dockerfile" if info.uses_buildkit else "Dockerfile.classic",
         secrets={k: Path(v) for k, v in result.secrets.items()} if info.uses_buildkit else None,
         build_args=result.build_args, progress=sink, client=client,
     )
-    outcome = BuildOutcome(profile.name, result.tag, built.image_id, info.kind, duration_s=built.duration_s,
+    tag = image_ref(config, profile.name, result.content_hash)
+    outcome = BuildOutcome(profile.name, tag, built.image_id, info.kind, duration_s=built.duration_s,
                            steps=built.steps, cached_steps=built.cached_steps, log_path=log_path)
     final_id = built.image_id
     if smoke:
@@ -248,8 +274,7 @@ def build(
         outcome.tier = report.tier
         frozen = freeze(client, built.image_id)
         lock_path = config.state_dir / "locks" / f"{profile.name}-{result.content_hash[:12]}.txt"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock_path.write_text(frozen, encoding="utf-8")
+        write_atomically(lock_path, frozen)
         outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
                              f"(in the image: {SEALED_FREEZE})")
         final_id = seal(client, built.image_id, report, frozen)
@@ -259,10 +284,10 @@ def build(
             from dataclasses import replace
 
             store.record(replace(run_record, image_id=final_id))
-    tag_all(client, final_id, [result.tag, alias_tag(profile)])
+    tag_all(client, final_id, [tag, alias_tag(profile, config)])
     outcome.image_id = final_id
     if push:
         from envgen.pipeline.registry import push_tag
 
-        outcome.pushed = push_tag(client, result.tag, profile, registry or config.registry)
+        outcome.pushed = push_tag(client, tag, profile, registry or config.registry)
     return outcome

@@ -1,4 +1,5 @@
-"""`envgen images`: the images envgen built or pulled, with their validation status."""
+"""`envgen images`: the images envgen built or pulled in the configured namespace, with their validation
+status."""
 
 from __future__ import annotations
 
@@ -22,11 +23,18 @@ def _age(created: datetime, now: datetime) -> str:
 
 
 def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
-    store = ValidationStore(load_config(env).state_dir)
+    from envgen.pipeline.naming import in_namespace
+
+    config = load_config(env)
+    store = ValidationStore(config.state_dir)
     now = now or datetime.now(timezone.utc)
     rows = []
     for image in list_images(connect()):
         record = store.get(image.id)
+        # This namespace's images: tagged in it, or validated through this state directory (an
+        # untagged image smoke-tested here). Another namespace's images are not listed.
+        if not any(in_namespace(config, tag) for tag in image.tags) and record is None:
+            continue
         tier = tier_of(record, image.labels)
         if record is not None:
             status = f"{record.status} ({record.mode})"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from envgen.config import load_config, merge_mirrors
 from envgen.docker import connect, inspect_image, pull_image, push_image, remove_image
-from envgen.docker.images import tag_all
+from envgen.docker.images import split_ref, tag_all
 from envgen.errors import ImageMismatch, ImageNotValidated, InputError, RegistryError
 from envgen.mirrors import mirror_ref
 from envgen.pipeline.mirrors import mirror_failure
@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
 
 def remote_ref(registry: str, local_tag: str) -> str:
-    """``envgen/<profile>:<hash>`` published as ``<registry>/<profile>:<hash>``."""
-    repo, _, tag = local_tag.partition(":")
-    return f"{registry.rstrip('/')}/{repo.split('/', 1)[1]}:{tag}"
+    """``<namespace>/<profile>:<hash>`` published as ``<registry>/<profile>:<hash>`` (the local
+    namespace is not part of the published name)."""
+    repo, tag = split_ref(local_tag)
+    return f"{registry.rstrip('/')}/{repo.rsplit('/', 1)[-1]}:{tag}"
 
 
 def push_tag(client: DockerClient, local_tag: str, profile: Profile, registry: str) -> str:

@@ -18,8 +18,11 @@ if TYPE_CHECKING:
 
 def profile_tag(profile: Profile, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(image tag, content hash) the profile renders to now, without writing anything."""
-    context = render_in_memory(profile, load_kb(), load_config(env))
-    return context.tag, context.content_hash
+    from envgen.pipeline.naming import image_ref
+
+    config = load_config(env)
+    context = render_in_memory(profile, load_kb(), config)
+    return image_ref(config, profile.name, context.content_hash), context.content_hash
 
 
 def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | None = None) -> ImageSummary:

@@ -6,12 +6,30 @@ and ``envgen images`` read them; ``envgen build`` and ``envgen smoke`` write the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it over ``path``:
+    a reader (another envgen) sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass(frozen=True)
@@ -40,12 +58,8 @@ class ValidationStore:
         return self.dir / (image_id.replace("sha256:", "") + ".json")
 
     def record(self, validation: Validation) -> Path:
-        self.dir.mkdir(parents=True, exist_ok=True)
         path = self._path(validation.image_id)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(asdict(validation), handle, indent=2, sort_keys=True)
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps(asdict(validation), indent=2, sort_keys=True))
         return path
 
     def get(self, image_id: str) -> Validation | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import PrivateAttr, ValidationError
 
-from envgen.errors import ProfileError, ProfileNotFound
+from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import Profile
 from envgen.profile.normalise import Normalised, normalise
@@ -67,17 +67,25 @@ def list_profiles(env: Mapping[str, str] | None = None) -> list[ProfileSource]:
 
 def find_profile(ref: str, env: Mapping[str, str] | None = None) -> ProfileSource:
     """``ref`` is a profile name or a path to a YAML file."""
-    candidate = Path(ref).expanduser()
+    if "\x00" in ref:
+        raise ProfileNotFound(f"profile {shown(ref)} holds a NUL character", fix="give a profile name or a path")
     if ref.endswith((".yaml", ".yml")) or os.sep in ref:
-        if not candidate.is_file():
-            raise ProfileNotFound(f"profile file {ref!r} does not exist", fix="give an existing .yaml path")
-        return ProfileSource(candidate.stem, candidate.resolve(), "file")
+        try:
+            candidate = Path(ref).expanduser()
+            found = candidate.is_file()
+            resolved = candidate.resolve() if found else candidate
+        except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop, an unknown ~user
+            raise ProfileNotFound(f"profile file {shown(ref)} cannot be opened: {shown(str(exc), 80)}",
+                                  fix="give an existing .yaml path") from None
+        if not found:
+            raise ProfileNotFound(f"profile file {shown(ref)} does not exist", fix="give an existing .yaml path")
+        return ProfileSource(candidate.stem, resolved, "file")
     for source in list_profiles(env):
         if source.name == ref:
             return source
     names = ", ".join(s.name for s in list_profiles(env)) or "none"
     raise ProfileNotFound(
-        f"no profile named {ref!r}",
+        f"no profile named {shown(ref)}",
         fix=f"use one of: {names}; or a path to a .yaml file; or add a directory to ENVGEN_PROFILE_PATH",
     )
 
@@ -121,7 +129,7 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
     source = find_profile(_parent_ref(doc, parent_ref), env)
     if source.path.resolve() in chain:
         raise ProfileError(
-            f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {parent_ref!r} makes a cycle",
+            f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {shown(parent_ref)} makes a cycle",
             fix="remove the circular extends",
         )
     parent, origins = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),))
@@ -151,11 +159,11 @@ def _format_validation(path: Path, origins: Origins, exc: ValidationError) -> st
     if kind == "missing":
         return f"{where}: required field '{field}' is missing"
     value = err.get("input")
-    shown = "" if isinstance(value, (dict, list)) else f" = {value!r}"
+    value_text = "" if isinstance(value, (dict, list)) else f" = {shown(value)}"
     message = str(err["msg"]).removeprefix("Value error, ")
     if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
         message += f'; write it in quotes ("{value}"): YAML reads an unquoted 3.10 as the number 3.1'
-    return f"{where}: field '{field}'{shown}: {message}"
+    return f"{where}: field '{field}'{value_text}: {message}"
 
 
 def _allowed_keys(parent: tuple[object, ...]) -> list[str]:

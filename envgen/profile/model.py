@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,6 +24,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
+from envgen.errors import shown
 from envgen.profile.normalise import normalise
 
 # --- value patterns -------------------------------------------------------------------------
@@ -66,7 +68,7 @@ class _Matches:
 
     def _check(self, value: str) -> str:
         if not self.pattern.match(value):
-            raise ValueError(f"{value!r} is not a valid {self.what}")
+            raise ValueError(f"{shown(value)} is not a valid {self.what}")
         return value
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
@@ -82,6 +84,17 @@ def _matches(pattern: re.Pattern[str], what: str) -> _Matches:
     return _Matches(pattern, what)
 
 
+def _local_path(value: str) -> str:
+    """A host directory path: no control characters (NUL, newlines), within the file system's limits."""
+    if not value or len(value) > 1024 or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"{shown(value)} is not a usable directory path (1-1024 characters, no control "
+                         "characters)")
+    if any(len(part.encode("utf-8")) > 255 for part in value.split("/")):
+        raise ValueError(f"{shown(value)} has a path component longer than 255 bytes")
+    return value
+
+
+LocalPath = Annotated[str, AfterValidator(_local_path)]
 Version = Annotated[str, _matches(VERSION_RE, "version (expected digits and dots, such as \"3.7.9\")")]
 FrameworkVersion = Annotated[
     str, _matches(FRAMEWORK_VERSION_RE, "framework version (such as \"1.7.1\" or \"1.7.1+cu101\")")
@@ -212,7 +225,7 @@ class Mirrors(Strict):
                     "docker.io also covers unqualified names (ubuntu:22.04) and library/ names. The base image "
                     "and `envgen pull` take these routes; a digest-pinned base stays pinned.")
     # A local directory of wheels (pip --find-links) copied into the build context.
-    wheelhouse: str | None = Field(
+    wheelhouse: LocalPath | None = Field(
         default=None, description="Local directory of wheels (pip --find-links) bind-mounted into the build.")
 
 
@@ -286,6 +299,12 @@ class Profile(Strict):
     def _one_line(cls, value: str) -> str:
         if "\n" in value or "\r" in value:
             raise ValueError("description must be one line")
+        # Printable text only: no NUL or other control characters, no Unicode direction marks or
+        # invisible format characters (they make a label or a help text read differently than it is).
+        odd = next((c for c in value if not c.isprintable()), None)
+        if odd is not None:
+            raise ValueError(f"description holds the non-printable character U+{ord(odd):04X}; "
+                             "write plain one-line text")
         return value
 
     @model_validator(mode="after")

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from tests.conftest import session_namespace
+
 if TYPE_CHECKING:
     from docker import DockerClient
 
@@ -58,7 +60,7 @@ def new_tag(docker_client: DockerClient) -> Iterator[Callable[[str], str]]:
     made: list[str] = []
 
     def make(name: str = "t") -> str:
-        ref = f"envgen-test/{name}:{uuid.uuid4().hex[:12]}"
+        ref = f"{session_namespace()}/{name}:{uuid.uuid4().hex[:12]}"
         made.append(ref)
         return ref
 

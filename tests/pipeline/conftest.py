@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import session_namespace
+
 if TYPE_CHECKING:
     from docker import DockerClient
 
@@ -40,6 +42,16 @@ def write_profile(envgen_home: Path) -> Callable[[str, str], str]:
         return name
 
     return write
+
+
+def alias(name: str) -> str:
+    """The ``:latest`` alias envgen gives a profile's image in this session's namespace."""
+    return f"{session_namespace()}/{name}:latest"
+
+
+def publish_registry(local_registry: str) -> str:
+    """Where pipeline tests publish: the session's namespace on the local registry."""
+    return f"{local_registry}/{session_namespace()}"
 
 
 MINIMAL = """\

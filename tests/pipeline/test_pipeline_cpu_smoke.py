@@ -19,6 +19,7 @@ from envgen.docker import inspect_image, remove_image
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.registry import pull, push, remote_ref
 from envgen.pipeline.run import run
+from tests.pipeline.conftest import alias, publish_registry
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -85,9 +86,9 @@ def test_no_ca_bundle_pip_cache_or_mirror_left(outcome: BuildOutcome, docker_cli
 
 
 def test_push_remove_pull_and_run(outcome: BuildOutcome, docker_client: DockerClient, local_registry: str) -> None:
-    registry = f"{local_registry}/envgen"
+    registry = publish_registry(local_registry)
     assert "@sha256:" in push("cpu-smoke", registry=registry)
-    for tag in (outcome.tag, remote_ref(registry, outcome.tag), "envgen/cpu-smoke:latest"):
+    for tag in (outcome.tag, remote_ref(registry, outcome.tag), alias("cpu-smoke")):
         remove_image(docker_client, tag, force=True)
     assert inspect_image(docker_client, outcome.tag) is None
     assert "smoke test on this host: pass" in pull("cpu-smoke", registry=registry)

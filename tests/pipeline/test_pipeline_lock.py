@@ -14,7 +14,7 @@ from envgen.errors import BuildFailed
 from envgen.pipeline.build import build
 from envgen.pipeline.lock import lock
 from envgen.render.lockfile import parse_lock
-from tests.pipeline.conftest import minimal_profile
+from tests.pipeline.conftest import alias, minimal_profile
 
 NAME = "pipe-lock"
 
@@ -31,9 +31,9 @@ def test_lock_build_installs_exactly_the_lock(locked: Path, envgen_home: Path, c
     parsed = parse_lock(locked.read_text())
     assert [e.pin for e in parsed.extras] == ["six==1.16.0"] and parsed.environment == ()
     outcome = build(NAME)
-    cleanup_tags += [outcome.tag, f"envgen/{NAME}:latest"]
+    cleanup_tags += [outcome.tag, alias(NAME)]
     assert outcome.smoke is not None and outcome.smoke.passed
-    context = envgen_home / "state" / "contexts" / NAME
+    context = envgen_home / "state" / "contexts" / f"{NAME}-{outcome.tag.rsplit(':', 1)[1]}"
     assert f"six==1.16.0 --hash=sha256:{parsed.extras[0].sha256[0]}" in (context / "requirements.extra.txt").read_text()
     assert outcome.log_path is not None
     log = outcome.log_path.read_text()

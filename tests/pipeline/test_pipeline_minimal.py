@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.pipeline.conftest import minimal_profile
+from tests.conftest import session_namespace
+from tests.pipeline.conftest import alias, minimal_profile, publish_registry
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -28,7 +29,7 @@ from envgen.render import render_in_memory
 def built(envgen_home: Path, write_profile: Callable[[str, str], str], cleanup_tags: list[str]):  # type: ignore[no-untyped-def]
     name = write_profile("pipe-min", minimal_profile('"six==1.16.0"'))
     outcome = build(name)
-    cleanup_tags += [outcome.tag, f"envgen/{name}:latest"]
+    cleanup_tags += [outcome.tag, alias(name)]
     return outcome
 
 
@@ -62,13 +63,13 @@ def test_run_uses_uid_workdir_and_env_path(built, tmp_path: Path) -> None:  # ty
 
 
 def test_push_remove_pull_verifies_hash(built, docker_client: DockerClient, local_registry: str) -> None:  # type: ignore[no-untyped-def]
-    pushed = push("pipe-min", registry=f"{local_registry}/envgen")
-    ref = remote_ref(f"{local_registry}/envgen", built.tag)
+    pushed = push("pipe-min", registry=publish_registry(local_registry))
+    ref = remote_ref(publish_registry(local_registry), built.tag)
     assert ref in pushed and "@sha256:" in pushed
-    for tag in (built.tag, ref, "envgen/pipe-min:latest"):
+    for tag in (built.tag, ref, alias("pipe-min")):
         remove_image(docker_client, tag, force=True)
     assert inspect_image(docker_client, built.tag) is None
-    message = pull("pipe-min", registry=f"{local_registry}/envgen")
+    message = pull("pipe-min", registry=publish_registry(local_registry))
     assert "labels match the profile" in message and "smoke test on this host: pass" in message
     assert inspect_image(docker_client, built.tag) is not None
     out = io.StringIO()
@@ -85,12 +86,12 @@ def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient
     from envgen.profile import load_profile
 
     other_tag = render_in_memory(load_profile(other), load_kb()).tag
-    ref = remote_ref(f"{local_registry}/envgen", other_tag)
+    ref = remote_ref(publish_registry(local_registry), other_tag)
     docker_client.images.get(built.image_id).tag(ref)
     docker_client.images.push(ref)
     remove_image(docker_client, ref, force=True)
     with pytest.raises(ImageMismatch, match="does not match the local profile 'pipe-other'"):
-        pull(other, registry=f"{local_registry}/envgen", smoke=False)
+        pull(other, registry=publish_registry(local_registry), smoke=False)
     assert inspect_image(docker_client, ref) is None and inspect_image(docker_client, other_tag) is None
 
 
@@ -105,7 +106,7 @@ def test_unvalidated_image_is_refused_by_run(write_profile: Callable[[str, str],
                                              cleanup_tags: list[str]) -> None:
     name = write_profile("pipe-nosmoke", minimal_profile('"six==1.15.0"'))
     outcome = build(name, smoke=False)
-    cleanup_tags += [outcome.tag, f"envgen/{name}:latest"]
+    cleanup_tags += [outcome.tag, alias(name)]
     with pytest.raises(ImageNotValidated, match="has not passed its smoke test"):
         run(name, command=["true"], gpus="none")
     assert run(name, command=["true"], gpus="none", force=True, out=lambda _l: None) == 0
@@ -122,7 +123,8 @@ def test_failing_step_names_step_and_tags_nothing(write_profile: Callable[[str, 
     assert "RUN" in err.one_line() or "step" in err.one_line()
     assert "envgen-no-such-package-xyz" in err.tail
     assert err.log_path and Path(err.log_path).is_file()
-    assert not [t for img in docker_client.images.list() for t in img.tags if t.startswith("envgen/pipe-broken")]
+    prefix = f"{session_namespace()}/pipe-broken"
+    assert not [t for img in docker_client.images.list() for t in img.tags if t.startswith(prefix)]
 
 
 def test_sealed_image_keeps_the_image_config(built, docker_client: DockerClient) -> None:  # type: ignore[no-untyped-def]
@@ -143,7 +145,7 @@ def test_changing_an_extra_package_reuses_the_environment_layer(  # type: ignore
 
     name = write_profile("pipe-min2", minimal_profile('"six==1.17.0"'))
     other = build(name, smoke=False)
-    cleanup_tags += [other.tag, f"envgen/{name}:latest"]
+    cleanup_tags += [other.tag, alias(name)]
     layer_a, layers_a = env_layer(built.image_id)
     layer_b, layers_b = env_layer(other.image_id)
     assert layer_a == layer_b
@@ -156,7 +158,7 @@ def test_classic_builder_builds_offline_from_a_host_wheelhouse(  # type: ignore[
     """The classic builder has no secrets: the host downloads the wheels, the build installs offline."""
     name = write_profile("pipe-classic", minimal_profile('"six==1.16.0"'))
     outcome = build(name, builder="classic")
-    cleanup_tags += [outcome.tag, f"envgen/{name}:latest"]
+    cleanup_tags += [outcome.tag, alias(name)]
     assert outcome.builder == "classic" and outcome.smoke is not None and outcome.smoke.passed
     houses = list((envgen_home / "state" / "wheelhouse").glob("pipe-classic-*"))
     assert houses and any(w.name.startswith("six-1.16.0") for w in houses[0].glob("*.whl"))
