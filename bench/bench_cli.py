@@ -4,7 +4,11 @@ Each command is started as a fresh process N times (after one warm-up run that a
 cache); the median is printed next to two references measured in the same run, interleaved with the commands
 so machine load hits them alike: `python -c pass` (interpreter start) and `python -c "import yaml"`.
 
-    python bench/bench_cli.py [-n RUNS] [--profile PROFILE]
+    python bench/bench_cli.py [-n RUNS] [--profile PROFILE] [--baseline DIR]
+
+--baseline DIR adds `envgen --help` and `envgen check` of another checkout (for example
+`git archive a173857 | tar -x -C DIR`, the code before the speed work), run with `python -S` and
+PYTHONPATH=DIR:<site-packages> so the editable install of this checkout cannot shadow it.
 
 Each case runs with a private cache directory (ENVGEN_CACHE_DIR) so the user's cache is not touched; the
 "check, no cache" row sets ENVGEN_NO_CACHE=1 (parse and validate the YAML every time).
@@ -24,12 +28,12 @@ import time
 TARGETS = {"envgen --help": 0.3, "envgen check": 0.3, "envgen suggest": 1.0}
 
 
-def _time(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+def _time(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds user+system) of one run of ``cmd``; the CPU figure is what the command costs,
     the wall figure what a user waits, which on a loaded machine includes waiting for a core."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    done = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # check exits 1 on errors in the profile; anything else is a failure
@@ -41,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", "--runs", type=int, default=15)
     parser.add_argument("--profile", default="modern-a100")
+    parser.add_argument("--baseline", help="another checkout's root, measured beside this one")
     args = parser.parse_args(argv)
     py = sys.executable
     envgen = [py, "-m", "envgen"]
@@ -56,14 +61,23 @@ def main(argv: list[str] | None = None) -> int:
             ("envgen suggest", [*envgen, "suggest", "--gpu", "RTX 3090", "--driver", "470.82",
                                 "--frameworks", "tensorflow,pytorch"], env),
         ]
+        if args.baseline:
+            import site
+
+            old = {**env, "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()])}
+            cases += [
+                ("baseline --help", [py, "-S", "-m", "envgen", "--help"], old),
+                ("baseline check", [py, "-S", "-m", "envgen", "check", args.profile, "--gpu", "A100",
+                                    "--driver", "525.60.13"], old),
+            ]
         for _, cmd, case_env in cases:  # warm-up: page cache, bytecode, the KB cache
-            _time(cmd, case_env)
+            _time(cmd, case_env, cache)
         walls: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         load_before = os.getloadavg()[0]
         for _ in range(args.runs):
             for name, cmd, case_env in cases:
-                wall, cpu = _time(cmd, case_env)
+                wall, cpu = _time(cmd, case_env, cache)  # cwd: nothing of a checkout on sys.path[0]
                 walls[name].append(wall)
                 cpus[name].append(cpu)
     wall = {name: statistics.median(values) for name, values in walls.items()}
