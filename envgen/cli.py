@@ -141,7 +141,8 @@ def suggest_cmd(
     driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 470.82.01."),
     python: str | None = typer.Option(None, "--python", help="Python X.Y the environment must have."),
     prefer: str = typer.Option(
-        "newest", "--prefer", help="newest (default) | lts (the stack that needs the oldest driver)."
+        "newest", "--prefer",
+        help="newest (default) | lts (settled releases: not the newest series, patched; then the oldest driver).",
     ),
     out: Path | None = typer.Option(
         None, "-o", "--output", help="Write the profile here (two profiles: FILE-tensorflow.yaml, FILE-pytorch.yaml)."

@@ -116,7 +116,11 @@ def test_python_and_prefer_are_honoured(kb: KnowledgeBase, recipes: Recipes) -> 
     lts = suggest(kb, recipes, Request("A100", {"pytorch": None}, prefer="lts"))
     n, o = newest.chosen[0].candidate.torch, lts.chosen[0].candidate.torch
     assert n is not None and o is not None
-    assert vtuple(kb.cuda(o.build.cuda).driver_linux_min) <= vtuple(kb.cuda(n.build.cuda).driver_linux_min)  # type: ignore[union-attr]
+    # lts: a settled release (the last patch of a series that had a patch release), older than the newest
+    assert vtuple(o.build.release.version)[2] >= 1 and vtuple(o.build.release.version) < vtuple(n.build.release.version)
+    both = suggest(kb, recipes, Request("RTX 4090", {"tensorflow": None, "pytorch": None}, prefer="lts"))
+    tf = both.chosen[0].candidate.tf
+    assert tf is not None and tf.rank >= 1  # not the newest TensorFlow series that fits
 
 
 @pytest.mark.parametrize(
