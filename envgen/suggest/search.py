@@ -313,7 +313,9 @@ def _slug(text: str) -> str:
     return "-".join(p for p in keep.split("-") if p)[:40] or "gpu"
 
 
-def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> tuple[dict[str, object], list[str]]:
+def build_profile(
+    kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str, target: str | None = None
+) -> tuple[dict[str, object], list[str]]:
     """The profile for a candidate, and one comment per choice naming the rows it rests on."""
     comments: list[str] = []
     names = [n for n, part in (("tf", c.tf), ("torch", c.torch)) if part]
@@ -376,7 +378,7 @@ def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str)
         profile["cudnn"] = cudnn
     profile["python"] = c.python
     profile["frameworks"] = frameworks
-    profile["gpu"] = {"targets": [gpu_label]}
+    profile["gpu"] = {"targets": [target or gpu_label]}
     packages: dict[str, list[str]] = {}
     if conda:
         packages["conda"] = conda
@@ -394,7 +396,9 @@ def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str)
 
 
 def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Suggestion:
-    data, comments = build_profile(kb, req, c, gpu_label)
+    gpu = kb.gpu(req.gpu)
+    target = req.gpu if gpu is not None and gpu.segment == "synthetic" else None  # "8.6" stays "8.6"
+    data, comments = build_profile(kb, req, c, gpu_label, target)
     profile = Profile.model_validate(data)
     findings = check_profile(profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver))
     return Suggestion(c, data, findings, comments)
@@ -429,7 +433,7 @@ def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
     if gpu is None:
         raise InputError(f"GPU {req.gpu!r} is not in the knowledge base",
                          fix='give its compute capability instead: --compute-capability 8.6')
-    label = req.gpu if gpu.segment == "synthetic" else gpu.name
+    label = gpu.name  # "compute capability 8.6" when a capability was given
     budget = [0]
     ordered, refused = _candidates(kb, recipes, req, gpu.compute_capability)
     clean, warned, failed = _first_passing(kb, req, ordered, label, budget)

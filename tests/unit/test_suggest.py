@@ -174,3 +174,12 @@ def test_sm_89_on_a_cuda_that_targets_sm_86_earns_no_warning(tmp_path: Path, kb:
     assert not [f for f in findings if f.code == "cuda-gpu-too-new"]
     findings = check_profile(load_profile(str(profile)), kb, HostSpec(gpus=["9.0"]))
     assert [f for f in findings if f.code == "cuda-gpu-too-new"]
+
+
+def test_compute_capability_instead_of_a_name(tmp_path: Path) -> None:
+    out = tmp_path / "cc.yaml"
+    result = envgen("suggest", "--compute-capability", "8.6", "--frameworks", "pytorch", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    data = yaml.safe_load(out.read_text())
+    assert data["gpu"]["targets"] == ["8.6"] and data["name"].startswith("compute-capability-8-6")
+    assert envgen("check", str(out), "--compute-capability", "8.6").returncode == 0
