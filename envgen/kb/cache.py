@@ -15,7 +15,6 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -74,6 +73,8 @@ def load_kb_cached(directory: Path | None, data_dir: Path | None = None) -> Know
 
 def _write(directory: Path, target: Path, kb: KnowledgeBase) -> None:
     """Atomic replace; a cache that cannot be written (read-only home) is simply not kept."""
+    import tempfile
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".tmp", dir=directory)

@@ -222,16 +222,53 @@ def _cudas(c: Candidate) -> list[str]:
     return out
 
 
-def _sort_key(kb: KnowledgeBase, req: Request, c: Candidate) -> tuple[object, ...]:
-    staleness = (c.tf.rank if c.tf else 0) + (c.torch.rank if c.torch else 0)
-    compat = sum(driver_fit(kb, cuda, req.driver) != "ok" for cuda in _cudas(c))
-    driver_need = max((vtuple(t.driver_linux_min) for cu in _cudas(c) if (t := kb.cuda(cu))), default=())
-    newest_cuda = tuple(-x for x in max((vtuple(cu) for cu in _cudas(c)), default=()))
-    python = tuple(-x for x in vtuple(c.python))
-    tf_rank = c.tf.rank if c.tf else 0
-    if req.prefer == "lts":
-        return (compat, driver_need, staleness, tf_rank, python)
-    return (compat, staleness, tf_rank, newest_cuda, python)
+class _Ranker:
+    """Sort keys for candidates, with the per-CUDA and per-release facts computed once per search (a search
+    orders thousands of candidates)."""
+
+    def __init__(self, kb: KnowledgeBase, req: Request, cc: str) -> None:
+        self.kb, self.req, self.cc = kb, req, cc
+        self._cuda: dict[str, tuple[int, tuple[int, ...]]] = {}
+        self._settled: dict[str, bool] = {}
+
+    def _cuda_facts(self, cuda: str) -> tuple[int, tuple[int, ...]]:
+        """(foreseen warnings, minimum driver) of a CUDA: minor-version compatibility, and a newest target of an
+        older major than the GPU (PTX JIT)."""
+        if cuda not in self._cuda:
+            toolkit = self.kb.cuda(cuda)
+            warn = int(driver_fit(self.kb, cuda, self.req.driver) != "ok")
+            if toolkit is not None and vtuple(toolkit.cc_max)[0] < vtuple(self.cc)[0]:
+                warn += 1
+            self._cuda[cuda] = (warn, vtuple(toolkit.driver_linux_min) if toolkit else ())
+        return self._cuda[cuda]
+
+    def settled(self, torch: TorchPart) -> bool:
+        """The last patch of a torch series that had at least one patch release (x.y.1 or later)."""
+        version = torch.build.release.version
+        if version not in self._settled:
+            v = vtuple(version)
+            series = [vtuple(r.version) for r in self.kb.pytorch if vtuple(r.version)[:2] == v[:2]]
+            self._settled[version] = len(v) > 2 and v[2] >= 1 and v == max(series)
+        return self._settled[version]
+
+    def key(self, c: Candidate) -> tuple[object, ...]:
+        """Candidates the check will not warn about first (so a clean stack is not missed behind a long run of
+        newer ones that warn), then by preference."""
+        facts = [self._cuda_facts(cuda) for cuda in _cudas(c)]
+        warnings = sum(f[0] for f in facts)
+        if c.torch is not None and c.python in c.torch.build.release.python_experimental:
+            warnings += 1
+        staleness = (c.tf.rank if c.tf else 0) + (c.torch.rank if c.torch else 0)
+        tf_rank = c.tf.rank if c.tf else 0
+        python = tuple(-x for x in vtuple(c.python))
+        if self.req.prefer == "lts":
+            # settled releases: not the newest TensorFlow series that fits, and a torch series that already had a
+            # patch release (its last patch); among those the fewest releases behind, then the oldest driver
+            unsettled = (c.tf is not None and c.tf.rank == 0) + (c.torch is not None and not self.settled(c.torch))
+            driver_need = max((f[1] for f in facts), default=())
+            return (warnings, unsettled, staleness, driver_need, tf_rank, python)
+        newest_cuda = tuple(-x for x in max((vtuple(cu) for cu in _cudas(c)), default=()))
+        return (warnings, staleness, tf_rank, newest_cuda, python)
 
 
 def _candidates(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> tuple[list[Candidate], list[str]]:
@@ -264,7 +301,7 @@ def _candidates(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> t
     else:
         for torch in torches:
             out += [Candidate(None, torch, py) for py in _python_choices(req, [_torch_window(torch)])]
-    out.sort(key=lambda c: _sort_key(kb, req, c))
+    out.sort(key=_Ranker(kb, req, cc).key)
     return out, refused
 
 
@@ -276,7 +313,9 @@ def _slug(text: str) -> str:
     return "-".join(p for p in keep.split("-") if p)[:40] or "gpu"
 
 
-def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> tuple[dict[str, object], list[str]]:
+def build_profile(
+    kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str, target: str | None = None
+) -> tuple[dict[str, object], list[str]]:
     """The profile for a candidate, and one comment per choice naming the rows it rests on."""
     comments: list[str] = []
     names = [n for n, part in (("tf", c.tf), ("torch", c.torch)) if part]
@@ -339,7 +378,7 @@ def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str)
         profile["cudnn"] = cudnn
     profile["python"] = c.python
     profile["frameworks"] = frameworks
-    profile["gpu"] = {"targets": [gpu_label]}
+    profile["gpu"] = {"targets": [target or gpu_label]}
     packages: dict[str, list[str]] = {}
     if conda:
         packages["conda"] = conda
@@ -357,7 +396,9 @@ def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str)
 
 
 def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Suggestion:
-    data, comments = build_profile(kb, req, c, gpu_label)
+    gpu = kb.gpu(req.gpu)
+    target = req.gpu if gpu is not None and gpu.segment == "synthetic" else None  # "8.6" stays "8.6"
+    data, comments = build_profile(kb, req, c, gpu_label, target)
     profile = Profile.model_validate(data)
     findings = check_profile(profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver))
     return Suggestion(c, data, findings, comments)
@@ -392,7 +433,7 @@ def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
     if gpu is None:
         raise InputError(f"GPU {req.gpu!r} is not in the knowledge base",
                          fix='give its compute capability instead: --compute-capability 8.6')
-    label = req.gpu if gpu.segment == "synthetic" else gpu.name
+    label = gpu.name  # "compute capability 8.6" when a capability was given
     budget = [0]
     ordered, refused = _candidates(kb, recipes, req, gpu.compute_capability)
     clean, warned, failed = _first_passing(kb, req, ordered, label, budget)

@@ -32,7 +32,7 @@ def test_wheel_carries_data_files(installed: Path) -> None:
     wheel = next(installed.parent.glob("dist/envgen-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for expected in ("envgen/_data/profiles/legacy-maxwell.yaml", "envgen/kb/data/tensorflow.yaml",
-                     "envgen/smoke/probe/envgen_probe.py"):
+                     "envgen/smoke/probe/envgen_probe.py", "envgen/suggest/recipes.yaml"):
         assert expected in names
     assert any(n.startswith("envgen/_data/templates/") for n in names)
 
@@ -47,6 +47,16 @@ def test_check_from_another_directory(installed: Path, tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stderr
     bad = run_envgen(installed, "check", "legacy-maxwell", "--gpu", "H100", cwd=tmp_path)
     assert bad.returncode == 1 and "no kernel image" in bad.stdout
+
+
+def test_suggest_from_another_directory(installed: Path, tmp_path: Path) -> None:
+    result = run_envgen(installed, "suggest", "--gpu", "RTX 3090", "--driver", "470.82.01",
+                        "--frameworks", "tensorflow,pytorch", "-o", str(tmp_path / "s.yaml"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    check = run_envgen(installed, "check", str(tmp_path / "s.yaml"), "--gpu", "RTX 3090", "--driver", "470.82.01",
+                       cwd=tmp_path)
+    assert check.returncode == 0, check.stdout
+    assert list((tmp_path / ".cache" / "envgen").glob("kb-*.pickle")), "the KB cache lives in $HOME/.cache/envgen"
 
 
 def test_render_from_another_directory(installed: Path, tmp_path: Path) -> None:

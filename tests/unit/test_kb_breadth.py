@@ -121,3 +121,17 @@ def test_newest_releases_have_their_cuda_13_and_sm_120_builds(kb: KnowledgeBase)
     assert "sm_120" in kb.torch_variant_by_tag("2.8.0", "cu129").arch_list  # type: ignore[union-attr]
     assert kb.torch_variant_by_tag("2.9.0", "cu130").unverified  # type: ignore[union-attr]
     assert not kb.torch_variant_by_tag("2.12.0", "cu130").unverified  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("cudnn", "cuda", "severity"), [
+    ("9.17.0", "11.8", "error"),  # support matrix: no CUDA 11 package of 9.17
+    ("9.17.0", "12.8", None),
+    ("9.13.0", "11.8", "warning"),  # the same claim from an unverified row
+    ("8.9.5", "12.3", "error"),  # 8.9.5 was built for 12.0-12.2
+    ("7.6.0", "10.2", "error"),
+    ("7.6.0", "10.1", None),
+])
+def test_cudnn_cuda_pairs_never_released(kb: KnowledgeBase, cudnn: str, cuda: str, severity: str | None) -> None:
+    p = profile(installer="conda", channels=["conda-forge"], cuda=cuda, cudnn=cudnn)
+    found = [f for f in check_profile(p, kb) if f.code == "cudnn-cuda-mismatch"]
+    assert [f.severity for f in found] == ([severity] if severity else [])

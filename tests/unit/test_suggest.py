@@ -116,7 +116,11 @@ def test_python_and_prefer_are_honoured(kb: KnowledgeBase, recipes: Recipes) -> 
     lts = suggest(kb, recipes, Request("A100", {"pytorch": None}, prefer="lts"))
     n, o = newest.chosen[0].candidate.torch, lts.chosen[0].candidate.torch
     assert n is not None and o is not None
-    assert vtuple(kb.cuda(o.build.cuda).driver_linux_min) <= vtuple(kb.cuda(n.build.cuda).driver_linux_min)  # type: ignore[union-attr]
+    # lts: a settled release (the last patch of a series that had a patch release), older than the newest
+    assert vtuple(o.build.release.version)[2] >= 1 and vtuple(o.build.release.version) < vtuple(n.build.release.version)
+    both = suggest(kb, recipes, Request("RTX 4090", {"tensorflow": None, "pytorch": None}, prefer="lts"))
+    tf = both.chosen[0].candidate.tf
+    assert tf is not None and tf.rank >= 1  # not the newest TensorFlow series that fits
 
 
 @pytest.mark.parametrize(
@@ -170,3 +174,12 @@ def test_sm_89_on_a_cuda_that_targets_sm_86_earns_no_warning(tmp_path: Path, kb:
     assert not [f for f in findings if f.code == "cuda-gpu-too-new"]
     findings = check_profile(load_profile(str(profile)), kb, HostSpec(gpus=["9.0"]))
     assert [f for f in findings if f.code == "cuda-gpu-too-new"]
+
+
+def test_compute_capability_instead_of_a_name(tmp_path: Path) -> None:
+    out = tmp_path / "cc.yaml"
+    result = envgen("suggest", "--compute-capability", "8.6", "--frameworks", "pytorch", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    data = yaml.safe_load(out.read_text())
+    assert data["gpu"]["targets"] == ["8.6"] and data["name"].startswith("compute-capability-8-6")
+    assert envgen("check", str(out), "--compute-capability", "8.6").returncode == 0
