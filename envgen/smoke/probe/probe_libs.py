@@ -476,7 +476,8 @@ def check_loading(ctx):
                "ld_library_path": os.environ.get("LD_LIBRARY_PATH", "")}
     problems = [r for r in records if r.get("problem")]
     if problems:
-        missing = [r for r in problems if r["problem"] == "missing"]
+        # the runtime first: without it a framework loads nothing else (TensorFlow's "GPU will not be used")
+        missing = sorted((r for r in problems if r["problem"] == "missing"), key=lambda r: r["family"] != "cudart")
         first = missing[0] if missing else problems[0]
         others = [r["soname"] for r in problems if r is not first]
         raise Fail(describe_problem(first) + ("; also: %s" % ", ".join(others) if others else ""), figures)
