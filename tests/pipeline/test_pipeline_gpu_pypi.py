@@ -189,3 +189,19 @@ def test_an_image_without_python_fails_with_a_diagnosis(docker_client: DockerCli
         assert "The image has no Python on PATH" in caught.value.message
     finally:
         remove_image(docker_client, tag, force=True)
+
+
+def test_engine_refusing_the_gpu_falls_back_to_the_library_tier_and_says_why(
+        outcome: BuildOutcome, docker_client: DockerClient, envgen_home: Path, expected_tier: str) -> None:
+    """The plan asked for both tiers (host facts unreadable, or a GPU host); this engine has no NVIDIA
+    runtime, so it refuses the GPU request: the library tier still runs and the reason is kept."""
+    if expected_tier != "libraries":
+        pytest.skip("this engine hands out GPUs")
+    from envgen.pipeline.smoke import run_planned
+    from envgen.pipeline.tiers import TierPlan
+
+    report, plan = run_planned(docker_client, outcome.tag, TierPlan("all", "all"), profile_name="a100-pypi",
+                               content_hash="", store=ValidationStore(envgen_home / "state" / "fallback"))
+    assert report.passed and report.tier == "libraries" and plan.tiers == "libraries"
+    assert plan.reason and plan.reason.startswith("the engine refused the GPU request: the Docker engine cannot "
+                                                  "hand GPUs to containers")
