@@ -1,10 +1,12 @@
-"""Reference matmul benchmark: the figure the smoke probe's speed check is compared with.
+"""Sustained matmul benchmark: the rate a GPU keeps under continuous load, for the smoke probe's
+sustained figure (``<precision>_tflops_sustained``).
 
-Independent of the probe's code. For each size and precision: square random matrices, warm-up
-until the clocks settle, then timed batches bracketed by CUDA events (each batch long enough that
-launch overhead and event resolution vanish), reported as the median and spread of the batches.
-A second, coarser method (host timer around a synchronised batch) is printed beside it as a
-cross-check.
+Independent of the probe's code. For each size and precision: square random matrices, >= 0.5 s of
+warm-up load, then timed batches of ~0.1 s bracketed by CUDA events, reported as the median and
+spread of the batches; a host timer around synchronised batches is printed beside it as a cross-check.
+On a power-capped GPU this reads below a short "warm up, time 20 products" measurement
+(``bench/matmul_plain.py``, the reference for the probe's peak figure): an H200 holds its boost clock
+for the first ~50-100 ms of load only (``bench/matmul_gap.py`` shows it; docs/validation/2026-11-30-h200).
 
     python bench/matmul_reference.py [--sizes 2048,4096,8192] [--repeats 20] [--json OUT]
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -99,6 +100,15 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 
 
+@app.command("schema")
+@handles_errors
+def schema_cmd() -> None:
+    """Print the JSON Schema of the profile format (generated from envgen's typed model)."""
+    from envgen.profile.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+
+
 @app.command("check")
 @handles_errors
 def check_cmd(
@@ -116,7 +126,7 @@ def check_cmd(
     """Check a profile against the compatibility knowledge base before anything is built."""
     from envgen.check import HostSpec, check_profile
     from envgen.check.report import findings_to_json, format_findings
-    from envgen.kb import load_kb
+    from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
 
     if platform not in ("linux", "windows"):
@@ -124,7 +134,7 @@ def check_cmd(
     loaded = load_profile(profile)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
-    kb = load_kb()
+    kb = load_kb_cached(cache_dir(os.environ))
     findings = check_profile(loaded, kb, host)
     if resolve:
         from envgen.errors import ResolverUnavailable
@@ -137,9 +147,60 @@ def check_cmd(
     if as_json:
         _echo_json(findings_to_json(findings))
     else:
+        from envgen.check.scope import scope_line
+
         typer.echo(format_findings(findings))
+        typer.echo(scope_line(loaded, kb))
     if any(f.severity == "error" for f in findings):
         raise typer.Exit(1)
+
+
+@app.command("suggest")
+@handles_errors
+def suggest_cmd(
+    gpu: str | None = typer.Option(None, "--gpu", help="Target GPU name, e.g. 'RTX 3090'."),
+    compute_capability: str | None = typer.Option(
+        None, "--compute-capability", help="Or its compute capability, e.g. 8.6."
+    ),
+    frameworks: str = typer.Option(
+        ..., "--frameworks", help="tensorflow,pytorch (optionally pinned: tensorflow==2.15)."
+    ),
+    driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 470.82.01."),
+    python: str | None = typer.Option(None, "--python", help="Python X.Y the environment must have."),
+    prefer: str = typer.Option(
+        "newest", "--prefer", help="newest (default) | lts (the stack that needs the oldest driver)."
+    ),
+    out: Path | None = typer.Option(
+        None, "-o", "--output", help="Write the profile here (two profiles: FILE-tensorflow.yaml, FILE-pytorch.yaml)."
+    ),
+) -> None:
+    """Find the newest stack the knowledge base says works for a GPU and driver, and write it as a profile."""
+    from envgen.check.findings import parse_driver
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.suggest.recipes import load_recipes
+    from envgen.suggest.search import Request, parse_frameworks, suggest
+    from envgen.suggest.write import outputs, summary
+
+    if (gpu is None) == (compute_capability is None):
+        raise InputError("give exactly one of --gpu and --compute-capability", fix="for example --gpu 'RTX 3090'")
+    if prefer not in ("newest", "lts"):
+        raise InputError(f"option --prefer = {prefer!r} is not known", fix="use newest or lts")
+    if python is not None and not (len(python.split(".")) in (2, 3) and all(p.isdigit() for p in python.split("."))):
+        raise InputError(f"option --python = {python!r} is not a Python version", fix="write it as 3.10")
+    request = Request(gpu=gpu or compute_capability or "", frameworks=parse_frameworks(frameworks),
+                      driver=parse_driver(driver), python=python,
+                      prefer="lts" if prefer == "lts" else "newest")
+    result = suggest(load_kb_cached(cache_dir(os.environ)), load_recipes(), request)
+    written = []
+    for path, text in outputs(result, out):
+        if path is None:
+            typer.echo(("---\n" if not result.single else "") + text, nl=False)
+        else:
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+            written.append(path)
+    _err(summary(result, written))
 
 
 # --- render / export -------------------------------------------------------------------------
@@ -171,13 +232,15 @@ def render_cmd(
 @handles_errors
 def export_cmd(
     profiles: list[str] = typer.Argument(..., help="One or more profiles (bake takes several)."),
-    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake"),
+    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake | k8s | slurm"),
     out: Path = typer.Option(Path("build/exports"), "-o", "--output", help="Directory to write into."),
+    gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
 ) -> None:
-    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake."""
+    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
+    Kubernetes Jobs, Slurm batch scripts."""
     from envgen.pipeline.prepare import export_profiles
 
-    for path in export_profiles(profiles, fmt, out):
+    for path in export_profiles(profiles, fmt, out, gpus=gpus):
         typer.echo(f"wrote {path}")
 
 
@@ -282,6 +345,28 @@ def pull_cmd(
     from envgen.pipeline.registry import pull
 
     typer.echo(pull(profile, registry=registry, smoke=not no_smoke))
+
+
+@app.command("save")
+@handles_errors
+def save_cmd(
+    target: str = typer.Argument(..., help="Profile name or image reference (a validated image)."),
+    out: Path = typer.Option(..., "-o", "--output", help="Bundle file to write."),
+) -> None:
+    """Write a validated image, its validation record and sealed report into one offline bundle."""
+    from envgen.pipeline.bundle import save
+
+    typer.echo(save(target, out, echo=typer.echo))
+
+
+@app.command("load")
+@handles_errors
+def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `envgen save`.")) -> None:
+    """Verify an offline bundle (checksums, labels) and load its image; it stays 'sealed, not
+    validated on this host' until `envgen smoke` or the first `envgen run` passes here."""
+    from envgen.pipeline.bundle import load
+
+    typer.echo(load(bundle, echo=typer.echo))
 
 
 @app.command("images")

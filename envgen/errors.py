@@ -89,7 +89,12 @@ class ImageMismatch(EnvgenError):
 
 
 class RegistryError(EnvgenError):
-    """Push or pull failed: registry down, unknown, or refused."""
+    """Push or pull failed: registry down, unknown, or refused. ``cause`` is one of "unreachable",
+    "denied", "missing" (no such image there), "local" (no such local image) or "other"."""
+
+    def __init__(self, message: str, *, fix: str | None = None, cause: str = "other") -> None:
+        super().__init__(message, fix=fix)
+        self.cause = cause
 
 
 class HostIncompatible(EnvgenError):
@@ -100,3 +105,7 @@ class ResolverUnavailable(EnvgenError):
     """`check --resolve`: the package index could not be reached, so the resolver gave no verdict."""
 
     exit_code = 4
+
+
+class BundleError(InputError):
+    """An offline bundle (`envgen load`) that is truncated, altered, or not a bundle at all."""

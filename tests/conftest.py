@@ -73,3 +73,11 @@ def local_registry() -> str:
     if status != 200:
         unavailable(f"registry at {LOCAL_REGISTRY} answered HTTP {status}")
     return LOCAL_REGISTRY
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_kb_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The knowledge-base cache of every CLI call in the tests goes to a temp dir, never ~/.cache/envgen."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ENVGEN_CACHE_DIR", str(tmp_path_factory.mktemp("kb-cache")))
+        yield

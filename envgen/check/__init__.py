@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from envgen.check.context import CheckContext, build_context
 from envgen.check.findings import SEVERITY_ORDER, Finding, HostSpec
 from envgen.check.registry import RULES
@@ -12,16 +14,28 @@ from envgen.profile import Profile
 
 
 def check_profile(profile: Profile, kb: KnowledgeBase, host: HostSpec | None = None) -> list[Finding]:
-    """Every finding, errors first; duplicates (same code and message) once."""
+    """Every finding, errors first; duplicates (same code and message) once. An error that rests on an
+    ``unverified`` knowledge-base row alone is reported as a warning that says so."""
     ctx = build_context(profile, kb, host)
+    unverified = kb.unverified_cites()
     seen: set[tuple[str, str]] = set()
     out: list[Finding] = []
     for rule in RULES:
         for f in rule(ctx):
             if (f.code, f.message) not in seen:
                 seen.add((f.code, f.message))
-                out.append(f)
+                soft = f.severity == "error" and f.source in unverified and f.code not in _FROM_REFERENCE
+                out.append(_soften(f) if soft else f)
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
+
+
+# facts read from the image reference itself (the tag names its CUDA and cuDNN), not from the row they cite
+_FROM_REFERENCE = frozenset({"base-cuda-mismatch", "base-cudnn-mismatch"})
+
+
+def _soften(f: Finding) -> Finding:
+    return replace(f, severity="warning",
+                   message=f"{f.message} (a warning, not an error: the knowledge-base row is unverified)")
 
 
 __all__ = [

@@ -110,6 +110,18 @@ def _pip_family_rows(ctx: CheckContext, name: str, cuda_major: int) -> list[Cuda
     return [row for row in ctx.kb.cuda_libraries if row.pip_name(cuda_major) == name]
 
 
+def _pip_pin(spec: str) -> tuple[str, int, str] | None:
+    """(distribution, CUDA major, version) of an NVIDIA wheel pin: nvidia-cudnn-cu11==8.6.0.163, and the
+    suffix-less CUDA 13 names (nvidia-cublas==13.1.0.3, whose CUDA major is its version's)."""
+    m = _NVIDIA_PIN.match(spec.lower())
+    if m:
+        return m.group(1), int(m.group(2)), m.group(3)
+    name, _, version = spec.lower().partition("==")
+    if name.startswith("nvidia-") and version:
+        return name, 13, version
+    return None
+
+
 def providers(ctx: CheckContext) -> list[Provider]:
     """Every CUDA library file the image will hold, by distribution."""
     profile, kb = ctx.profile, ctx.kb
@@ -143,15 +155,15 @@ def providers(ctx: CheckContext) -> list[Provider]:
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
                                         "/opt/env/lib (conda prefix)", True, CONDA))
     for spec in profile.packages.pip:
-        m = _NVIDIA_PIN.match(spec.lower())
-        if not m:
+        pin = _pip_pin(spec)
+        if pin is None:
             continue
-        name, cuda_major, version = m.group(1), int(m.group(2)), m.group(3)
+        name, cuda_major, version = pin
         for lib in _pip_family_rows(ctx, name, cuda_major):
             soname = lib.soname(version) if lib.keyed_by == "cudnn" else _soname(lib, str(cuda_major), None)
             if soname:
                 out.append(Provider(lib.family, soname, cuda_major, version, f"pip {spec}",
-                                    f"{SITE}/{lib.pip_dir}/lib", True, EXTRAS, name))
+                                    f"{SITE}/{lib.lib_dir(cuda_major)}/lib", True, EXTRAS, name))
     out += _framework_wheel_deps(ctx)
     return out
 
@@ -160,7 +172,7 @@ def _framework_wheel_deps(ctx: CheckContext) -> list[Provider]:
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []
-    listed = {m.group(1) for m in (_NVIDIA_PIN.match(p.lower()) for p in ctx.profile.packages.pip) if m}
+    listed = {pin[0] for pin in map(_pip_pin, ctx.profile.packages.pip) if pin}
     for need in needs(ctx):
         if need.provision != "wheel_deps" or need.distribution is None:
             continue
@@ -169,7 +181,7 @@ def _framework_wheel_deps(ctx: CheckContext) -> list[Provider]:
             continue
         label = need.label if need.framework == "torch" else f"{ctx.tf_package} {ctx.profile.frameworks.tensorflow}"
         out.append(Provider(need.family, need.soname, need.cuda_major, need.carries,
-                            f"{label}'s dependency {need.distribution}", f"{SITE}/{lib.pip_dir}/lib",
+                            f"{label}'s dependency {need.distribution}", f"{SITE}/{lib.lib_dir(need.cuda_major)}/lib",
                             need.distribution in listed, ENVIRONMENT, need.distribution))
     return out
 

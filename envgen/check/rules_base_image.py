@@ -51,11 +51,15 @@ def base_exists(ctx: CheckContext) -> list[Finding]:
         ]
     if info.status == "unknown":
         invalid = "does not follow" in info.reason
+        # a row for the CUDA minor whose tag lists lack this patch/OS/cuDNN proves the tag was never published
+        proven = not invalid and bool(info.row_key)
+        code = "base-tag-invalid" if invalid else "base-tag-not-published" if proven else "base-tag-unknown"
         return [
             finding(
-                "error" if invalid else "warning",
-                "base-tag-invalid" if invalid else "base-tag-unknown",
-                f"base image {profile.base}: {info.reason or 'tag not known'}",
+                "error" if invalid or proven else "warning",
+                code,
+                f"base image {profile.base}: {info.reason or 'tag not known'}"
+                + (' ("manifest unknown" at build time)' if proven else ""),
                 "use a published tag (see https://hub.docker.com/r/nvidia/cuda/tags)",
                 info.cite(),
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.util import covering_builds, finding, kernel_coverage
+from envgen.check.util import finding, kernel_coverage, nearest_builds
 from envgen.kb.versions import cc_to_sm, cc_tuple, sm_to_cc
 
 
@@ -55,21 +55,22 @@ def torch_kernels(ctx: CheckContext) -> list[Finding]:
                     f"{build} has no cubin for {who}; the driver "
                     f"JIT-compiles its PTX ({', '.join(variant.ptx)}) at first use: slow start, and "
                     "kernels without PTX fail",
-                    f"prefer a build with {sm}: {', '.join(covering_builds(ctx.kb, cc)) or 'none known'}",
+                    f"prefer a build with {sm}; nearest that has: "
+                    f"{nearest_builds(ctx.kb, cc, release.version, variant.cuda, ctx.host.driver)}",
                     release.cite_variant(variant),
                 )
             )
         elif coverage == "none":
             lowest = min(sm_to_cc(a) for a in variant.arch_list)
             age = "too old" if cc_tuple(cc) < lowest else "too new"
-            options = ", ".join(covering_builds(ctx.kb, cc)) or "none in the knowledge base"
+            options = nearest_builds(ctx.kb, cc, release.version, variant.cuda, ctx.host.driver)
             out.append(
                 finding(
                     "error",
                     "torch-no-kernel",
                     f"{who} is {age} for {build} (built for {archs}): "
                     '"no kernel image is available for execution on the device"',
-                    f"use a torch build that includes {sm}: {options}",
+                    f"use a torch build that includes {sm}; nearest that has: {options}",
                     release.cite_variant(variant),
                 )
             )
@@ -100,7 +101,8 @@ def cuda_targets(ctx: CheckContext) -> list[Finding]:
                     toolkit.cite(),
                 )
             )
-        elif cc > cc_tuple(toolkit.cc_max):
+        # a newer minor of the newest major the toolkit targets runs its cubins (sm_86 code on sm_89): no finding
+        elif cc > cc_tuple(toolkit.cc_max) and cc[0] != cc_tuple(toolkit.cc_max)[0]:
             out.append(
                 finding(
                     "warning",

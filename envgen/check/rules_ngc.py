@@ -24,20 +24,24 @@ def ngc_known(ctx: CheckContext) -> list[Finding]:
 
 
 def ngc_gpus(ctx: CheckContext) -> list[Finding]:
-    ngc = ctx.ngc
-    if ngc is None:
+    """The GPU minimum: the family's (every release, sourced) when known, else the release row's."""
+    if not ctx.profile.is_ngc:
+        return []
+    family, ngc = ctx.kb.ngc_family_for(ctx.profile.base), ctx.ngc
+    rule = family if family is not None else ngc
+    if rule is None:
         return []
     return [
         finding(
             "error",
             "ngc-gpu-too-old",
-            f"{ngc.image}:{ngc.tag} needs compute capability >= {ngc.cc_min}; "
+            f"{ctx.profile.base} needs compute capability >= {rule.cc_min}; "
             f"{t.label} has {t.model.compute_capability} ({t.model.architecture})",
             "use a conda/pip profile for this GPU (NGC images do not support it)",
-            ngc.cite(),
+            rule.cite(),
         )
         for t in ctx.targets
-        if t.model is not None and cc_tuple(t.model.compute_capability) < cc_tuple(ngc.cc_min)
+        if t.model is not None and cc_tuple(t.model.compute_capability) < cc_tuple(rule.cc_min)
     ]
 
 
@@ -48,6 +52,21 @@ def ngc_driver(ctx: CheckContext) -> list[Finding]:
     branches = [
         b for b in ngc.datacenter_drivers if vtuple(b)[0] == vtuple(driver)[0] and driver_at_least(driver, b)
     ]
+    family = ctx.kb.ngc_family_for(ctx.profile.base)
+    segments = family.forward_compat_segments if family is not None else ["datacenter"]
+    excluded = [t for t in ctx.targets if t.model is not None and t.model.segment not in (*segments, "synthetic")]
+    if branches and excluded:
+        who = ", ".join(f"{t.label} ({t.model.segment})" for t in excluded if t.model is not None)
+        return [
+            finding(
+                "error",
+                "ngc-driver-no-forward-compat",
+                f"driver {driver} is below {ngc.tag}'s minimum {ngc.driver_min}; data-centre GPUs may run it "
+                f"through CUDA forward compatibility (branch {branches[0]}+), but {who} get no such path",
+                f"upgrade the driver to >= {ngc.driver_min} or use an older NGC release",
+                family.cite() if family is not None else ngc.cite(),
+            )
+        ]
     if branches:
         return [
             finding(

@@ -24,7 +24,18 @@ def python_wheels(ctx: CheckContext) -> list[Finding]:
             )
         )
     torch = ctx.torch_release
-    if torch is not None and not in_range(python, torch.python_min, torch.python_max):
+    if torch is not None and ctx.profile.python_minor in torch.python_experimental:
+        out.append(
+            finding(
+                "warning",
+                "python-experimental",
+                f"torch {torch.version} has wheels for Python {ctx.profile.python_minor}, but upstream calls that "
+                f"Python experimental for this release (supported: {torch.python_min}-{torch.python_max})",
+                f"use Python {torch.python_max} for a supported build",
+                torch.cite(),
+            )
+        )
+    elif torch is not None and not in_range(python, torch.python_min, torch.python_max):
         out.append(
             finding(
                 "error",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envgen.check.findings import Finding, Severity
 from envgen.kb import KnowledgeBase
-from envgen.kb.versions import at_least, cc_tuple, sm_to_cc, vtuple
+from envgen.kb.versions import at_least, vtuple
 
 
 def finding(severity: Severity, code: str, message: str, fix: str, source: str) -> Finding:
@@ -36,16 +36,19 @@ def cuda_compatible(provided: str, needed: str) -> bool:
 
 
 def kernel_coverage(cc: str, arch_list: list[str], ptx: list[str]) -> str:
-    """ "exact", "binary" (a cubin of the same major, lower minor), "ptx" (JIT from older PTX) or "none"."""
-    want = cc_tuple(cc)
-    cubins = [sm_to_cc(a) for a in arch_list]
-    if want in cubins:
-        return "exact"
-    if any(c[0] == want[0] and c[1] <= want[1] for c in cubins):
-        return "binary"
-    if any(sm_to_cc(p) <= want for p in ptx):
-        return "ptx"
-    return "none"
+    """ "exact", "binary" (a cubin of the same major, lower minor), "ptx" (JIT from older PTX) or "none"
+    (one statement of the rule, in envgen.suggest.options)."""
+    from envgen.suggest.options import kernel_coverage as coverage
+
+    return coverage(cc, arch_list, ptx)
+
+
+def nearest_builds(kb: KnowledgeBase, cc: str, version: str, cuda: str | None, driver: str | None) -> str:
+    """"2.7.0+cu126, 2.6.0+cu124": the torch builds nearest to ``version`` with a cubin for ``cc`` that ``driver``
+    runs (the search `envgen suggest` uses), or a sentence when there is none."""
+    from envgen.suggest.options import nearest_torch_builds
+
+    return ", ".join(nearest_torch_builds(kb, cc, version, cuda, driver)) or "none in the knowledge base"
 
 
 def covering_builds(kb: KnowledgeBase, cc: str, limit: int = 3) -> list[str]:

@@ -33,17 +33,17 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
         if registry.startswith(("localhost", "127.0.0.1")):
             fix = "start the registry (scripts/host-setup starts one on localhost:5000)"
         return RegistryError(f"cannot {action} {ref}: the registry {registry} is not reachable ({one})",
-                             fix=fix)
+                             fix=fix, cause="unreachable")
     if any(s in text for s in ("unauthorized", "authentication required", "denied", "no basic auth")):
         return RegistryError(f"cannot {action} {ref}: the registry {registry} refused access ({one})",
-                             fix=f"log in first: docker login {registry}")
+                             fix=f"log in first: docker login {registry}", cause="denied")
     if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist")):
         return RegistryError(f"cannot {action} {ref}: there is no local image with that name",
-                             fix="build or tag it first")
+                             fix="build or tag it first", cause="local")
     if any(s in text for s in ("manifest unknown", "not found", "repository name not known",
                                "name unknown", "does not exist")):
         return RegistryError(f"cannot {action} {ref}: {registry} has no such image ({one})",
-                             fix="check the name and tag, or push it first")
+                             fix="check the name and tag, or push it first", cause="missing")
     return RegistryError(f"cannot {action} {ref}: {one}")
 
 
@@ -91,15 +91,19 @@ def push_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str]
 
 def pull_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
                on_status: StatusCallback | None = None) -> str:
-    """Pull ``ref``; returns the local image ID."""
+    """Pull ``ref`` (by tag, or by digest: ``name[:tag]@sha256:...``); returns the local image ID."""
     from docker.errors import APIError, DockerException
 
-    repo, tag = split_ref(ref)
+    if "@" in ref:  # the engine pulls repository + digest; a tag beside the digest is informative only
+        name, digest = ref.split("@", 1)
+        repo, tag, local = split_ref(name)[0], digest, f"{split_ref(name)[0]}@{digest}"
+    else:
+        (repo, tag), local = split_ref(ref), ref
     try:
         events = client.api.pull(repo, tag=tag, stream=True, decode=True,
                                  auth_config=dict(auth_config) if auth_config else None)
         _consume(ref, "pull", events, on_status)
-        image_id = client.api.inspect_image(ref)["Id"]
+        image_id = client.api.inspect_image(local)["Id"]
     except RegistryError:
         raise
     except APIError as exc:

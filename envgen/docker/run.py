@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 Gpus = Literal["all", "none"] | int
 WORKDIR_IN_CONTAINER = "/workspace"
+# Shared memory for data-loader workers (Docker size syntax); exports size /dev/shm the same way.
+DEFAULT_SHM_SIZE = "2g"
 
 
 class RunResult(NamedTuple):
@@ -51,7 +53,7 @@ def run_container(
     gpus: Gpus = "none",
     workdir: Path | None = None,
     user: str | None = None,
-    shm_size: str = "2g",
+    shm_size: str = DEFAULT_SHM_SIZE,
     env: Mapping[str, str] | None = None,
     remove: bool = True,
     on_output: Callable[[str], None] | None = None,

@@ -14,6 +14,7 @@ from envgen.kb.models import (
     CudaToolkit,
     CudnnRelease,
     GpuModel,
+    NgcFamily,
     NgcRelease,
     OsImageRow,
     TensorflowBuild,
@@ -37,6 +38,7 @@ class KnowledgeBase:
     cudnn_releases: list[CudnnRelease] = field(default_factory=list)
     gpus: list[GpuModel] = field(default_factory=list)
     ngc_releases: list[NgcRelease] = field(default_factory=list)
+    ngc_family: list[NgcFamily] = field(default_factory=list)
     cuda_images: list[CudaImageRow] = field(default_factory=list)
     os_images: list[OsImageRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
@@ -67,6 +69,17 @@ class KnowledgeBase:
         rows = [r for r in self.framework_libraries if r.framework == framework and r.covers(version, package)]
         rows.sort(key=lambda r: r.package == "any")
         return rows[0] if rows else None
+
+    def unverified_cites(self) -> frozenset[str]:
+        """The ``cite()`` of every row marked ``unverified`` (torch variants cited as release+variant)."""
+        rows: list[object] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
+                              *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images]
+        out = {r.cite() for r in rows if getattr(r, "unverified", False)}  # type: ignore[attr-defined]
+        for release in self.pytorch:
+            if release.unverified:
+                out.add(release.cite())
+            out |= {release.cite_variant(v) for v in release.variants if v.unverified}
+        return frozenset(out)
 
     # --- TensorFlow -------------------------------------------------------------------------
 
@@ -179,6 +192,11 @@ class KnowledgeBase:
     def ngc(self, image_ref: str) -> NgcRelease | None:
         ref = parse_image(image_ref)
         return next((r for r in self.ngc_releases if r.image == ref.repository and r.tag == ref.tag), None)
+
+    def ngc_family_for(self, image_ref: str) -> NgcFamily | None:
+        """The family rules for an NGC framework image, whether or not its release has a row."""
+        repository = parse_image(image_ref).repository
+        return next((f for f in self.ngc_family if repository in f.images), None)
 
     def base_image(self, image_ref: str) -> BaseImageInfo | None:
         ref = parse_image(image_ref)

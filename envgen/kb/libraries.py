@@ -20,8 +20,12 @@ class CudaLibrary(Row):
     sonames: dict[str, str]
     pip: str | None = None  # "nvidia-cublas-cu{major}"
     pip_dir: str | None = None  # site-packages/nvidia/<pip_dir>/lib
+    # where a CUDA major's wheels break the pattern ("13": nvidia-cublas, into nvidia/cu13/lib)
+    pip_by_major: dict[str, str] = Field(default_factory=dict)
+    pip_dir_by_major: dict[str, str] = Field(default_factory=dict)
     conda: list[str] = Field(default_factory=list)
-    version_call: str | None = None
+    version_call: str | None = None  # the call that makes the library say its version
+    decode: str | None = None  # how the smoke probe reads that call's answer
     notes: str = ""
 
     @property
@@ -37,7 +41,13 @@ class CudaLibrary(Row):
         return None
 
     def pip_name(self, cuda_major: int) -> str | None:
+        if str(cuda_major) in self.pip_by_major:
+            return self.pip_by_major[str(cuda_major)]
         return self.pip.format(major=cuda_major) if self.pip and cuda_major >= 11 else None
+
+    def lib_dir(self, cuda_major: int | None) -> str | None:
+        """site-packages/nvidia/<this>/lib for the wheel of ``cuda_major``."""
+        return self.pip_dir_by_major.get(str(cuda_major), self.pip_dir)
 
 
 class FrameworkLibraries(Row):

@@ -16,12 +16,17 @@ from envgen.kb.models import (
     CudaToolkit,
     CudnnRelease,
     GpuModel,
+    NgcFamily,
     NgcRelease,
     OsImageRow,
     TensorflowBuild,
     TorchRelease,
 )
 from envgen.paths import kb_data_dir
+
+# libyaml's C loader when PyYAML was built with it (5x faster on these files), else the pure-Python one;
+# both are safe loaders and build the same documents
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # top-level key in a data file -> (row model, KnowledgeBase field)
 TABLES: dict[str, tuple[type[BaseModel], str]] = {
@@ -31,6 +36,7 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "cudnn": (CudnnRelease, "cudnn_releases"),
     "gpus": (GpuModel, "gpus"),
     "ngc": (NgcRelease, "ngc_releases"),
+    "ngc_family": (NgcFamily, "ngc_family"),
     "cuda_images": (CudaImageRow, "cuda_images"),
     "os_images": (OsImageRow, "os_images"),
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
@@ -64,7 +70,7 @@ def load_kb(data_dir: Path | None = None) -> KnowledgeBase:
     tables: dict[str, list[BaseModel]] = {}
     for path in sorted(directory.glob("*.yaml")):
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
         except yaml.YAMLError as exc:
             raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
         if doc is None:

@@ -29,10 +29,13 @@ Source = Annotated[str, Field(min_length=4)]
 class Row(BaseModel):
     """A knowledge-base row. Subclasses set ``FILE`` and implement ``key``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     FILE: ClassVar[str] = ""
 
     source: Source
+    # True when the row's facts were not confirmed in its source: a rule resting on it alone never gives an
+    # error (check_profile turns such an error into a warning that says so)
+    unverified: bool = False
 
     @property
     def key(self) -> str:
@@ -86,6 +89,8 @@ class TorchRelease(Row):
     torchaudio: Ver | None
     python_min: Ver
     python_max: Ver
+    # Pythons with wheels that upstream's release matrix calls experimental ("3.12 experimental" for 2.2/2.3)
+    python_experimental: list[Ver] = Field(default_factory=list)
     torchaudio_variant: bool = True
     variants: list[TorchVariant]
 
@@ -159,6 +164,20 @@ class NgcRelease(Row):
     @property
     def key(self) -> str:
         return f"{self.image}:{self.tag}"
+
+
+class NgcFamily(Row):
+    """Rules shared by every monthly release of NVIDIA's framework images (apply even without a release row)."""
+
+    FILE: ClassVar[str] = "ngc.yaml"
+    images: list[str]
+    cc_min: CC
+    # GPU segments (gpus.yaml) that may run a release below its driver minimum through CUDA forward compatibility
+    forward_compat_segments: list[str]
+
+    @property
+    def key(self) -> str:
+        return "family"
 
 
 class CudaImageRow(Row):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.config import UserConfig, load_config
+from envgen.config import UserConfig, load_config, merge_mirrors
 from envgen.docker import (
     BuilderInfo,
     ProgressSink,
@@ -28,6 +28,8 @@ from envgen.docker import (
 from envgen.docker.images import tag_all
 from envgen.errors import InputError, SmokeFailed
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.mirrors import mirror_ref
+from envgen.pipeline.mirrors import fetch_base
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import run_planned
 from envgen.pipeline.state import ValidationStore
@@ -209,6 +211,12 @@ def build(
             return outcome
     result = _render_for_builder(profile, kb, config, info, config.state_dir / "contexts" / profile.name,
                                  wheelhouse, offline, log_dir, echo)
+    # A registry mirror for the base: the build arg BASE_IMAGE names it; pull it first so that a mirror
+    # that does not answer or lacks the image is one clear line, not a builder error.
+    mirrored = mirror_ref(planned.plan.base.from_ref,
+                          merge_mirrors(profile.mirrors, config.mirrors).registries)
+    if mirrored is not None:
+        fetch_base(client, mirrored, echo)
 
     log_path = log_dir / f"{profile.name}-{result.content_hash[:12]}.log"
     built = build_image(

@@ -31,7 +31,7 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
         if record is not None:
             status = f"{record.status} ({record.mode})"
         elif image.labels.get("io.envgen.smoke"):
-            status = f"sealed {image.labels['io.envgen.smoke']}, not run on this host"
+            status = f"sealed {image.labels['io.envgen.smoke']}, not validated on this host"
         else:
             status = "not validated"
         rows.append({

@@ -56,7 +56,37 @@ def prepare(
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
 
 
-def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserConfig) -> dict[str, str]:
+    """``registry/profile@sha256:...`` for each profile whose published image the local engine knows
+    (pushed or pulled here); profiles without one, or no engine at all, are left out."""
+    from envgen.docker import connect, inspect_image
+    from envgen.errors import DockerUnavailable
+    from envgen.render import render_in_memory
+
+    try:
+        client = connect()
+    except DockerUnavailable:
+        return {}
+    found = {}
+    try:
+        for profile in profiles:
+            ctx = render_in_memory(profile, kb, config)
+            repo = f"{config.registry.rstrip('/')}/{profile.name}"
+            image = inspect_image(client, f"{repo}:{ctx.content_hash[:12]}")
+            digest = next((d for d in (image.digests if image else ()) if d.split("@", 1)[0] == repo), None)
+            if digest:
+                found[profile.name] = digest
+    finally:
+        client.close()
+    return found
+
+
+def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
+                    gpus: int = 1) -> list[Path]:
+    from envgen.render.exports import ExportOptions
+
     config = load_config(env)
     kb = load_kb()
-    return export([load_profile(ref) for ref in refs], kb, fmt, out, config=config)
+    profiles = [load_profile(ref) for ref in refs]
+    images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
+    return export(profiles, kb, fmt, out, config=config, options=ExportOptions(images=images, gpus=gpus))

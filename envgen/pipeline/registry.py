@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envgen.config import load_config
+from envgen.config import load_config, merge_mirrors
 from envgen.docker import connect, inspect_image, pull_image, push_image, remove_image
 from envgen.docker.images import tag_all
-from envgen.errors import ImageMismatch, ImageNotValidated, InputError
+from envgen.errors import ImageMismatch, ImageNotValidated, InputError, RegistryError
+from envgen.mirrors import mirror_ref
+from envgen.pipeline.mirrors import mirror_failure
 from envgen.pipeline.resolve import profile_tag
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import LIBRARIES, TIER_LABEL, host_plan
@@ -61,8 +63,17 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
     profile = load_profile(ref, env)
     tag, content_hash = profile_tag(profile, env)
     remote = remote_ref(registry or config.registry, tag)
+    # The same registry mirrors the base images take (mirrors.registries) serve envgen's own images.
+    mirrored = mirror_ref(remote, merge_mirrors(profile.mirrors, config.mirrors).registries)
     client = connect()
-    image_id = pull_image(client, remote)
+    if mirrored is not None:
+        try:
+            image_id = pull_image(client, mirrored.ref)
+        except RegistryError as exc:
+            raise mirror_failure(mirrored, exc, "the image") from None
+        remote = mirrored.ref
+    else:
+        image_id = pull_image(client, remote)
     image = inspect_image(client, image_id)
     labels = image.labels if image else {}
     if labels.get("io.envgen.content-hash") != content_hash or labels.get("io.envgen.profile") != profile.name:

@@ -10,13 +10,31 @@ from typing import TYPE_CHECKING
 from envgen.config import load_config
 from envgen.docker import connect, run_container
 from envgen.errors import ImageNotValidated
+from envgen.pipeline.bundle import loaded_from_bundle
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import gpus_for, parse_gpus
-from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import LIBRARIES
 
 if TYPE_CHECKING:
     from docker import DockerClient
+
+    from envgen.docker import ImageSummary
+
+
+def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
+                     out: Callable[[str], object], env: Mapping[str, str] | None) -> Validation | None:
+    """The tiers this host can run (the library tier alone without a usable GPU), recorded for the image."""
+    from envgen.pipeline.smoke import image_profile, run_planned
+    from envgen.pipeline.tiers import host_plan
+
+    out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
+    timeout = float(image_profile(client, image.id).get("smoke", {}).get("timeout_s", 300))
+    gpu_required = image.labels.get("io.envgen.gpu-required") != "false"
+    run_planned(client, image.id, host_plan(gpu_required, env, gpus),
+                profile_name=image.labels.get("io.envgen.profile", ""),
+                content_hash=image.labels.get("io.envgen.content-hash", ""), store=store, timeout_s=timeout)
+    return store.get(image.id)
 
 
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
@@ -24,7 +42,12 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     config = load_config(env)
     client = connect()
     image = resolve_image(client, target, env)
-    record = ValidationStore(config.state_dir).get(image.id)
+    store = ValidationStore(config.state_dir)
+    record = store.get(image.id)
+    if record is None and not force and loaded_from_bundle(config.state_dir, image.id) is not None:
+        # An image from an offline bundle: sealed where it was built, not validated here; its first run
+        # here is preceded by the smoke test, which records the verdict for this host.
+        record = _first_run_smoke(client, image, gpus, store, out, env)
     if not force and (record is None or not record.passed):
         state = "failed" if record else "has not passed"
         raise ImageNotValidated(

@@ -7,10 +7,21 @@ pattern that admits no quoting, whitespace, ``$``, backtick, ``;``, ``&``, ``|``
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from envgen.profile.normalise import normalise
 
@@ -40,15 +51,35 @@ ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]*$")
 # URLs reach shell lines (sed, pip, proxies): no '#', '&', ';', quotes, brackets or spaces.
 URL_RE = re.compile(r"^(https?|file)://[A-Za-z0-9._~:/?=%+@-]+$")
 GPU_TARGET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,63}$")
+# A registry host (docker.io, nvcr.io, localhost:5000) and a mirror: host[:port][/path prefix].
+REGISTRY_HOST_RE = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$")
+REGISTRY_MIRROR_RE = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 
 
-def _matches(pattern: re.Pattern[str], what: str) -> AfterValidator:
-    def check(value: str) -> str:
-        if not pattern.match(value):
-            raise ValueError(f"{value!r} is not a valid {what}")
+@dataclass(frozen=True)
+class _Matches:
+    """A string constraint: validated with envgen's own message, and shown as ``pattern`` in the
+    JSON Schema (``envgen schema``)."""
+
+    pattern: re.Pattern[str]
+    what: str
+
+    def _check(self, value: str) -> str:
+        if not self.pattern.match(value):
+            raise ValueError(f"{value!r} is not a valid {self.what}")
         return value
 
-    return AfterValidator(check)
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        out = handler(schema)
+        out["pattern"] = self.pattern.pattern
+        return out
+
+
+def _matches(pattern: re.Pattern[str], what: str) -> _Matches:
+    return _Matches(pattern, what)
 
 
 Version = Annotated[str, _matches(VERSION_RE, "version (expected digits and dots, such as \"3.7.9\")")]
@@ -67,88 +98,179 @@ Url = Annotated[str, _matches(URL_RE, "URL (http://, https:// or file://, no spa
 GpuTarget = Annotated[str, _matches(GPU_TARGET_RE, "GPU name or compute capability (such as \"A100\" or \"8.0\")")]
 
 
+SET = object()  # CrossFieldRule.equals: "whenever the field is set (not null)"
+
+
+@dataclass(frozen=True)
+class CrossFieldRule:
+    """When the field at ``when`` (dotted path) equals ``equals`` (or is set, for :data:`SET`), the
+    top-level field ``then`` must be set (``need="set"``) or a non-empty list (``need="nonempty"``).
+    The model enforces these; ``envgen schema`` writes them as if/then clauses."""
+
+    when: str
+    equals: object
+    then: str
+    need: Literal["set", "nonempty"]
+    message: str
+
+
+CROSS_FIELD_RULES: tuple[CrossFieldRule, ...] = (
+    CrossFieldRule("cudnn", SET, "cuda", "set", "cudnn is set but cuda is not: set cuda too, or remove cudnn"),
+    CrossFieldRule("gpu.required", True, "cuda", "set",
+                   "gpu.required is true but cuda is not set: set cuda, or gpu.required: false"),
+)
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class Frameworks(Strict):
-    tensorflow: Version | None = None
-    # The pip distribution that carries TensorFlow; default chosen from the knowledge base
-    # (tensorflow-gpu for 2.0, tensorflow from 2.1, tensorflow[and-cuda] from 2.14).
-    tensorflow_package: Literal["tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow[and-cuda]"] | None = None
-    pytorch: FrameworkVersion | None = None
-    torchvision: FrameworkVersion | None = None
-    torchaudio: FrameworkVersion | None = None
+    """The deep-learning frameworks the image installs (either, both or none)."""
+
+    tensorflow: Version | None = Field(
+        default=None, description="TensorFlow release to install, such as \"2.12.0\"; omit for none.")
+    tensorflow_package: Literal[
+        "tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow[and-cuda]"
+    ] | None = Field(
+        default=None,
+        description="The pip distribution that carries TensorFlow; default chosen from the knowledge base "
+                    "(tensorflow-gpu for 2.0, tensorflow from 2.1, tensorflow[and-cuda] from 2.14, "
+                    "tensorflow-cpu for CPU profiles).")
+    pytorch: FrameworkVersion | None = Field(
+        default=None, description="PyTorch release, optionally with its build variant: \"2.1.2\" or "
+                                  "\"2.1.2+cu118\" (\"+cpu\" for the CPU build); omit for none.")
+    torchvision: FrameworkVersion | None = Field(
+        default=None, description="torchvision release; default: the one the knowledge base pairs with pytorch.")
+    torchaudio: FrameworkVersion | None = Field(
+        default=None, description="torchaudio release; default: the one the knowledge base pairs with pytorch.")
 
 
 class Gpu(Strict):
-    targets: list[GpuTarget] = Field(default_factory=list)
-    # False for CPU-only profiles: the smoke test then expects no GPU and says so.
-    required: bool = True
+    """The GPUs the image is meant for."""
+
+    targets: list[GpuTarget] = Field(
+        default_factory=list,
+        description="GPU models (\"A100\", \"GTX 950M\") or compute capabilities (\"8.0\") the image must "
+                    "have kernels for; `envgen check` compares them with the framework builds.")
+    required: bool = Field(
+        default=True,
+        description="False for CPU-only profiles: the smoke test then expects no GPU and says so.")
 
 
 class Packages(Strict):
-    apt: list[AptPackage] = Field(default_factory=list)
-    conda: list[CondaPin] = Field(default_factory=list)
-    pip: list[PipPin] = Field(default_factory=list)
+    """Extra packages, each pinned exactly."""
+
+    apt: list[AptPackage] = Field(
+        default_factory=list,
+        description="Debian/Ubuntu packages for the runtime image: \"git\" or \"git=1:2.39.5-0\".")
+    conda: list[CondaPin] = Field(
+        default_factory=list, description="conda packages (conda profiles), pinned with =: \"numpy=1.21.6\".")
+    pip: list[PipPin] = Field(
+        default_factory=list, description="pip packages, pinned with ==: \"rich==13.7.1\".")
 
 
 class Smoke(Strict):
     """Sizes the smoke test uses inside the image (small defaults for 2 GB cards)."""
 
-    matmul_size: int = Field(default=4096, ge=64, le=32768)
-    batch_size: int = Field(default=64, ge=1, le=4096)
-    train_steps: int = Field(default=20, ge=2, le=1000)
-    timeout_s: int = Field(default=300, ge=10, le=3600)
+    # matmul_size: the GPU speed check's size (doubled on a fast GPU, up to 8192, memory allowing); CPU and
+    # correctness matmuls use at most 1024
+    matmul_size: int = Field(default=4096, ge=64, le=32768,
+                             description="Side of the square matrices the GPU/CPU matmul check multiplies.")
+    batch_size: int = Field(default=64, ge=1, le=4096, description="Batch size of the tiny training check.")
+    train_steps: int = Field(default=20, ge=2, le=1000, description="Steps of the tiny training check.")
+    timeout_s: int = Field(default=300, ge=10, le=3600, description="Seconds the whole smoke test may take.")
+
+
+RegistryHost = Annotated[str, _matches(REGISTRY_HOST_RE, "registry host (such as \"docker.io\" or \"nvcr.io\")")]
+RegistryMirror = Annotated[
+    str, _matches(REGISTRY_MIRROR_RE, "registry mirror (host[:port][/path], such as \"mirror.example.org:5000\")")
+]
 
 
 class Mirrors(Strict):
     """Where packages come from. Not part of the profile's identity hash: a mirror changes the
     route, not the environment. Also settable per user (``~/.config/envgen/config.yaml``)."""
 
-    pip_index_url: Url | None = None
-    pip_extra_index_urls: list[Url] = Field(default_factory=list)
-    pip_trusted_hosts: list[Annotated[str, _matches(CHANNEL_RE, "host name")]] = Field(default_factory=list)
-    conda_channel_alias: Url | None = None
-    conda_channels: dict[Channel, Url] = Field(default_factory=dict)
-    apt_mirror: Url | None = None
-    http_proxy: Url | None = None
-    https_proxy: Url | None = None
-    no_proxy: EnvValue | None = None
+    pip_index_url: Url | None = Field(default=None, description="pip index to use instead of PyPI (PIP_INDEX_URL).")
+    pip_extra_index_urls: list[Url] = Field(
+        default_factory=list, description="Further pip indexes (PIP_EXTRA_INDEX_URL).")
+    pip_trusted_hosts: list[Annotated[str, _matches(CHANNEL_RE, "host name")]] = Field(
+        default_factory=list, description="Hosts pip may reach over plain HTTP or unverified TLS (PIP_TRUSTED_HOST).")
+    conda_channel_alias: Url | None = Field(
+        default=None, description="Base URL that bare conda channel names resolve against (channel_alias).")
+    conda_channels: dict[Channel, Url] = Field(
+        default_factory=dict, description="Per-channel mirror URLs: {conda-forge: https://mirror/conda-forge}.")
+    apt_mirror: Url | None = Field(
+        default=None, description="Replaces deb.debian.org/debian and archive.ubuntu.com/ubuntu during the build.")
+    http_proxy: Url | None = Field(default=None, description="HTTP proxy for the build (HTTP_PROXY).")
+    https_proxy: Url | None = Field(default=None, description="HTTPS proxy for the build (HTTPS_PROXY).")
+    no_proxy: EnvValue | None = Field(default=None, description="Hosts the build reaches without the proxy (NO_PROXY).")
+    registries: dict[RegistryHost, RegistryMirror] = Field(
+        default_factory=dict,
+        description="Image registry mirrors: {docker.io: mirror.example.org, nvcr.io: mirror.example.org/nvcr}. "
+                    "docker.io also covers unqualified names (ubuntu:22.04) and library/ names. The base image "
+                    "and `envgen pull` take these routes; a digest-pinned base stays pinned.")
     # A local directory of wheels (pip --find-links) copied into the build context.
-    wheelhouse: str | None = None
+    wheelhouse: str | None = Field(
+        default=None, description="Local directory of wheels (pip --find-links) bind-mounted into the build.")
 
 
 class User(Strict):
-    name: Annotated[str, _matches(NAME_RE, "user name")] = "envgen"
-    uid: int = Field(default=1000, ge=1, le=65000)
+    """The unprivileged user the image runs as."""
+
+    name: Annotated[str, _matches(NAME_RE, "user name")] = Field(default="envgen", description="User name.")
+    uid: int = Field(default=1000, ge=1, le=65000, description="User ID (envgen run maps your own UID onto it).")
 
 
 class Profile(Strict):
-    name: Annotated[str, _matches(NAME_RE, "profile name (lower-case letters, digits, . _ -)")]
-    description: str = Field(default="", max_length=200)
-    extends: str | None = None
-    base: ImageRef
+    """An envgen profile: one validated GPU deep-learning environment. Generated from envgen's typed
+    model (`envgen schema`); the loader (`envgen check`) enforces the same rules."""
+
+    model_config = ConfigDict(title="envgen profile")
+
+    name: Annotated[str, _matches(NAME_RE, "profile name (lower-case letters, digits, . _ -)")] = Field(
+        description="Profile name; the image becomes envgen/<name>:<hash>. Must match the file name for "
+                    "profiles found by name.")
+    description: str = Field(default="", max_length=200, description="One line saying what the environment is for.",
+                             json_schema_extra={"pattern": "^[^\\r\\n]*$"})
+    extends: str | None = Field(
+        default=None,
+        description="Another profile (name, or path relative to this file) this one deep-merges over; "
+                    "keys set here win, lists replace.")
+    base: ImageRef = Field(
+        description="Base image: [registry/]repository[:tag][@sha256:digest], such as "
+                    "\"nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\".")
     # True for a base image built locally (debootstrap + docker import): it has no registry
     # digest, so digest pinning is skipped, visibly, in the Dockerfile and in `envgen check`.
-    local_base: bool = False
+    local_base: bool = Field(
+        default=False,
+        description="True for a base image built locally (no registry digest): digest pinning is "
+                    "skipped, visibly, in the Dockerfile and in `envgen check`.")
     # How the Python environment is made: conda (micromamba) from channels, or pip on the
     # base image's own Python (NGC images, plain Debian/Ubuntu bases).
-    # Left out: conda when the profile lists conda packages or channels, else pip (see normalise.py).
-    installer: Literal["conda", "pip"] = "pip"
-    cuda: Version | None = None
-    cudnn: Version | None = None
-    python: Version
-    frameworks: Frameworks = Field(default_factory=Frameworks)
-    gpu: Gpu = Field(default_factory=Gpu)
-    packages: Packages = Field(default_factory=Packages)
-    channels: list[Channel] = Field(default_factory=list)
+    installer: Literal["conda", "pip"] = Field(
+        default="pip",
+        description="How the Python environment is made: conda (micromamba, from channels) or pip on the "
+                    "base image's own Python (NGC images, plain Debian/Ubuntu bases). Left out: conda when the "
+                    "profile lists conda packages or channels, else pip.")
+    cuda: Version | None = Field(
+        default=None, description="CUDA version the stack targets (\"11.8\"); required when gpu.required is true.")
+    cudnn: Version | None = Field(default=None, description="cuDNN version (\"8.6.0\"); needs cuda.")
+    python: Version = Field(description="Python version, in quotes: \"3.11\" (YAML reads 3.10 as 3.1).")
+    frameworks: Frameworks = Field(default_factory=Frameworks, description=Frameworks.__doc__)
+    gpu: Gpu = Field(default_factory=Gpu, description=Gpu.__doc__)
+    packages: Packages = Field(default_factory=Packages, description=Packages.__doc__)
+    channels: list[Channel] = Field(
+        default_factory=list,
+        description="conda channels in priority order; left out with installer: conda, conda-forge.")
     env: dict[Annotated[str, _matches(ENV_KEY_RE, "environment variable name")], EnvValue] = Field(
-        default_factory=dict
-    )
-    smoke: Smoke = Field(default_factory=Smoke)
-    mirrors: Mirrors = Field(default_factory=Mirrors)
-    user: User = Field(default_factory=User)
+        default_factory=dict, description="Environment variables set in the image (NAME: value).")
+    smoke: Smoke = Field(default_factory=Smoke, description=Smoke.__doc__)
+    mirrors: Mirrors = Field(
+        default_factory=Mirrors,
+        description="Package and image mirrors: routes, not part of the environment's identity or hash.")
+    user: User = Field(default_factory=User, description=User.__doc__)
 
     @model_validator(mode="before")
     @classmethod
@@ -168,10 +290,13 @@ class Profile(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
-        if self.cudnn and not self.cuda:
-            raise ValueError("cudnn is set but cuda is not: set cuda too, or remove cudnn")
-        if self.gpu.required and not self.cuda:
-            raise ValueError("gpu.required is true but cuda is not set: set cuda, or gpu.required: false")
+        for rule in CROSS_FIELD_RULES:
+            value: Any = self
+            for part in rule.when.split("."):
+                value = getattr(value, part)
+            triggered = value is not None if rule.equals is SET else value == rule.equals
+            if triggered and not getattr(self, rule.then):
+                raise ValueError(rule.message)
         return self
 
     # --- derived facts used by the knowledge base, templates and labels ----------------

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
 
 from envgen import __version__
 from envgen.config import UserConfig
-from envgen.errors import InputError
+from envgen.docker.run import DEFAULT_SHM_SIZE
+from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, render, render_in_memory
@@ -35,8 +37,19 @@ class ExportItem:
     context: str = ""
 
 
+@dataclass(frozen=True)
+class ExportOptions:
+    """What an export needs beyond the profiles: known registry references by digest (profile name ->
+    ``registry/profile@sha256:...``, gathered by the pipeline from the engine where it can) and the
+    GPUs a cluster job asks for."""
+
+    images: Mapping[str, str] = field(default_factory=dict)
+    gpus: int = 1
+
+
 Exporter = Callable[
-    [Sequence[RenderedContext], KnowledgeBase, UserConfig, Path, jinja2.Environment], dict[str, str]
+    [Sequence[RenderedContext], KnowledgeBase, UserConfig, Path, jinja2.Environment, ExportOptions],
+    dict[str, str],
 ]
 
 
@@ -53,7 +66,7 @@ def _single(ctx: RenderedContext) -> dict[str, object]:
 
 
 def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
-                  env: jinja2.Environment) -> dict[str, str]:
+                  env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     files = {}
     for ctx in ctxs:
         path = ".devcontainer/devcontainer.json" if len(ctxs) == 1 else \
@@ -63,19 +76,19 @@ def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: Us
 
 
 def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
-             env: jinja2.Environment) -> dict[str, str]:
+             env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     context = {"items": [_item(c) for c in ctxs], "version": __version__}
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 
 def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
-               env: jinja2.Environment) -> dict[str, str]:
+               env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     template = "exports/apptainer.def.j2"
     return {f"{c.plan.profile.name}.def": render_template(env, template, _single(c)) for c in ctxs}
 
 
 def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
-          env: jinja2.Environment) -> dict[str, str]:
+          env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     """Renders each profile's context into out/contexts/<profile>/ and one docker-bake.hcl."""
     items = []
     for ctx in ctxs:
@@ -90,12 +103,59 @@ def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig
     return {"docker-bake.hcl": render_template(env, "exports/docker-bake.hcl.j2", context)}
 
 
+def job_name(profile_name: str) -> str:
+    """A Kubernetes object name / Slurm job name: DNS-1123 label, at most 63 characters."""
+    name = re.sub(r"[^a-z0-9-]+", "-", f"envgen-{profile_name}".lower())
+    return re.sub(r"-{2,}", "-", name)[:63].strip("-")
+
+
+def k8s_quantity(docker_size: str) -> str:
+    """Docker's binary size units ("2g", "512m") as a Kubernetes quantity ("2Gi", "512Mi")."""
+    m = re.fullmatch(r"(\d+)([kmg]?)b?", docker_size.strip().lower())
+    if not m:
+        raise RenderError(f"shared-memory size {docker_size!r} is not in Docker's size syntax")
+    return m.group(1) + {"": "", "k": "Ki", "m": "Mi", "g": "Gi"}[m.group(2)]
+
+
+def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOptions, file_name: str
+                     ) -> dict[str, object]:
+    profile = ctx.plan.profile
+    pinned = options.images.get(profile.name)
+    return {**_single(ctx), "job_name": job_name(profile.name), "label_profile": profile.name,
+            "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
+            "image": pinned or f"{config.registry.rstrip('/')}/{profile.name}:{ctx.content_hash[:12]}",
+            "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE)}
+
+
+def _k8s(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+         env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
+    files = {}
+    for ctx in ctxs:
+        name = f"{ctx.plan.profile.name}.job.yaml"
+        files[name] = render_template(env, "exports/k8s-job.yaml.j2", _cluster_context(ctx, config, options, name))
+    return files
+
+
+def _slurm(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+           env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
+    """An sbatch script per profile, plus the Apptainer definition its SIF is built from."""
+    files = _apptainer(ctxs, kb, config, out, env, options)
+    for ctx in ctxs:
+        name = f"{ctx.plan.profile.name}.sbatch"
+        files[name] = render_template(env, "exports/slurm.sbatch.j2", _cluster_context(ctx, config, options, name))
+    return files
+
+
 EXPORT_FORMATS: dict[str, Exporter] = {
     "apptainer": _apptainer,
     "bake": _bake,
     "compose": _compose,
     "devcontainer": _devcontainer,
+    "k8s": _k8s,
+    "slurm": _slurm,
 }
+# Files an export writes that must be executable.
+EXECUTABLE_SUFFIXES = (".sbatch",)
 
 
 def export(
@@ -104,6 +164,7 @@ def export(
     format: str,
     out: Path,
     config: UserConfig | None = None,
+    options: ExportOptions | None = None,
 ) -> list[Path]:
     """Write the export files for ``profiles`` under ``out``; returns the paths written."""
     if format not in EXPORT_FORMATS:
@@ -114,7 +175,7 @@ def export(
     config = config or UserConfig()
     env = make_environment()
     contexts = [render_in_memory(p, kb, config) for p in profiles]
-    files = EXPORT_FORMATS[format](contexts, kb, config, out, env)
+    files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options or ExportOptions())
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for rel, text in sorted(files.items()):
@@ -122,9 +183,11 @@ def export(
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         tmp.write_text(text, encoding="utf-8")
+        if path.name.endswith(EXECUTABLE_SUFFIXES):
+            tmp.chmod(0o755)
         tmp.replace(path)
         written.append(path)
     return written
 
 
-__all__ = ["EXPORT_FORMATS", "export"]
+__all__ = ["EXPORT_FORMATS", "ExportOptions", "export", "job_name", "k8s_quantity"]

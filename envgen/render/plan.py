@@ -18,6 +18,7 @@ from envgen import __version__
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.mirrors import mirror_ref
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
 from envgen.render.lockfile import Lock, find_lock
@@ -229,9 +230,14 @@ def wheelhouse_covers(wheelhouse: Path | None, pins: Sequence[str]) -> bool:
     return True
 
 
-def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True) -> dict[str, str]:
-    """Build args for the builder; none of them reaches a rendered file."""
+def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
+               base_ref: str | None = None) -> dict[str, str]:
+    """Build args for the builder; none of them reaches a rendered file. ``base_ref`` is the
+    reference the Dockerfile's ``ARG BASE_IMAGE`` defaults to; a registry mirror for it becomes
+    ``BASE_IMAGE`` (tag and digest kept)."""
+    mirrored = mirror_ref(base_ref, mirrors.registries) if base_ref else None
     args = {
+        "BASE_IMAGE": mirrored.ref if mirrored else None,
         "ENVGEN_FRAMEWORK_INDEX": None if framework_index else "0",
         "PIP_INDEX_URL": mirrors.pip_index_url,
         "PIP_EXTRA_INDEX_URL": " ".join(mirrors.pip_extra_index_urls) or None,
@@ -301,7 +307,8 @@ def render_context(
         labels=labels(profile, base, phash),
         runtime_apt=tuple(sorted(set(setup.runtime_apt) | set(pins.apt))),
         expected=dict(stack.expected),
-        build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip)),
+        build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
+                              base_ref=base.from_ref),
         secrets=secrets,
         wheelhouse=wheelhouse,
         lock=find_lock(profile, pins.pip) if use_lock else None,

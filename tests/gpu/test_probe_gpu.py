@@ -1,11 +1,12 @@
 """The probe on a real GPU: an honest pass, the no-kernel diagnosis, CPU-only and no-GPU runs, and its
-matmul speed against the separate reference benchmark."""
+matmul speed against the plain reference (bench/matmul_plain.py) and the sustained one."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 from probe_run import ROOT, by_name, run_probe, write_expect
@@ -62,14 +63,30 @@ def test_gpu_profile_without_usable_gpu_fails_honestly(tmp_path):
     assert checks["torch.devices"]["diagnosis"]["id"] == "no-gpu-in-container"
 
 
-def test_probe_speed_within_ten_percent_of_reference(tmp_path):
-    size = 4096
-    _code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path, "--matmul-size", str(size))))
+def test_probe_speed_within_five_percent_of_plain_reference(tmp_path):
+    """The probe's peak figures against bench/matmul_plain.py (20 products ``a @ b`` after warm-up) at
+    the probe's size, and its sustained figures against bench/matmul_reference.py (long batches)."""
+    _code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path)))
     probe = by_name(report)["torch.speed"]["figures"]
-    out = tmp_path / "bench.json"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_reference.py"), "--sizes", str(size),
-                    "--repeats", "10", "--json", str(out)], check=True, timeout=300)
-    reference = {row["precision"]: row["tflops_median"] for row in json.loads(out.read_text())["results"]}
-    for label, ref in reference.items():
+    n = probe["n"]
+    sustained_out = tmp_path / "sustained.json"
+    # The plain reference runs each precision in a process of its own after an idle second, as a user
+    # timing one precision would: run back to back, a precision started right after another's load begins
+    # on the clock the power cap left (tf32 read 377 after fp32's loops, 410 fresh; H200 run 2026-11-30).
+    plain: dict[str, float] = {}
+    for label in ("fp32", "tf32", "fp16", "bf16"):
+        out = tmp_path / f"plain-{label}.json"
+        time.sleep(1.0)
+        subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_plain.py"), "--n", str(n), "--repeats", "1",
+                        "--precisions", label, "--json", str(out)], check=True, timeout=300)
+        plain.update({row["precision"]: row["tflops"] for row in json.loads(out.read_text())["results"]})
+    subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_reference.py"), "--sizes", str(n),
+                    "--repeats", "10", "--json", str(sustained_out)], check=True, timeout=300)
+    sustained = {row["precision"]: row["tflops_median"]
+                 for row in json.loads(sustained_out.read_text())["results"]}
+    for label, ref in plain.items():
         measured = probe[label + "_tflops"]
-        assert abs(measured - ref) / ref < 0.10, (label, measured, ref)
+        assert abs(measured - ref) / ref < 0.05, (label, measured, ref)
+        if probe[label + "_tflops_sustained"] is not None:
+            measured, ref = probe[label + "_tflops_sustained"], sustained[label]
+            assert abs(measured - ref) / ref < 0.10, (label, "sustained", measured, ref)

@@ -187,7 +187,6 @@ CASES: list[tuple[str, dict[str, Any], HostSpec | None, str, str]] = [
     ("legacy-maxwell", {"frameworks": {"pytorch": "1.7.1+cu121"}}, None, "torch-variant-missing", "cu101"),
     # NGC
     ("ngc-tensorflow", {}, HostSpec(gpus=["GTX 950M"]), "ngc-gpu-too-old", "6.0"),
-    ("ngc-tensorflow", {}, HostSpec(gpus=["A100"], driver="525.60.13"), "ngc-driver-too-old", "545"),
     ("ngc-tensorflow", {}, HostSpec(gpus=["A100"], driver="535.129.03"), "pass", ""),
     ("ngc-tensorflow", {}, HostSpec(gpus=["GTX 1080"], driver="545.23.08"), "pass", ""),
     ("ngc-tensorflow", {"python": "3.11"}, None, "python-base-mismatch", "3.10"),

@@ -26,7 +26,7 @@ def profiles():
 
 
 def test_formats() -> None:
-    assert sorted(EXPORT_FORMATS) == ["apptainer", "bake", "compose", "devcontainer"]
+    assert sorted(EXPORT_FORMATS) == ["apptainer", "bake", "compose", "devcontainer", "k8s", "slurm"]
 
 
 def test_devcontainer_single_and_many(kb, profiles, tmp_path: Path) -> None:

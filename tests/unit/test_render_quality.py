@@ -147,7 +147,7 @@ def test_local_base_is_visible_and_digest_pins_render(kb, contexts) -> None:
     digest = "sha256:" + "a" * 64
     profile = load_profile("legacy-maxwell", env={}).model_copy(update={"base": f"ubuntu:18.04@{digest}"})
     text = render_in_memory(profile, kb).files["Dockerfile"].decode()
-    assert f"FROM ubuntu:18.04@{digest} AS build" in text
+    assert f"ARG BASE_IMAGE=ubuntu:18.04@{digest}\n" in text and "FROM ${BASE_IMAGE} AS build" in text
     assert f'org.opencontainers.image.base.digest="{digest}"' in text
 
 

@@ -11,6 +11,12 @@ import time
 import traceback
 
 from probe_common import (
+    PAUSE_S,
+    PEAK_ITERS,
+    PEAK_WARMUP,
+    PEAK_WINDOWS,
+    SUSTAIN_BATCHES,
+    SUSTAIN_LOAD_S,
     Fail,
     Skip,
     compare_versions,
@@ -19,6 +25,9 @@ from probe_common import (
     kernel_support,
     loaded_libraries,
     median,
+    plan_speed,
+    speed_budget,
+    speed_size,
     tflops,
 )
 
@@ -307,29 +316,40 @@ def check_conv(ctx):
 
 # --- speed ----------------------------------------------------------------------------------------
 
-def time_cuda(torch, func, target_s=0.05, repeats=7, warmup=2):
-    """Median seconds per call of ``func`` on the GPU, timed with CUDA events over batches of calls
-    long enough (~target_s) that launch overhead and event resolution do not matter."""
-    func()
-    torch.cuda.synchronize()
+def time_cuda(torch, func, share_s, sleep=time.sleep):
+    """Time ``func`` (one product) on the GPU as ``probe_common.plan_speed`` says, within ``share_s``
+    seconds: (peak seconds per call, sustained seconds per call or None, plan). Device events bracket
+    each timed loop; the first call (library handles, kernel choice) and the timing of one call that
+    sizes the plan stay out of the figures."""
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    func()
-    end.record()
-    end.synchronize()
-    once = max(start.elapsed_time(end) / 1000.0, 1e-6)
-    iters = int(max(1, min(2000, target_s / once)))
-    samples = []
-    for attempt in range(warmup + repeats):
+
+    def timed(count):
         start.record()
-        for _ in range(iters):
+        for _ in range(count):
             func()
         end.record()
         end.synchronize()
-        if attempt >= warmup:
-            samples.append(start.elapsed_time(end) / 1000.0 / iters)
-    return median(samples), iters
+        return start.elapsed_time(end) / 1000.0
+
+    func()
+    torch.cuda.synchronize()
+    plan = plan_speed(timed(1), share_s)
+    peaks = []
+    for _ in range(plan.windows):
+        torch.cuda.synchronize()
+        sleep(plan.pause_s)  # idle: the SM clock comes back from a power-capped state
+        for _ in range(plan.warmup):
+            func()
+        torch.cuda.synchronize()
+        peaks.append(timed(plan.iters) / plan.iters)
+    sustained = None
+    if plan.sustain_iters:
+        for _ in range(plan.sustain_load):
+            func()
+        sustained = median([timed(plan.sustain_iters) / plan.sustain_iters
+                            for _ in range(plan.sustain_batches)])
+    return median(peaks), sustained, plan
 
 
 def time_cpu(func, repeats=3):
@@ -356,23 +376,56 @@ def check_speed(ctx):
     figures["cpu_threads"] = torch.get_num_threads()
     if device.type != "cuda":
         return "CPU fp32 matmul %.3f TFLOP/s (n=%d)" % (figures["cpu_fp32_tflops"], n_cpu), figures
-    n = ctx.matmul_size
+    rows = _precisions(torch, device)
+    share_s = speed_budget(ctx, len(rows))
+    n = _speed_size(torch, device, ctx.matmul_size)
     figures["n"] = n
-    figures["method"] = "CUDA events, median of 7 batches after 2 warm-up batches"
+    figures["n_profile"] = ctx.matmul_size
+    figures["method"] = ("CUDA events; peak: %d products after %d warm-up and an idle pause of %gs, median of %d "
+                         "windows; sustained: after %gs of load, median of %d batches"
+                         % (PEAK_ITERS, PEAK_WARMUP, PAUSE_S, PEAK_WINDOWS, SUSTAIN_LOAD_S, SUSTAIN_BATCHES))
+    figures["budget_s_per_precision"] = round(share_s, 2)
     parts = []
-    for label, dtype, allow_tf32 in _precisions(torch, device):
-        operands = tuple(torch.randn(n, n, device=device, dtype=dtype) for _ in range(3))
+    for label, dtype, allow_tf32 in rows:
+        a = torch.randn(n, n, device=device, dtype=dtype)
+        b = torch.randn(n, n, device=device, dtype=dtype)
         with _fp32_precision(torch, allow_tf32):
-            seconds, iters = time_cuda(torch, lambda ops=operands: torch.matmul(ops[0], ops[1], out=ops[2]))
-        figures[label + "_tflops"] = round(tflops(n, seconds), 2)
-        figures[label + "_iters"] = iters
-        parts.append("%s %.1f" % (label, figures[label + "_tflops"]))
-        del operands
+            peak_s, sustained_s, plan = time_cuda(torch, lambda a=a, b=b: torch.matmul(a, b), share_s)
+        figures[label + "_tflops"] = round(tflops(n, peak_s), 2)
+        figures[label + "_tflops_sustained"] = round(tflops(n, sustained_s), 2) if sustained_s else None
+        figures[label + "_iters"] = plan.iters
+        text = "%s %.1f" % (label, figures[label + "_tflops"])
+        if sustained_s:
+            text += " (%.1f)" % figures[label + "_tflops_sustained"]
+        parts.append(text)
+        del a, b
     figures["speedup_fp32_vs_cpu"] = round(figures["fp32_tflops"] / figures["cpu_fp32_tflops"], 1)
     figures["max_memory_reserved_mib"] = int(torch.cuda.max_memory_reserved() // (1024 * 1024))
     torch.cuda.empty_cache()
-    return ("matmul n=%d TFLOP/s: %s; fp32 %.0fx the CPU"
+    return ("matmul n=%d TFLOP/s, peak (sustained): %s; fp32 %.0fx the CPU"
             % (n, ", ".join(parts), figures["speedup_fp32_vs_cpu"]), figures)
+
+
+def _speed_size(torch, device, n):
+    """``n``, or larger on a fast GPU (probe_common.speed_size), judged by an fp16 product; GPUs
+    without tensor cores (before Volta) keep ``n``."""
+    if torch.cuda.get_device_capability(device)[0] < 7 or not hasattr(torch.cuda, "mem_get_info"):
+        return n
+    a = torch.randn(n, n, device=device, dtype=torch.float16)
+    b = torch.randn(n, n, device=device, dtype=torch.float16)
+    torch.matmul(a, b)
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        torch.matmul(a, b)
+    end.record()
+    end.synchronize()
+    product_s = start.elapsed_time(end) / 1000.0 / 3
+    del a, b
+    torch.cuda.empty_cache()
+    return speed_size(n, product_s, torch.cuda.mem_get_info(device)[0])
 
 
 # --- mixed precision and training ------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Registry mirrors for image references (``mirrors.registries``).
+
+Pure string work, no Docker: ``docker.io: mirror.example.org`` routes ``ubuntu:22.04``,
+``library/ubuntu:22.04`` and ``docker.io/library/ubuntu:22.04`` to
+``mirror.example.org/library/ubuntu:22.04``; ``nvcr.io: mirror.example.org/nvcr`` routes
+``nvcr.io/nvidia/tensorflow:23.12-tf2-py3`` to ``mirror.example.org/nvcr/nvidia/tensorflow:23.12-tf2-py3``.
+Tags and digests are kept as they are, so a digest-pinned reference stays digest-pinned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DOCKER_HUB = "docker.io"
+# Other names Docker Hub goes by in references and engine configuration.
+_HUB_ALIASES = ("index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
+
+
+@dataclass(frozen=True)
+class MirroredRef:
+    original: str
+    registry: str  # the registry the original points at ("docker.io" for unqualified names)
+    mirror: str  # the mirror configured for it
+    ref: str  # the reference through the mirror
+
+
+def split_registry(ref: str) -> tuple[str, str]:
+    """``(registry, path[:tag][@digest])``: the first component is a registry when it has a dot, a
+    port or is ``localhost``; otherwise the reference is Docker Hub's, with ``library/`` added to
+    one-component names as the engine does."""
+    first, sep, rest = ref.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        registry, path = first, rest
+    else:
+        registry, path = DOCKER_HUB, ref
+    if registry in _HUB_ALIASES:
+        registry = DOCKER_HUB
+    if registry == DOCKER_HUB and "/" not in path:
+        path = f"library/{path}"
+    return registry, path
+
+
+def mirror_ref(ref: str, registries: Mapping[str, str]) -> MirroredRef | None:
+    """``ref`` through the mirror configured for its registry; None when none is."""
+    if not registries:
+        return None
+    registry, path = split_registry(ref)
+    mirror = registries.get(registry)
+    if mirror is None and registry == DOCKER_HUB:
+        mirror = next((registries[a] for a in _HUB_ALIASES if a in registries), None)
+    if mirror is None:
+        return None
+    return MirroredRef(ref, registry, mirror, f"{mirror.rstrip('/')}/{path}")
+
+
+__all__ = ["DOCKER_HUB", "MirroredRef", "mirror_ref", "split_registry"]

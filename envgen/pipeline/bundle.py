@@ -1,0 +1,322 @@
+"""Offline bundles: one file that carries a validated image to a machine without a registry.
+
+``envgen save PROFILE|IMAGE -o FILE`` writes an (uncompressed) tar holding, in this order:
+
+- ``manifest.json``: schema ``envgen.bundle/1``, the profile, content and profile hashes, the tag, the
+  image ID (the sha256 of the image config: content-addressed), registry digests, the envgen labels,
+  the validation the image passed where it was built (status, mode, tier if known), and for every
+  other member its size and sha256 (``payload_sha256`` is the image's);
+- ``validation.json``: the validation record of the building host (``{}`` if it has none);
+- ``smoke-report.json``: the smoke report sealed in the image;
+- ``image.tar.gz``: the image in ``docker save`` format, gzip-compressed.
+
+``envgen load FILE`` checks every member's size and sha256 against the manifest, then the image
+config inside the archive (its sha256 must be the manifest's image ID, its labels the manifest's),
+all before anything reaches the engine; then loads, tags ``envgen/<profile>:<hash12>`` and keeps
+the image "sealed, not validated on this host" (no validation record here) until ``envgen smoke``
+or the first ``envgen run`` passes on this host.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from envgen import __version__
+from envgen.config import load_config
+from envgen.docker import connect, inspect_image, remove_image
+from envgen.docker.archive import load_archive, read_file, save_stream
+from envgen.docker.images import tag_all
+from envgen.errors import BundleError, EnvgenError, ImageNotValidated
+from envgen.pipeline.resolve import resolve_image
+from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import TIER_LABEL
+from envgen.render.core import image_tag
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+SCHEMA = "envgen.bundle/1"
+MANIFEST = "manifest.json"
+IMAGE = "image.tar.gz"
+VALIDATION = "validation.json"
+REPORT = "smoke-report.json"
+SEALED_REPORT = "/etc/envgen/smoke-report.json"
+# Labels a bundle vouches for: envgen's own (hashes, profile, smoke verdict) and the OCI set.
+LABEL_PREFIXES = ("io.envgen.", "org.opencontainers.image.")
+# Where the validation tier is sealed (envgen.pipeline.tiers.TIER_LABEL).
+TIER_LABELS = (TIER_LABEL,)
+CHUNK = 1 << 20
+
+
+class FileEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sha256: str
+    size: int
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_: str
+    envgen_version: str
+    profile: str
+    content_hash: str
+    profile_hash: str
+    tag: str
+    image_id: str
+    repo_digests: list[str]
+    labels: dict[str, str]
+    validation: dict[str, str | None]
+    payload_sha256: str
+    files: dict[str, FileEntry]
+
+    def to_json(self) -> bytes:
+        data = self.model_dump()
+        data["schema"] = data.pop("schema_")
+        return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> Manifest:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        data["schema_"] = data.pop("schema", None)
+        return cls.model_validate(data)
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _add(tar: tarfile.TarFile, name: str, path: Path) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = path.stat().st_size, 0o644, 0
+    with path.open("rb") as handle:
+        tar.addfile(info, handle)
+
+
+# --- save ------------------------------------------------------------------------------------
+
+
+def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
+         echo: Callable[[str], None] = lambda _line: None) -> str:
+    """Write the bundle of ``target`` (profile or image) to ``out`` atomically; returns a summary."""
+    config = load_config(env)
+    client = connect()
+    image = resolve_image(client, target, env)
+    labels = image.labels
+    name = image.tags[0] if image.tags else image.id[:19]
+    if labels.get("io.envgen.smoke") != "pass" or not labels.get("io.envgen.content-hash"):
+        raise ImageNotValidated(f"{name} carries no passing smoke report, so it is not bundled",
+                                fix=f"run `envgen build {target}` (without --no-smoke) first")
+    report = read_file(client, image.id, SEALED_REPORT)
+    if report is None:
+        raise ImageNotValidated(f"{name} has no sealed smoke report at {SEALED_REPORT}",
+                                fix=f"rebuild it with `envgen build {target}`")
+    record = ValidationStore(config.state_dir).get(image.id)
+    profile, content_hash = labels["io.envgen.profile"], labels["io.envgen.content-hash"]
+    out = out.expanduser()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        payload = work / IMAGE
+        echo(f"saving {name} ({image.id[:19]}, {image.size / 1e6:.0f} MB uncompressed)")
+        with payload.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+            for chunk in save_stream(client, image.id):
+                gz.write(chunk)
+        (work / VALIDATION).write_bytes(
+            (json.dumps(asdict(record) if record else {}, indent=2, sort_keys=True) + "\n").encode())
+        (work / REPORT).write_bytes(report)
+        files = {member: FileEntry(sha256=_sha256_file(work / member), size=(work / member).stat().st_size)
+                 for member in (VALIDATION, REPORT, IMAGE)}
+        tier = next((labels[key] for key in TIER_LABELS if labels.get(key)), None)
+        manifest = Manifest(
+            schema_=SCHEMA, envgen_version=__version__, profile=profile, content_hash=content_hash,
+            profile_hash=labels.get("io.envgen.profile-hash", ""), tag=image_tag(profile, content_hash),
+            image_id=image.id, repo_digests=sorted(image.digests),
+            labels={k: v for k, v in sorted(labels.items()) if k.startswith(LABEL_PREFIXES)},
+            validation={"status": record.status if record else labels.get("io.envgen.smoke"),
+                        "mode": record.mode if record else labels.get("io.envgen.smoke-mode"),
+                        "checked_at": record.checked_at if record else None, "tier": tier},
+            payload_sha256=files[IMAGE].sha256, files=files,
+        )
+        (work / MANIFEST).write_bytes(manifest.to_json())
+        staged = work / "bundle.tar"
+        with tarfile.open(staged, "w", format=tarfile.PAX_FORMAT) as tar:
+            for member in (MANIFEST, VALIDATION, REPORT, IMAGE):
+                _add(tar, member, work / member)
+        os.replace(staged, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    size = out.stat().st_size
+    return (f"saved {name} to {out} ({size / 1e6:.1f} MB; image sha256 {manifest.payload_sha256[:12]}; "
+            f"load it with `envgen load {out.name}`)")
+
+
+# --- load ------------------------------------------------------------------------------------
+
+
+def _bad(path: Path, what: str) -> BundleError:
+    return BundleError(f"bundle {path} {what}; nothing was loaded",
+                       fix="copy the bundle again (compare its sha256 with the sender's), or make a new one "
+                           "with `envgen save`")
+
+
+def _member(tar: tarfile.TarFile, name: str, path: Path) -> IO[bytes]:
+    try:
+        handle = tar.extractfile(name)
+    except KeyError:
+        handle = None
+    if handle is None:
+        raise _bad(path, f"has no {name} (not an envgen bundle, or truncated)")
+    return handle
+
+
+def _check_small(tar: tarfile.TarFile, name: str, entry: FileEntry, path: Path) -> bytes:
+    data = _member(tar, name, path).read()
+    if len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
+        raise _bad(path, f"member {name} does not match its checksum in the manifest (altered or damaged)")
+    return data
+
+
+def _unpack_image(tar: tarfile.TarFile, entry: FileEntry, path: Path, dest: Path) -> None:
+    """Check image.tar.gz's size and sha256 against the manifest (first pass), then decompress it to
+    ``dest`` (second pass): a damaged payload is named as a checksum mismatch, not a gzip error."""
+    digest, size = hashlib.sha256(), 0
+    source = _member(tar, IMAGE, path)
+    for chunk in iter(lambda: source.read(CHUNK), b""):
+        digest.update(chunk)
+        size += len(chunk)
+    if size != entry.size or digest.hexdigest() != entry.sha256:
+        raise _bad(path, f"member {IMAGE} does not match its checksum in the manifest (altered or damaged)")
+    try:
+        with gzip.GzipFile(fileobj=_member(tar, IMAGE, path), mode="rb") as gz, dest.open("wb") as sink:
+            shutil.copyfileobj(gz, sink, CHUNK)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _bad(path, f"has a damaged image archive ({type(exc).__name__}: {exc})") from None
+
+
+def _archive_config(archive: Path, path: Path) -> tuple[str, dict[str, str]]:
+    """(image ID, labels) from the image config inside a ``docker save`` tar."""
+    try:
+        with tarfile.open(archive, "r:") as tar:
+            index = json.loads(_member(tar, "manifest.json", path).read())
+            config_name = index[0]["Config"]
+            raw = _member(tar, config_name, path).read()
+    except (tarfile.TarError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise _bad(path, f"has an image archive without a readable image config ({exc})") from None
+    config = json.loads(raw)
+    labels = (config.get("config") or {}).get("Labels") or {}
+    return "sha256:" + hashlib.sha256(raw).hexdigest(), dict(labels)
+
+
+def _read_manifest(tar: tarfile.TarFile, path: Path) -> Manifest:
+    raw = _member(tar, MANIFEST, path).read()
+    try:
+        manifest = Manifest.from_json(raw)
+    except (ValueError, ValidationError) as exc:
+        first = str(exc).splitlines()[0]
+        raise _bad(path, f"has an unreadable manifest ({first})") from None
+    if manifest.schema_ != SCHEMA:
+        raise _bad(path, f"has manifest schema {manifest.schema_!r}, not {SCHEMA!r}")
+    if set(manifest.files) != {IMAGE, VALIDATION, REPORT} or manifest.files[IMAGE].sha256 != manifest.payload_sha256:
+        raise _bad(path, "has a manifest whose file list does not match the bundle format")
+    labels = manifest.labels
+    if (labels.get("io.envgen.content-hash") != manifest.content_hash
+            or labels.get("io.envgen.profile") != manifest.profile
+            or manifest.tag != image_tag(manifest.profile, manifest.content_hash)):
+        raise _bad(path, "has a manifest whose profile, hash and tag disagree")
+    return manifest
+
+
+def _open_bundle(path: Path) -> tarfile.TarFile:
+    try:
+        return tarfile.open(path, "r:")
+    except (tarfile.TarError, OSError) as exc:
+        raise _bad(path, f"is not an envgen bundle ({exc})") from None
+
+
+def bundle_marker(state_dir: Path, image_id: str) -> Path:
+    """Where `envgen load` notes that an image came from a bundle (its manifest)."""
+    return Path(state_dir) / "bundles" / (image_id.replace("sha256:", "") + ".json")
+
+
+def load(path: Path, *, env: Mapping[str, str] | None = None,
+         echo: Callable[[str], None] = lambda _line: None) -> str:
+    """Verify ``path`` completely, then load it; returns a summary."""
+    config = load_config(env)
+    path = path.expanduser()
+    if not path.is_file():
+        raise BundleError(f"bundle {path} does not exist", fix="give the file `envgen save` wrote")
+    work = Path(tempfile.mkdtemp(prefix="envgen-load-"))
+    try:
+        with _open_bundle(path) as tar:
+            try:
+                manifest = _read_manifest(tar, path)
+                _check_small(tar, VALIDATION, manifest.files[VALIDATION], path)
+                _check_small(tar, REPORT, manifest.files[REPORT], path)
+                echo(f"verifying and unpacking {IMAGE} ({manifest.files[IMAGE].size / 1e6:.1f} MB)")
+                _unpack_image(tar, manifest.files[IMAGE], path, work / "image.tar")
+            except (tarfile.TarError, EOFError) as exc:
+                raise _bad(path, f"is truncated or damaged ({type(exc).__name__})") from None
+        image_id, labels = _archive_config(work / "image.tar", path)
+        if image_id != manifest.image_id:
+            raise _bad(path, f"holds image {image_id[:19]}, but its manifest names {manifest.image_id[:19]}")
+        wrong = sorted(k for k, v in manifest.labels.items() if labels.get(k) != v)
+        if wrong or labels.get("io.envgen.smoke") != "pass":
+            raise _bad(path, f"holds an image whose labels differ from its manifest ({', '.join(wrong) or 'smoke'})")
+        client = connect()
+        existed = inspect_image(client, manifest.image_id) is not None
+        with (work / "image.tar").open("rb") as archive:
+            try:
+                load_archive(client, archive)
+            except EnvgenError as exc:
+                raise BundleError(f"bundle {path}: {exc.message}; nothing was loaded") from None
+        _accept(client, manifest, existed, path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    marker = bundle_marker(config.state_dir, manifest.image_id)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_bytes(manifest.to_json())
+    record = ValidationStore(config.state_dir).get(manifest.image_id)
+    state = f"validated on this host ({record.status})" if record else \
+        f"sealed, not validated on this host (`envgen smoke {manifest.tag}` or the first `envgen run` validates it)"
+    return f"loaded {manifest.tag} ({manifest.image_id[:19]}), checksums and labels match the manifest; {state}"
+
+
+def _accept(client: DockerClient, manifest: Manifest, existed: bool, path: Path) -> None:
+    """The loaded image must be the one the manifest names; then it gets its tag."""
+    image = inspect_image(client, manifest.image_id)
+    if image is None or any(image.labels.get(k) != v for k, v in manifest.labels.items()):
+        if image is not None and not existed:
+            remove_image(client, image.id, force=True)
+        raise _bad(path, "loaded as a different image than its manifest names")
+    tag_all(client, manifest.image_id, [manifest.tag])
+
+
+def loaded_from_bundle(state_dir: Path, image_id: str) -> dict[str, Any] | None:
+    """The manifest of the bundle ``image_id`` was loaded from, or None."""
+    try:
+        data = json.loads(bundle_marker(state_dir, image_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+__all__ = ["Manifest", "bundle_marker", "load", "loaded_from_bundle", "save"]

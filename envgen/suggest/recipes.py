@@ -1,0 +1,80 @@
+"""Rows of ``recipes.yaml``: the library recipes `envgen suggest` writes into profiles (strict models, sourced)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envgen.errors import KnowledgeBaseError
+from envgen.kb.versions import vtuple
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    source: str = Field(min_length=4)
+    unverified: bool = False
+
+
+class TfLibraries(_Row):
+    """How a profile gives TensorFlow built for ``cuda`` its CUDA/cuDNN libraries (before tensorflow[and-cuda])."""
+
+    cuda: str
+    cudnn: str
+    conda: list[str]
+    pip_cudnn: str | None = None  # "nvidia-cudnn-cu11==8.6.0.163": cuDNN from NVIDIA's wheel, not conda
+
+    def cite(self) -> str:
+        return f"suggest/recipes.yaml#tensorflow_libraries:{self.cuda}: {self.source}"
+
+
+class TorchWheels(_Row):
+    """torch releases [since, until) whose CUDA builds depend on NVIDIA's PyPI wheels."""
+
+    since: str
+    until: str | None = None
+    cudnn_major: int
+    cudnn_pins: dict[str, str] = Field(default_factory=dict)  # CUDA minor -> nvidia-cudnn-cuXX version
+
+    def covers(self, version: str) -> bool:
+        v = vtuple(version)
+        return v >= vtuple(self.since) and (self.until is None or v < vtuple(self.until))
+
+    def pin(self, cuda: str) -> str | None:
+        return self.cudnn_pins.get(cuda)
+
+    def cite(self) -> str:
+        return f"suggest/recipes.yaml#torch_wheels:{self.since}-{self.until or ''}: {self.source}"
+
+
+class FirstRelease(_Row):
+    series: str
+    version: str
+
+
+class Recipes(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    tensorflow_libraries: list[TfLibraries]
+    torch_wheels: list[TorchWheels]
+    tensorflow_first_release: list[FirstRelease]
+
+    def tf_libraries(self, cuda: str) -> TfLibraries | None:
+        return next((r for r in self.tensorflow_libraries if r.cuda == cuda), None)
+
+    def torch_wheels_for(self, version: str) -> TorchWheels | None:
+        return next((r for r in self.torch_wheels if r.covers(version)), None)
+
+    def tf_version(self, series: str) -> str:
+        """The first release of a TensorFlow series that was published on PyPI."""
+        row = next((r for r in self.tensorflow_first_release if r.series == series), None)
+        return row.version if row else f"{series}.0"
+
+
+def load_recipes(path: Path | None = None) -> Recipes:
+    path = path or Path(__file__).resolve().parent / "recipes.yaml"
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return Recipes.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=loader))
+    except (ValidationError, yaml.YAMLError) as exc:
+        raise KnowledgeBaseError(f"{path.name}: {' '.join(str(exc).split())[:300]}") from exc

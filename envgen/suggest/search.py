@@ -1,0 +1,435 @@
+"""`envgen suggest`: search the knowledge base for the stacks that satisfy a GPU, a driver, a Python and a set of
+frameworks, and judge each candidate with the same `check_profile` that `envgen check` runs.
+
+Candidates come from :mod:`envgen.suggest.options` (builds with kernels for the GPU that the driver runs), are
+paired when both frameworks are asked for (Python windows must meet; the NVIDIA libraries both install from pip
+must be able to share one site-packages), ordered by preference, and checked in that order: the first without
+errors or warnings wins; a newer one that passes with warnings is reported beside it. When no pair can share
+one environment but each framework alone has a stack, the answer is two profiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from envgen.check import Finding, HostSpec, check_profile
+from envgen.errors import InputError
+from envgen.kb import KnowledgeBase, TensorflowBuild
+from envgen.kb.versions import vtuple
+from envgen.profile.model import Profile
+from envgen.suggest.options import TorchBuild, driver_fit, tensorflow_builds, torch_builds
+from envgen.suggest.recipes import Recipes, TfLibraries, TorchWheels
+
+Prefer = Literal["newest", "lts"]
+FRAMEWORKS = ("tensorflow", "pytorch")
+BASE = "ubuntu:22.04"
+MAX_CHECKS = 60  # candidates judged by check_profile per search (each ~2-5 ms)
+AFTER_WARNED = 8  # once one passes with warnings, how many more are tried for a clean one
+
+
+@dataclass(frozen=True)
+class Request:
+    gpu: str  # a GPU name or "X.Y"
+    frameworks: dict[str, str | None]  # framework -> version prefix asked for (None: any)
+    driver: str | None = None
+    python: str | None = None
+    prefer: Prefer = "newest"
+
+
+@dataclass(frozen=True)
+class TfPart:
+    build: TensorflowBuild
+    version: str
+    libraries: TfLibraries | None  # None: tensorflow[and-cuda] brings its own
+    rank: int
+
+
+@dataclass(frozen=True)
+class TorchPart:
+    build: TorchBuild
+    wheels: TorchWheels | None  # None: the wheel bundles private copies of its libraries
+    rank: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    tf: TfPart | None
+    torch: TorchPart | None
+    python: str
+    cudnn_pin: str | None = None  # a shared nvidia-cudnn pin both frameworks load
+
+    def label(self) -> str:
+        parts = []
+        if self.tf:
+            parts.append(f"tensorflow {self.tf.version}")
+        if self.torch:
+            parts.append(f"torch {self.torch.build.label}")
+        return " + ".join(parts) + f", Python {self.python}"
+
+
+@dataclass
+class Suggestion:
+    candidate: Candidate
+    profile: dict[str, object]
+    findings: list[Finding]
+    comments: list[str]
+
+
+@dataclass
+class SuggestResult:
+    request: Request
+    gpu_label: str
+    cc: str
+    chosen: list[Suggestion]  # one profile, or two when no single image holds the frameworks
+    split_reason: str = ""
+    newer_with_warnings: Suggestion | None = None
+    checked: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def single(self) -> bool:
+        return len(self.chosen) == 1
+
+
+# --- parsing the request ------------------------------------------------------------------------
+
+
+def parse_frameworks(text: str) -> dict[str, str | None]:
+    """``"tensorflow,pytorch"`` or ``"tensorflow==2.18,torch==2.3"`` -> {framework: version prefix or None}."""
+    out: dict[str, str | None] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, _, version = item.replace("==", "=").partition("=")
+        name = {"tf": "tensorflow", "torch": "pytorch"}.get(name.strip().lower(), name.strip().lower())
+        if name not in FRAMEWORKS:
+            raise InputError(
+                f"option --frameworks: {item!r} is not a framework envgen knows",
+                fix="use tensorflow and/or pytorch, optionally with a version: tensorflow==2.15,pytorch",
+            )
+        if version and not all(p.isdigit() for p in version.split(".")):
+            raise InputError(f"option --frameworks: version {version!r} of {name} is not digits and dots",
+                             fix=f"write {name}==2.1 or leave the version out")
+        out[name] = version or None
+    if not out:
+        raise InputError("option --frameworks is empty", fix="give tensorflow, pytorch or tensorflow,pytorch")
+    return out
+
+
+def _matches(version: str, prefix: str | None) -> bool:
+    return prefix is None or vtuple(version)[: len(vtuple(prefix))] == vtuple(prefix)
+
+
+def _pythons(low: str, high: str) -> list[str]:
+    lo, hi = vtuple(low), vtuple(high)
+    return [f"3.{m}" for m in range(hi[1], lo[1] - 1, -1)] if lo[0] == hi[0] == 3 else []
+
+
+# --- the parts ----------------------------------------------------------------------------------
+
+
+def _tf_parts(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> list[TfPart]:
+    out: list[TfPart] = []
+    for build in tensorflow_builds(kb, cc, req.driver):
+        version = recipes.tf_version(build.series)
+        if not _matches(version, req.frameworks.get("tensorflow")):
+            continue
+        if build.gpu_package == "tensorflow[and-cuda]":
+            libraries = None
+        else:
+            libraries = recipes.tf_libraries(build.cuda)
+            if libraries is None:
+                continue  # no recorded way to give this build its CUDA libraries
+        out.append(TfPart(build, version, libraries, len(out)))
+    return out
+
+
+def _torch_parts(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> list[TorchPart]:
+    out: list[TorchPart] = []
+    ranks: dict[str, int] = {}
+    for build in torch_builds(kb, cc, req.driver):
+        if not _matches(build.release.version, req.frameworks.get("pytorch")):
+            continue
+        rank = ranks.setdefault(build.release.version, len(ranks))
+        out.append(TorchPart(build, recipes.torch_wheels_for(build.release.version), rank))
+    return out
+
+
+def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
+    """Can both frameworks' NVIDIA libraries live in one site-packages? (ok, why not, shared cuDNN pin).
+
+    NVIDIA's wheels install into site-packages/nvidia/<family>/lib whatever their CUDA major, so two CUDA majors
+    collide on file names (libcudnn.so.8, libcurand.so.10, libnccl.so.2), and two exact pins of one distribution
+    cannot both be installed."""
+    wheels = torch.wheels
+    if wheels is None:
+        return True, "", None  # torch bundles private copies
+    t_major = int(torch.build.cuda.split(".")[0])
+    tf_major = int(tf.build.cuda.split(".")[0])
+    if tf.libraries is None:  # tensorflow[and-cuda]: exact nvidia-* pins of its own
+        return False, (
+            f"tensorflow[and-cuda] {tf.version} and torch {torch.build.label} both install NVIDIA's pip wheels "
+            f"(nvidia-*-cu{tf_major} / -cu{t_major}) with their own exact pins into the same site-packages/nvidia"
+        ), None
+    if tf.libraries.pip_cudnn is None:
+        return True, "", None  # TF's libraries come from conda, torch's from its wheels
+    tf_cudnn_major = int(tf.libraries.cudnn.split(".")[0])
+    if t_major != tf_major and wheels.cudnn_major == tf_cudnn_major:
+        return False, (
+            f"TensorFlow {tf.version}'s nvidia-cudnn-cu{tf_major} and torch {torch.build.label}'s "
+            f"nvidia-cudnn-cu{t_major} both install site-packages/nvidia/cudnn/lib/libcudnn.so.{tf_cudnn_major}"
+        ), None
+    if t_major != tf_major:
+        return True, "", None
+    if wheels.cudnn_major != tf_cudnn_major:
+        return False, (
+            f"TensorFlow {tf.version} needs nvidia-cudnn-cu{tf_major} {tf_cudnn_major}.x, torch "
+            f"{torch.build.label} pins cuDNN {wheels.cudnn_major}.x of the same distribution"
+        ), None
+    pin = wheels.pin(torch.build.cuda)
+    if pin is None or vtuple(pin) < vtuple(tf.build.cudnn):
+        return False, (
+            f"torch {torch.build.label}'s nvidia-cudnn-cu{t_major} pin is "
+            f"{'not recorded' if pin is None else pin + ', older than TensorFlow needs'}"
+        ), None
+    return True, "", pin
+
+
+def _torch_window(torch: TorchPart) -> tuple[str, str]:
+    """The Python range with wheels, experimental Pythons included (the check warns on those)."""
+    release = torch.build.release
+    high = max([release.python_max, *release.python_experimental], key=vtuple)
+    return release.python_min, high
+
+
+def _python_choices(req: Request, windows: list[tuple[str, str]]) -> list[str]:
+    low = max((w[0] for w in windows), key=vtuple)
+    high = min((w[1] for w in windows), key=vtuple)
+    choices = _pythons(low, high)
+    if req.python is not None:
+        want = ".".join(req.python.split(".")[:2])
+        return [want] if want in choices else []
+    return choices[:2]  # the newest, and the one below it in case the newest is only experimental
+
+
+def _cudas(c: Candidate) -> list[str]:
+    out = []
+    if c.tf:
+        out.append(c.tf.build.cuda)
+    if c.torch:
+        out.append(c.torch.build.cuda)
+    return out
+
+
+def _sort_key(kb: KnowledgeBase, req: Request, c: Candidate) -> tuple[object, ...]:
+    staleness = (c.tf.rank if c.tf else 0) + (c.torch.rank if c.torch else 0)
+    compat = sum(driver_fit(kb, cuda, req.driver) != "ok" for cuda in _cudas(c))
+    driver_need = max((vtuple(t.driver_linux_min) for cu in _cudas(c) if (t := kb.cuda(cu))), default=())
+    newest_cuda = tuple(-x for x in max((vtuple(cu) for cu in _cudas(c)), default=()))
+    python = tuple(-x for x in vtuple(c.python))
+    tf_rank = c.tf.rank if c.tf else 0
+    if req.prefer == "lts":
+        return (compat, driver_need, staleness, tf_rank, python)
+    return (compat, staleness, tf_rank, newest_cuda, python)
+
+
+def _candidates(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> tuple[list[Candidate], list[str]]:
+    """Ordered candidates, and the reasons pairs were refused (for the no-single-image answer)."""
+    want_tf, want_torch = "tensorflow" in req.frameworks, "pytorch" in req.frameworks
+    tfs = _tf_parts(kb, recipes, req, cc) if want_tf else []
+    torches = _torch_parts(kb, recipes, req, cc) if want_torch else []
+    out: list[Candidate] = []
+    refused: list[str] = []
+    if want_tf and want_torch:
+        for tf in tfs:
+            for torch in torches:
+                windows = [(tf.build.python_min, tf.build.python_max), _torch_window(torch)]
+                pythons = _python_choices(req, windows)
+                if not pythons:
+                    refused.append(
+                        f"no Python fits both TensorFlow {tf.version} ({tf.build.python_min}-{tf.build.python_max}) "
+                        f"and torch {torch.build.release.version} ({torch.build.release.python_min}-"
+                        f"{torch.build.release.python_max}){' and ' + req.python if req.python else ''}")
+                    continue
+                ok, why, pin = _share(tf, torch)
+                if not ok:
+                    refused.append(why)
+                    continue
+                out += [Candidate(tf, torch, py, pin) for py in pythons]
+    elif want_tf:
+        for tf in tfs:
+            window = (tf.build.python_min, tf.build.python_max)
+            out += [Candidate(tf, None, py) for py in _python_choices(req, [window])]
+    else:
+        for torch in torches:
+            out += [Candidate(None, torch, py) for py in _python_choices(req, [_torch_window(torch)])]
+    out.sort(key=lambda c: _sort_key(kb, req, c))
+    return out, refused
+
+
+# --- a candidate as a profile --------------------------------------------------------------------
+
+
+def _slug(text: str) -> str:
+    keep = "".join(ch if ch.isalnum() else "-" for ch in text.lower())
+    return "-".join(p for p in keep.split("-") if p)[:40] or "gpu"
+
+
+def build_profile(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> tuple[dict[str, object], list[str]]:
+    """The profile for a candidate, and one comment per choice naming the rows it rests on."""
+    comments: list[str] = []
+    names = [n for n, part in (("tf", c.tf), ("torch", c.torch)) if part]
+    frameworks: dict[str, str] = {}
+    conda: list[str] = []
+    pip: list[str] = []
+    cuda, cudnn = None, None
+    if c.tf:
+        tf = c.tf
+        frameworks["tensorflow"] = tf.version
+        comments.append(f"tensorflow {tf.version}: built for CUDA {tf.build.cuda} / cuDNN {tf.build.cudnn}, "
+                        f"Python {tf.build.python_min}-{tf.build.python_max} [{tf.build.cite()}]")
+        if tf.libraries is None:
+            comments.append(f"installed as tensorflow[and-cuda]: pip brings the CUDA {tf.build.cuda} libraries")
+            cuda = tf.build.cuda
+        else:
+            libs = tf.libraries
+            conda += libs.conda
+            cuda, cudnn = libs.cuda, libs.cudnn
+            if libs.pip_cudnn:
+                pip.append(c.cudnn_pin and libs.pip_cudnn.split("==")[0] + "==" + c.cudnn_pin or libs.pip_cudnn)
+                cudnn = c.cudnn_pin or cudnn
+            shared = f"; cuDNN {c.cudnn_pin} shared with torch's own pin" if c.cudnn_pin else ""
+            comments.append(f"TensorFlow loads CUDA {libs.cuda} from the image: {', '.join(libs.conda + pip)}"
+                            f"{shared} [{libs.cite()}{' (unverified)' if libs.unverified else ''}]")
+    if c.torch:
+        t = c.torch.build
+        frameworks["pytorch"] = t.label
+        if t.release.torchvision:
+            frameworks["torchvision"] = t.release.torchvision
+        if t.release.torchaudio:
+            frameworks["torchaudio"] = t.release.torchaudio
+        how = {"exact": "a cubin for", "binary": "a same-major cubin that runs on"}.get(t.coverage, "PTX for")
+        comments.append(f"torch {t.label}: {how} {gpu_label} (built for {' '.join(t.variant.arch_list)}), "
+                        f"Python {t.release.python_min}-{t.release.python_max} [{t.release.cite_variant(t.variant)}]")
+        wheels = c.torch.wheels
+        comments.append(
+            f"torch's CUDA {t.cuda} libraries come with the wheel "
+            + (f"as NVIDIA pip wheels (cuDNN {wheels.cudnn_major}.x) [{wheels.cite()}]" if wheels else "(bundled)"))
+        if cuda is None:
+            cuda = t.cuda
+    assert cuda is not None
+    needs = sorted({(cu, tk.driver_linux_min) for cu in _cudas(c) if (tk := kb.cuda(cu))}, key=lambda x: vtuple(x[0]))
+    for cu, drv in needs:
+        fit = driver_fit(kb, cu, req.driver)
+        state = {"ok": "", "minor-compat": " (this driver runs it through minor-version compatibility)"}.get(fit, "")
+        comments.append(f"CUDA {cu} needs a Linux driver >= {drv}{state} [{kb.cuda(cu).cite()}]")  # type: ignore[union-attr]
+    comments.append(f"Python {c.python}: the newest both frameworks publish wheels for" if len(names) == 2
+                    else f"Python {c.python}: the newest this release publishes wheels for")
+    comments.append(f"base {BASE} with conda (conda-forge): the frameworks bring or install their own CUDA "
+                    "user space; the host's driver is the only thing taken from the machine")
+    profile: dict[str, object] = {
+        "name": _slug(f"{gpu_label}-{'-'.join(names)}"),
+        "description": f"{c.label()} for {gpu_label} (written by envgen suggest)"[:200],
+        "base": BASE,
+        "installer": "conda",
+        "cuda": cuda,
+    }
+    if cudnn:
+        profile["cudnn"] = cudnn
+    profile["python"] = c.python
+    profile["frameworks"] = frameworks
+    profile["gpu"] = {"targets": [gpu_label]}
+    packages: dict[str, list[str]] = {}
+    if conda:
+        packages["conda"] = conda
+    if pip:
+        packages["pip"] = pip
+    if packages:
+        profile["packages"] = packages
+    profile["channels"] = ["conda-forge"]
+    if c.tf:
+        profile["env"] = {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+    return profile, comments
+
+
+# --- the search -----------------------------------------------------------------------------------
+
+
+def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Suggestion:
+    data, comments = build_profile(kb, req, c, gpu_label)
+    profile = Profile.model_validate(data)
+    findings = check_profile(profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver))
+    return Suggestion(c, data, findings, comments)
+
+
+def _first_passing(kb: KnowledgeBase, req: Request, ordered: list[Candidate], gpu_label: str,
+                   budget: list[int]) -> tuple[Suggestion | None, Suggestion | None, Suggestion | None]:
+    """(first clean, first passing with warnings, first failing) in order, within the check budget."""
+    clean = warned = failed = None
+    since_warned = 0
+    for c in ordered:
+        if budget[0] >= MAX_CHECKS or since_warned > AFTER_WARNED:
+            break
+        if warned is not None:
+            since_warned += 1
+        budget[0] += 1
+        s = _judge(kb, req, c, gpu_label)
+        errors = [f for f in s.findings if f.severity == "error"]
+        if errors:
+            failed = failed or s
+            continue
+        if any(f.severity == "warning" for f in s.findings):
+            warned = warned or s
+            continue
+        clean = s
+        break
+    return clean, warned, failed
+
+
+def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
+    gpu = kb.gpu(req.gpu)
+    if gpu is None:
+        raise InputError(f"GPU {req.gpu!r} is not in the knowledge base",
+                         fix='give its compute capability instead: --compute-capability 8.6')
+    label = req.gpu if gpu.segment == "synthetic" else gpu.name
+    budget = [0]
+    ordered, refused = _candidates(kb, recipes, req, gpu.compute_capability)
+    clean, warned, failed = _first_passing(kb, req, ordered, label, budget)
+    best = clean or warned
+    if best is not None:
+        newer = warned if (clean is not None and warned is not None
+                           and ordered.index(warned.candidate) < ordered.index(clean.candidate)) else None
+        return SuggestResult(req, label, gpu.compute_capability, [best], newer_with_warnings=newer,
+                             checked=budget[0])
+    if len(req.frameworks) == 2:
+        singles: list[Suggestion] = []
+        for name in FRAMEWORKS:
+            alone = Request(req.gpu, {name: req.frameworks[name]}, req.driver, req.python, req.prefer)
+            c_alone, _ = _candidates(kb, recipes, alone, gpu.compute_capability)
+            c1, w1, _ = _first_passing(kb, alone, c_alone, label, budget)
+            if c1 or w1:
+                singles.append(c1 or w1)  # type: ignore[arg-type]
+        if len(singles) == 2:
+            reason = _split_reason(refused, failed)
+            return SuggestResult(req, label, gpu.compute_capability, singles, split_reason=reason,
+                                 checked=budget[0])
+    why = _split_reason(refused, failed) if (refused or failed) else "no build in the knowledge base fits"
+    raise InputError(
+        f"no stack in the knowledge base runs {', '.join(req.frameworks)} on {label} "
+        f"(compute capability {gpu.compute_capability})"
+        + (f" with driver {req.driver}" if req.driver else "") + f": {why}",
+        fix="relax --python or the framework versions, or upgrade the driver",
+    )
+
+
+def _split_reason(refused: list[str], failed: Suggestion | None) -> str:
+    if refused:
+        counts: dict[str, int] = {}
+        for why in refused:
+            counts[why] = counts.get(why, 0) + 1
+        return refused[0] + (f" (and {len(refused) - 1} more pairs refused)" if len(refused) > 1 else "")
+    if failed is not None:
+        first = next(f for f in failed.findings if f.severity == "error")
+        return f"{failed.candidate.label()}: {first.message}"
+    return "no pair of builds fits"

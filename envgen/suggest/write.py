@@ -1,0 +1,56 @@
+"""The profile(s) `envgen suggest` found, as commented YAML, and the one-screen summary."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import yaml
+
+from envgen.suggest.search import Suggestion, SuggestResult
+
+
+def profile_text(result: SuggestResult, s: Suggestion) -> str:
+    req = result.request
+    host = f"--gpu {req.gpu!r}" + (f" --driver {req.driver}" if req.driver else "")
+    lines = [f"# Written by `envgen suggest {host} --frameworks {','.join(result.request.frameworks)}"
+             f"{' --python ' + req.python if req.python else ''} --prefer {req.prefer}`.",
+             f"# {result.gpu_label}: compute capability {result.cc}. Every choice below and the rows it rests on:"]
+    for comment in s.comments:
+        lines += textwrap.wrap(comment, width=116, initial_indent="# - ", subsequent_indent="#   ")
+    warnings = [f for f in s.findings if f.severity == "warning"]
+    for f in warnings:
+        lines += textwrap.wrap(f"check warning {f.code}: {f.message}", width=116, initial_indent="# ! ",
+                               subsequent_indent="#   ")
+    lines.append(f"# Verify: envgen check <this file> {host}")
+    body = yaml.safe_dump(s.profile, sort_keys=False, default_flow_style=None, width=120)
+    return "\n".join(lines) + "\n" + body
+
+
+def summary(result: SuggestResult, written: list[Path]) -> str:
+    out = []
+    if result.single:
+        s = result.chosen[0]
+        out.append(f"{result.gpu_label} (compute capability {result.cc}): {s.candidate.label()}")
+        if result.newer_with_warnings is not None:
+            w = result.newer_with_warnings
+            first = next(f for f in w.findings if f.severity == "warning")
+            out.append(f"newer, with warnings: {w.candidate.label()} ({first.code}: {first.message})")
+    else:
+        out.append(f"no single image can hold {' and '.join(result.request.frameworks)} for {result.gpu_label}: "
+                   f"{result.split_reason}")
+        out.append("two profiles instead: " + "; ".join(s.candidate.label() for s in result.chosen))
+    out += [f"wrote {p}" for p in written]
+    out.append(f"({result.checked} candidate stacks checked)")
+    return "\n".join(out)
+
+
+def outputs(result: SuggestResult, out: Path | None) -> list[tuple[Path | None, str]]:
+    """(path or None for stdout, text) per profile; two profiles go to FILE-tensorflow.yaml / FILE-pytorch.yaml."""
+    texts = [profile_text(result, s) for s in result.chosen]
+    if out is None:
+        return [(None, t) for t in texts]
+    if result.single:
+        return [(out, texts[0])]
+    names = ["tensorflow" if s.candidate.tf else "pytorch" for s in result.chosen]
+    return [(out.with_name(f"{out.stem}-{n}{out.suffix or '.yaml'}"), t) for n, t in zip(names, texts, strict=True)]
