@@ -120,6 +120,8 @@ def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
     ``tier``, the tiers this host can run (the library tier alone where no GPU can be handed out)."""
     from envgen.pipeline.resolve import resolve_image
 
+    if tier is not None and tier not in ("libraries", "gpu", "all"):
+        raise InputError(f"option --tier = {tier!r} is not valid", fix="use libraries, gpu or all")
     config = load_config(env)
     client = connect()
     image = resolve_image(client, target, env)
@@ -130,8 +132,6 @@ def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
                               "content_hash": labels.get("io.envgen.content-hash", ""),
                               "store": ValidationStore(config.state_dir), "timeout_s": timeout}
     if tier is not None:
-        if tier not in ("libraries", "gpu", "all"):
-            raise InputError(f"option --tier = {tier!r} is not valid", fix="use libraries, gpu or all")
         return run_smoke(client, image.id, gpus=gpus_for(labels, gpus) if tier != "libraries" else "none",
                          tier=tier, **kwargs)
     gpu_required = labels.get("io.envgen.gpu-required") != "false"

@@ -12,6 +12,7 @@ its pip cache mount in seconds. The probe's library tier takes ~3 s in each.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ CU12 = {  # the twin: the same stack with the CUDA 12.1 wheels
     'cudnn: "8.6"': 'cudnn: "8.9"',
 }
 TWIN = "i10pipe-a100-pypi-cu12"
+TWIN_LOCK = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "a100-pypi-cu12.lock.txt"
 
 
 @pytest.fixture(scope="module")
@@ -126,13 +128,16 @@ def test_run_without_a_gpu_host(outcome: BuildOutcome, expected_tier: str) -> No
 
 
 @pytest.fixture(scope="module")
-def twin(write_profile: Callable[[str, str], str]) -> str:
+def twin(write_profile: Callable[[str, str], str], envgen_home: Path) -> str:
     text = (PROFILES / "a100-pypi.yaml").read_text(encoding="utf-8")
     body = text[text.index("name: a100-pypi"):].split("\n", 1)[1]
     for old, new in CU12.items():
         assert old in body, old
         body = body.replace(old, new)
-    return write_profile(TWIN, body)
+    name = write_profile(TWIN, body)
+    # its lock (made with `envgen lock` for these inputs): nothing is resolved at build time
+    shutil.copy(TWIN_LOCK, envgen_home / "profiles" / f"{name}.lock.txt")
+    return name
 
 
 def test_twin_is_rejected_before_building(twin: str) -> None:
@@ -184,3 +189,19 @@ def test_an_image_without_python_fails_with_a_diagnosis(docker_client: DockerCli
         assert "The image has no Python on PATH" in caught.value.message
     finally:
         remove_image(docker_client, tag, force=True)
+
+
+def test_engine_refusing_the_gpu_falls_back_to_the_library_tier_and_says_why(
+        outcome: BuildOutcome, docker_client: DockerClient, envgen_home: Path, expected_tier: str) -> None:
+    """The plan asked for both tiers (host facts unreadable, or a GPU host); this engine has no NVIDIA
+    runtime, so it refuses the GPU request: the library tier still runs and the reason is kept."""
+    if expected_tier != "libraries":
+        pytest.skip("this engine hands out GPUs")
+    from envgen.pipeline.smoke import run_planned
+    from envgen.pipeline.tiers import TierPlan
+
+    report, plan = run_planned(docker_client, outcome.tag, TierPlan("all", "all"), profile_name="a100-pypi",
+                               content_hash="", store=ValidationStore(envgen_home / "state" / "fallback"))
+    assert report.passed and report.tier == "libraries" and plan.tiers == "libraries"
+    assert plan.reason and plan.reason.startswith("the engine refused the GPU request: the Docker engine cannot "
+                                                  "hand GPUs to containers")

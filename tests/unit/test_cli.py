@@ -42,6 +42,7 @@ def test_check_exit_codes_and_json() -> None:
         (("check", "legacy-maxwell", "--platform", "macos"), "--platform"),
         (("show", "/nonexistent/p.yaml"), "does not exist"),
         (("render", "legacy-maxwell", "--offline"), "--offline needs a wheelhouse"),
+        (("smoke", "cpu-minimal", "--tier", "half"), "--tier = 'half' is not valid"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_no_traceback(args: tuple[str, ...], needle: str) -> None:
@@ -70,6 +71,24 @@ def test_docker_unreachable_is_one_sentence(tmp_path: Path) -> None:
         lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
         assert result.returncode == 4, (args, result.stderr)
         assert len(lines) == 1 and "Docker" in lines[0] and "Traceback" not in result.stderr
+
+
+def test_build_no_check_is_offered_and_warns_before_building(tmp_path: Path) -> None:
+    """--no-check builds a profile the check rejects, saying so first (here the engine is unreachable, so
+    the warning and the check's errors are all that happens)."""
+    assert "--no-check" in envgen("build", "--help").stdout
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock", "ENVGEN_CONFIG": str(tmp_path / "c.yaml")}
+    (tmp_path / "c.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n", encoding="utf-8")
+    twin = tmp_path / "twin.yaml"
+    twin.write_text("name: twin\nbase: debian:bookworm-slim\nlocal_base: true\ninstaller: pip\npython: '3.11'\n"
+                    "cuda: '12.1'\nframeworks: {tensorflow: 2.12.0, tensorflow_package: tensorflow}\n"
+                    "packages: {pip: [nvidia-cuda-runtime-cu12==12.1.105]}\n", encoding="utf-8")
+    refused = envgen("build", str(twin), env=env)
+    assert refused.returncode == 1 and "tf-cuda-mismatch" in refused.stderr
+    forced = envgen("build", str(twin), "--no-check", env=env)
+    assert forced.stdout.startswith("warning: --no-check: building 'twin' without its compatibility check")
+    assert "warning: [tf-cuda-mismatch]" in forced.stdout
+    assert forced.returncode == 4  # then the unreachable engine stops it
 
 
 def test_profiles_table_and_show() -> None:

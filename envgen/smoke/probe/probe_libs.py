@@ -324,8 +324,20 @@ def tensorflow_facts(ctx):
     info = {}
     try:
         info = dict(tf.sysconfig.get_build_info())
-    except Exception:  # noqa: BLE001 - TF < 2.3 has no build info
-        info = {}
+    except Exception:  # noqa: BLE001 - TF < 2.3 has no get_build_info: its build_info module
+        try:
+            from tensorflow.python.platform import build_info
+
+            info = {"cuda_version": getattr(build_info, "cuda_version_number", None),
+                    "cudnn_version": getattr(build_info, "cudnn_version_number", None),
+                    "is_cuda_build": getattr(build_info, "is_cuda_build", None)}
+        except Exception:  # noqa: BLE001
+            info = {}
+    if info.get("is_cuda_build") is None:
+        try:
+            info["is_cuda_build"] = bool(tf.test.is_built_with_cuda())
+        except Exception:  # noqa: BLE001
+            info["is_cuda_build"] = bool(info.get("cuda_version"))
     return {"version": tf.__version__, "cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version"),
             "cuda_build": bool(info.get("is_cuda_build", info.get("cuda_version"))),
             "arch_list": list(info.get("cuda_compute_capabilities") or [])}
@@ -476,7 +488,8 @@ def check_loading(ctx):
                "ld_library_path": os.environ.get("LD_LIBRARY_PATH", "")}
     problems = [r for r in records if r.get("problem")]
     if problems:
-        missing = [r for r in problems if r["problem"] == "missing"]
+        # the runtime first: without it a framework loads nothing else (TensorFlow's "GPU will not be used")
+        missing = sorted((r for r in problems if r["problem"] == "missing"), key=lambda r: r["family"] != "cudart")
         first = missing[0] if missing else problems[0]
         others = [r["soname"] for r in problems if r is not first]
         raise Fail(describe_problem(first) + ("; also: %s" % ", ".join(others) if others else ""), figures)
