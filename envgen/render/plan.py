@@ -136,9 +136,18 @@ def python_setup_key(profile: Profile) -> str:
     return "debian"
 
 
-def base_pin(profile: Profile, kb: KnowledgeBase) -> BasePin:
+def lock_target(python_minor: str, glibc: str | None) -> str:
+    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
+    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
+
+
+def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> BasePin:
+    """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
+    a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
     info = kb.base_image(profile.base)
     digest = None if profile.local_base else (info.digest if info else None)
+    if lock is not None and lock.base_digest and "@" not in profile.base:
+        digest = lock.base_digest
     if "@" in profile.base:
         from_ref = profile.base
         digest = profile.base.split("@", 1)[1]
@@ -279,7 +288,14 @@ def render_context(
         pip_extra=tuple(profile.packages.pip),
         apt=tuple(profile.packages.apt),
     )
-    base = base_pin(profile, kb)
+    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
+    lock = find_lock(profile, pins.pip, runtime_apt) if use_lock else None
+    if lock is not None and lock.field("target"):
+        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
+        if lock.field("target") != expected_target:
+            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
+                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+    base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
     if wheelhouse is None and mirrors.wheelhouse:
         wheelhouse = Path(mirrors.wheelhouse).expanduser()
@@ -299,10 +315,10 @@ def render_context(
         conda_pip=str(tools["conda_pip"]["version"]),
         env=environment(profile, pins, stack, _python_dir(profile, kb, key)),
         labels=labels(profile, base, phash),
-        runtime_apt=tuple(sorted(set(setup.runtime_apt) | set(pins.apt))),
+        runtime_apt=runtime_apt,
         expected=dict(stack.expected),
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip)),
         secrets=secrets,
         wheelhouse=wheelhouse,
-        lock=find_lock(profile, pins.pip) if use_lock else None,
+        lock=lock,
     )
