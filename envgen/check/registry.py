@@ -10,6 +10,7 @@ from envgen.check import (
     rules_cudnn,
     rules_driver,
     rules_gpu,
+    rules_lock,
     rules_ngc,
     rules_python,
     rules_pytorch,
@@ -30,4 +31,5 @@ RULES: tuple[Rule, ...] = (
     *rules_driver.RULES,
     *rules_ngc.RULES,
     *rules_cpu.RULES,
+    *rules_lock.RULES,
 )

@@ -206,10 +206,10 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     tools: tuple[LockEntry, ...] = ()
     uv_url: str | None = None
     if use_uv:
-        tool: Resolved = uv_resolve([f"uv=={uv_version()}"], profile.python_minor, glibc, platforms,
+        tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, glibc, platforms,
                                     find_links=find_links, index_urls=uv_extra, index_url=index_url, env=uv_env,
                                     **({"runner": uv_runner} if uv_runner else {}))
-        tools, uv_url = (tool.entries["uv"],), tool.urls["uv"]
+        tools, uv_url = sorted_entries(tool.entries.values()), tool.urls["uv"]
     fields = [
         ("envgen", plan.version),
         ("profile-hash", plan.profile_hash),

@@ -93,6 +93,31 @@ class RenderPlan:
     # requirements.lock / requirements.extra.txt hold its hashed sets, installed with --no-deps.
     lock: Lock | None = None
 
+    @property
+    def uv_install(self) -> bool:
+        """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no
+        resolution): the lock names uv's wheel, and the base's own Python (Debian or python images) runs it."""
+        return (self.installer == "pip" and self.lock is not None and self.lock.uv is not None
+                and self.lock.uv_wheel is not None and self.python_setup.key in ("debian", "python-image"))
+
+    def apt_pins(self, packages: Sequence[str]) -> tuple[str, ...]:
+        """apt-get install arguments: with a lock that pins apt, every package the lock resolved for
+        the runtime set at its exact version (``name=version``); other packages by name."""
+        if self.lock is None or not self.lock.apt:
+            return tuple(packages)
+        locked = {entry.name: entry.line for entry in self.lock.apt}
+        if set(packages) <= set(self.runtime_apt):
+            return tuple(sorted(set(locked.values()) | {p for p in packages if p not in locked}))
+        return tuple(locked.get(p, p) for p in packages)
+
+    @property
+    def uv_requirements(self) -> tuple[str, ...]:
+        """The lock's tools the environment layer installs besides the environment set (pip)."""
+        if self.lock is None:
+            return ()
+        names = {e.name for e in self.lock.environment}
+        return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
+
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
             "buildkit": buildkit,
@@ -112,6 +137,10 @@ class RenderPlan:
             "runtime_apt": self.runtime_apt,
             "user": self.profile.user,
             "lock": self.lock,
+            "uv_install": self.uv_install,
+            "runtime_apt_args": self.apt_pins(self.runtime_apt),
+            "build_apt_args": self.apt_pins(self.python_setup.build_apt),
+            "tool_requirements": self.uv_requirements,
         }
 
 

@@ -256,9 +256,17 @@ def test_stale_lock_is_an_error_naming_the_field(profile_dir: Path, kb: Knowledg
 
 
 def test_profile_without_source_or_lock_renders_as_before(kb: KnowledgeBase) -> None:
-    profile = load_profile("cpu-minimal", env={})
+    profile = load_profile("ngc-tensorflow", env={})  # a pip profile without a lock (its registry is unreachable)
     in_code = Profile.model_validate(profile.model_dump())  # made in code: no file, no lock lookup
     assert render_in_memory(in_code, kb).files == render_in_memory(profile, kb).files
+
+
+def test_a_locked_profile_made_in_code_renders_unlocked(kb: KnowledgeBase) -> None:
+    profile = load_profile("cpu-minimal", env={})
+    in_code = Profile.model_validate(profile.model_dump())
+    locked, unlocked = render_in_memory(profile, kb).files, render_in_memory(in_code, kb).files
+    assert "envgen/fetch-uv.py" in locked and "envgen/fetch-uv.py" not in unlocked
+    assert b"uv pip install" in locked["Dockerfile"] and b"uv pip install" not in locked["Dockerfile.classic"]
 
 
 def test_platform_tags_stop_at_the_base_images_glibc() -> None:
