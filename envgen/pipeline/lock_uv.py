@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-import tomllib
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
@@ -92,6 +91,14 @@ def _upload_epoch(value: Any) -> int | None:
     return None
 
 
+def _toml(text: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
+
 def choose_wheels(pylock: Mapping[str, Any], tags: Sequence[Tag]) -> Resolved:
     """One wheel per package: the one with the best tag the image supports."""
     rank = {tag: i for i, tag in enumerate(tags)}
@@ -145,5 +152,5 @@ def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platfo
                               f"(uv exit {done.returncode})",
                               fix="check the pins and that the package index is reachable",
                               tail="\n".join((done.stderr or "").splitlines()[-15:]))
-        pylock = tomllib.loads(output.read_text(encoding="utf-8"))
+        pylock = _toml(output.read_text(encoding="utf-8"))
     return choose_wheels(pylock, image_tags(python_minor, platforms))

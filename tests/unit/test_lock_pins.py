@@ -3,7 +3,6 @@ what `check` says about locks; renders refuse locks for another platform. No net
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -123,17 +122,11 @@ def test_apt_simulation_gives_every_new_package_at_its_version() -> None:
 
 
 def test_uv_wheel_choice_follows_the_images_tags() -> None:
-    pylock = tomllib.loads(f"""
-[[packages]]
-name = "Cryptography"
-version = "50.0.2"
-wheels = [
-  {{ url = "https://f.example/cryptography-50.0.2-cp39-abi3-manylinux_2_28_x86_64.whl", hashes = {{ sha256 = "{H1}" }} }},
-  {{ url = "https://f.example/cryptography-50.0.2-cp311-abi3-manylinux_2_34_x86_64.whl", hashes = {{ sha256 = "{H2}" }} }},
-  {{ url = "https://f.example/cryptography-50.0.2-cp311-abi3-manylinux_2_38_x86_64.whl", hashes = {{ sha256 = "{H3}" }} }},
-  {{ url = "https://f.example/cryptography-50.0.2-cp311-abi3-macosx_11_0_arm64.whl", hashes = {{ sha256 = "{H4}" }} }},
-]
-""")
+    tags = {H1: "cp39-abi3-manylinux_2_28_x86_64", H2: "cp311-abi3-manylinux_2_34_x86_64",
+            H3: "cp311-abi3-manylinux_2_38_x86_64", H4: "cp311-abi3-macosx_11_0_arm64"}
+    wheels = [{"url": f"https://f.example/cryptography-50.0.2-{tag}.whl", "hashes": {"sha256": digest}}
+              for digest, tag in tags.items()]
+    pylock = {"packages": [{"name": "Cryptography", "version": "50.0.2", "wheels": wheels}]}
     debian12 = choose_wheels(pylock, image_tags("3.11", manylinux_platforms("2.36")))
     assert debian12.entries["cryptography"].sha256 == (H2,)  # manylinux_2_38 needs a newer glibc than 2.36
     ubuntu22 = choose_wheels(pylock, image_tags("3.11", manylinux_platforms("2.31")))

@@ -12,7 +12,8 @@ url, sha256, wheels, out = sys.argv[1:5]
 name = url.rsplit("/", 1)[-1]
 local = os.path.join(wheels, name)
 if os.path.isfile(local):
-    data = open(local, "rb").read()
+    with open(local, "rb") as handle:
+        data = handle.read()
 else:
     with urllib.request.urlopen(url, timeout=120) as response:
         data = response.read()
