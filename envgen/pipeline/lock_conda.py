@@ -54,7 +54,7 @@ def solve(specs: Sequence[str], channels: Sequence[str], *, platform: str = "lin
     try:
         records = asyncio.run(rattler.solve(
             sources=[rattler.Channel(c) for c in channels], specs=list(specs),
-            platforms=[platform, "noarch"], virtual_packages=virtual))
+            platforms=[rattler.Subdir(platform), rattler.Subdir("noarch")], virtual_packages=virtual))
     except Exception as exc:  # rattler raises its own exception types (solver, gateway, I/O)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"conda solve of {' '.join(specs)} on {' '.join(channels)} failed: {first}",
@@ -64,7 +64,7 @@ def solve(specs: Sequence[str], channels: Sequence[str], *, platform: str = "lin
         if not record.md5 or not record.sha256:
             raise InputError(f"conda package {record.name.normalized} has no md5/sha256 in its channel's repodata",
                              fix="re-index the channel")
-        pins.append(CondaPin(record.name.normalized, str(record.version), record.build, str(record.url),
+        pins.append(CondaPin(record.name.normalized, str(record.version), str(record.build), str(record.url),
                              record.md5.hex(), record.sha256.hex()))
     return tuple(sorted(pins, key=lambda p: p.name))
 
