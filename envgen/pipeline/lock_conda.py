@@ -11,15 +11,18 @@ package archives (tests/unit/test_lock_conda.py).
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from envgen.errors import InputError
-
-EXPLICIT = "@EXPLICIT"
-_LINE_RE = re.compile(r"^(?P<url>(?:https?|file)://\S+?/(?P<file>[^/#\s]+\.(?:conda|tar\.bz2)))#(?P<md5>[0-9a-f]{32})$")
-_SHA_RE = re.compile(r"^# sha256: (?P<sha>[0-9a-f]{64})$")
+from envgen.render.condalock import (
+    CONDA_LOCK_FORMAT,
+    EXPLICIT,
+    conda_lock_path,
+    conda_specs,
+)
 
 
 @dataclass(frozen=True)
@@ -78,28 +81,48 @@ def explicit_text(pins: Sequence[CondaPin], *, header: Sequence[str] = ()) -> st
     return "\n".join(lines) + "\n"
 
 
-def parse_explicit(text: str, where: str = "explicit list") -> tuple[tuple[str, str, str], ...]:
-    """(url, md5, sha256) per package line, strictly: a list cannot carry other conda options."""
-    out: list[tuple[str, str, str]] = []
-    seen_marker = False
-    sha = ""
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        if line == EXPLICIT:
-            seen_marker = True
-            continue
-        if line.startswith("#"):
-            match = _SHA_RE.match(line)
-            sha = match.group("sha") if match else sha
-            continue
-        entry = _LINE_RE.match(line)
-        if not seen_marker or not entry:
-            raise InputError(f"{where}:{number}: {line[:60]!r} is not a 'URL#md5' line after @EXPLICIT",
-                             fix="regenerate it with `envgen lock PROFILE`")
-        out.append((entry.group("url"), entry.group("md5"), sha))
-        sha = ""
-    if not seen_marker:
-        raise InputError(f"{where}: no @EXPLICIT line", fix="regenerate it with `envgen lock PROFILE`")
-    return tuple(out)
+
+
+def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
+               env: Mapping[str, str] | None = None) -> tuple[Path, int]:
+    """Solve a conda profile's conda packages and write ``<profile>.conda.txt`` (an explicit list) beside
+    it. ``channel_urls`` maps a channel the profile names to the URL to solve from (a mirror, or a
+    local channel); the list records the URLs the packages were found at."""
+    from importlib.metadata import version
+
+    from envgen.config import load_config, merge_mirrors
+    from envgen.kb import load_kb
+    from envgen.profile import find_profile, load_profile
+    from envgen.render.plan import render_context
+
+    environ = os.environ if env is None else env
+    source = find_profile(ref, environ)
+    profile = load_profile(ref, environ)
+    if profile.installer != "conda":
+        raise InputError(f"profile {profile.name!r} has installer: {profile.installer}; conda locks are for conda "
+                         "profiles", fix=f"run `envgen lock {profile.name}` without --conda-channel")
+    config = load_config(env)
+    kb = load_kb()
+    plan = render_context(profile, kb, config, use_lock=False)
+    mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels
+    urls = {**mirrors, **(channel_urls or {})}
+    channels = [urls.get(name, name) for name in profile.channels]
+    specs = conda_specs(profile.python, plan.conda_pip, plan.pins.conda)
+    glibc = kb.glibc(profile.base)
+    pins = solve(specs, channels, glibc=glibc, cuda=profile.cuda)
+    header = [
+        f'envgen conda lock for profile "{profile.name}": every conda package of its environment, solved',
+        "once by py-rattler; micromamba installs this list without solving (`--file`). Written by",
+        "`envgen lock`; run it again after changing python, the frameworks or packages.conda.",
+        f"format: {CONDA_LOCK_FORMAT}",
+        f"python: {profile.python}",
+        f"conda-pins: {' '.join(specs)}",
+        f"channels: {' '.join(profile.channels)}",
+        f"solved-from: {' '.join(channels)}",
+        f"platform: linux-64 (virtual packages: __glibc {glibc or 'unknown'}, __cuda {profile.cuda or '-'})",
+        f"solver: py-rattler {version('py-rattler')}",
+        f"envgen: {plan.version}",
+    ]
+    target = conda_lock_path(source.path)
+    target.write_text(explicit_text(pins, header=header), encoding="utf-8")
+    return target, len(pins)

@@ -108,6 +108,8 @@ def render_files(plan: RenderPlan, env: jinja2.Environment | None = None) -> Con
     specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, plan.context(buildkit=buildkit)).encode("utf-8")
+    if plan.conda_lock is not None:
+        out["environment.lock.txt"] = plan.conda_lock.encode("utf-8")
     out["envgen/profile.json"] = pretty_json(profile_document(plan)).encode("utf-8")
     out["envgen/render.json"] = pretty_json(render_document(plan)).encode("utf-8")
     out.update(probe_files())

@@ -92,6 +92,8 @@ class RenderPlan:
     # The profile's lock file (pip profiles with `<profile>.lock.txt` beside them): when set,
     # requirements.lock / requirements.extra.txt hold its hashed sets, installed with --no-deps.
     lock: Lock | None = None
+    # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
+    conda_lock: str | None = None
 
     @property
     def uv_install(self) -> bool:
@@ -137,6 +139,7 @@ class RenderPlan:
             "runtime_apt": self.runtime_apt,
             "user": self.profile.user,
             "lock": self.lock,
+            "conda_lock": self.conda_lock is not None,
             "uv_install": self.uv_install,
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
@@ -350,4 +353,15 @@ def render_context(
         secrets=secrets,
         wheelhouse=wheelhouse,
         lock=lock,
+        conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
     )
+
+
+def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
+    from envgen.profile.loader import profile_source
+    from envgen.render.condalock import conda_lock_path, read_conda_lock
+
+    source = profile_source(profile)
+    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
+        return None
+    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile.name)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from envgen.errors import InputError
-from envgen.pipeline.lock_conda import EXPLICIT, explicit_text, parse_explicit, solve
+from envgen.pipeline.lock_conda import explicit_text, solve
+from envgen.render.condalock import EXPLICIT, parse_explicit
 
 rattler = pytest.importorskip("rattler")
 cph = pytest.importorskip("conda_package_handling.api")
@@ -91,3 +92,51 @@ def test_an_unsolvable_spec_and_a_bad_list_are_one_line_errors(channel: Path) ->
         parse_explicit(f"{EXPLICIT}\nhttps://example/x-1-0.conda --insecure\n")
     with pytest.raises(InputError, match="no @EXPLICIT line"):
         parse_explicit("# nothing\n")
+
+
+CONDA_PROFILE = """\
+name: condalocked
+description: conda lock test profile
+base: debian:bookworm-slim
+installer: conda
+python: "3.11"
+channels: [demo]
+gpu: {required: false}
+packages:
+  conda: [envgen-demo-app=1.2.0]
+"""
+
+
+def test_envgen_lock_writes_the_explicit_list_and_the_render_installs_it(channel: Path, tmp_path: Path) -> None:
+    """The CLI path for conda profiles: python and pip come from the channel too, so the test channel gets
+    stand-ins with those names; the render then installs the explicit list, and a changed pin is stale."""
+    from typer.testing import CliRunner
+
+    from envgen.cli import app
+    from envgen.kb import load_kb
+    from envgen.profile import load_profile
+    from envgen.render.core import render_in_memory
+    from envgen.render.plan import _data
+
+    conda_pip = str(_data("tools.yaml")["conda_pip"]["version"])
+    work = tmp_path / "work"
+    for name, version in (("python", "3.11"), ("pip", conda_pip)):
+        _package(channel, work, name, version, [], ".conda")
+    asyncio.run(rattler.index.index_fs(channel, force=True))
+    (tmp_path / "condalocked.yaml").write_text(CONDA_PROFILE)
+    result = CliRunner().invoke(app, ["lock", str(tmp_path / "condalocked.yaml"), "--conda-channel",
+                                      f"demo={channel.as_uri()}"])
+    assert result.exit_code == 0, result.output
+    assert "4 conda package(s)" in result.output
+    text = (tmp_path / "condalocked.conda.txt").read_text()
+    assert "envgen-demo-lib-2.1.0-0.tar.bz2#" in text and "# channels: demo" in text
+    files = render_in_memory(load_profile(str(tmp_path / "condalocked.yaml")), load_kb()).files
+    assert files["environment.lock.txt"].decode() == text
+    assert b"micromamba create --yes --prefix /opt/env --rc-file condarc --file environment.lock.txt" in \
+        files["Dockerfile"]
+    (tmp_path / "condalocked.yaml").write_text(CONDA_PROFILE.replace("envgen-demo-app=1.2.0",
+                                                                     "envgen-demo-app=1.3.0"))
+    with pytest.raises(InputError, match="was made for conda packages .*envgen-demo-app==1.2.0"):
+        render_in_memory(load_profile(str(tmp_path / "condalocked.yaml")), load_kb())
+    bad = CliRunner().invoke(app, ["lock", str(tmp_path / "condalocked.yaml"), "--conda-channel", "demo"])
+    assert bad.exit_code != 0 and "is not NAME=URL" in bad.output
