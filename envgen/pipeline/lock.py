@@ -236,7 +236,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     apt_entries: tuple[AptEntry, ...] = ()
     if engine:
         from envgen.docker import connect
-        from envgen.pipeline.lock_base import lock_apt, lock_base
+        from envgen.pipeline.lock_base import ensure_local, lock_apt, lock_base
 
         client = client or connect()
         pinned = lock_base(client, profile.base, local=profile.local_base)
@@ -244,6 +244,8 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
         base_input = profile.base
         apt_input = tuple(sorted(plan.runtime_apt))
         ref = pinned.image if pinned.field == "base-image-id" else f"{pinned.image}@{pinned.value}"
+        if pinned.field == "base-digest" and apt_input:
+            ensure_local(client, ref)
         apt_entries = lock_apt(client, ref, apt_input, ca_bundle=config.ca_bundle,
                                apt_mirror=plan.build_args.get("APT_MIRROR"))
     result = Lock(LockInputs(profile.python_minor, tuple(framework), tuple(extras), base_input, apt_input),

@@ -99,6 +99,21 @@ def check_registry_base(client: DockerClient, ref: str) -> None:
                              "that still has this digest") from None
 
 
+def ensure_local(client: DockerClient, ref: str) -> None:
+    """Pull ``ref`` (``name@sha256:...``) unless the engine has it: apt resolves inside it."""
+    from docker.errors import APIError, ImageNotFound
+
+    try:
+        client.images.get(ref)
+    except ImageNotFound:
+        try:
+            client.images.pull(ref)
+        except APIError as exc:
+            detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
+            raise InputError(f"base {ref} cannot be pulled to resolve its apt packages: {detail}",
+                             fix="check the registry (or a mirror) is reachable") from None
+
+
 def parse_simulation(text: str) -> tuple[AptEntry, ...]:
     """``apt-get install -s`` output -> the packages it would install, at their versions."""
     found: dict[str, AptEntry] = {}
@@ -147,8 +162,4 @@ def lock_apt(client: DockerClient, image: str, packages: Sequence[str], *, ca_bu
         text = (work / "simulate.txt").read_text(encoding="utf-8")
         for path in work.iterdir():
             path.unlink()
-    entries = parse_simulation(text)
-    missing = [p for p in packages if p.split("=", 1)[0] not in {e.name for e in entries}]
-    if missing and not entries:
-        return ()
-    return entries
+    return parse_simulation(text)

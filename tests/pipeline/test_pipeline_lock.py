@@ -70,6 +70,23 @@ def test_lock_build_installs_exactly_the_lock(locked: Path, envgen_home: Path, c
     assert {(p["name"].lower(), p["version"]) for p in frozen} >= {("six", "1.16.0"), ("pip", parsed.tools[0].version)}
 
 
+def test_the_classic_builder_installs_the_same_lock_with_pip(locked: Path, cleanup_tags: list[str],
+                                                              docker_client: DockerClient) -> None:
+    from envgen.docker import remove_image
+
+    parsed = parse_lock(locked.read_text())
+    for tag in cleanup_tags:  # the BuildKit image has the same content hash: without this it would be reused
+        remove_image(docker_client, tag, force=True)
+    outcome = build(NAME, builder="classic")
+    cleanup_tags += [outcome.tag, f"envgen/{NAME}:latest"]
+    assert outcome.builder == "classic" and outcome.smoke is not None and outcome.smoke.passed
+    assert outcome.log_path is not None
+    assert "--require-hashes --no-deps --prefix /opt/extras -r requirements.extra.txt" in outcome.log_path.read_text()
+    out = docker_client.containers.run(outcome.tag, ["dpkg-query", "-W", "-f", "${Package}=${Version}\\n"],
+                                       remove=True, user="0:0").decode()
+    assert {e.line for e in parsed.apt} <= set(out.split())
+
+
 def test_wrong_hash_in_the_lock_fails_the_build(locked: Path, cleanup_tags: list[str]) -> None:
     good = locked.read_text()
     wrong = re.sub(r"(six==1\.16\.0 --hash=sha256:)[0-9a-f]{64}", r"\g<1>" + "0" * 64, good)
