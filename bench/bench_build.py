@@ -143,8 +143,8 @@ def main() -> int:
             warm = {"envgen": docker_build(context, e_tag, ca=ca, no_cache=False, log=log,
                                            args={**build_args, **cache_id}),
                     "hand": docker_build(hand, h_tag, ca=ca, no_cache=False, log=log, args={})}
-            context2, build_args2, lock_s = envgen_context(home, name, "six==1.16.0", args.wheelhouse)
-            (hand / "Dockerfile").write_text(HAND_WRITTEN.format(extra="six==1.16.0"))
+            context2, build_args2, lock_s = envgen_context(home, name, "colorama==0.4.6", args.wheelhouse)
+            (hand / "Dockerfile").write_text(HAND_WRITTEN.format(extra="colorama==0.4.6"))
             small = {"envgen": docker_build(context2, f"{prefix}envgen:small", ca=ca, no_cache=False, log=log,
                                             args={**build_args2, **cache_id}),
                      "hand": docker_build(hand, f"{prefix}hand:small", ca=ca, no_cache=False, log=log, args={})}
