@@ -253,8 +253,27 @@ def export_cmd(
 def lock_cmd(
     profile: str = typer.Argument(..., help="Profile name or path to a YAML file (pip profiles)."),
     wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+    conda_channel: list[str] = typer.Option([], "--conda-channel",
+                                            help="NAME=URL: solve conda channel NAME from URL (conda profiles)."),
 ) -> None:
-    """Resolve a pip profile's complete package set, with hashes, into <profile>.lock.txt beside it."""
+    """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
+    digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
+    from envgen.errors import InputError
+    from envgen.profile import load_profile
+
+    if load_profile(profile).installer == "conda":
+        from envgen.pipeline.lock_conda import lock_conda
+
+        urls = {}
+        for pair in conda_channel:
+            name, sep, url = pair.partition("=")
+            if not sep or not name or not url:
+                raise InputError(f"--conda-channel {pair!r} is not NAME=URL", fix="e.g. --conda-channel "
+                                 "conda-forge=https://mirror.example/conda-forge")
+            urls[name] = url
+        path, count = lock_conda(profile, channel_urls=urls)
+        typer.echo(f"locked {profile}: {count} conda package(s) -> {path}")
+        return
     from envgen.pipeline.lock import lock
 
     typer.echo(lock(profile, wheelhouse=wheelhouse).summary())

@@ -11,6 +11,7 @@ from envgen.check import (
     rules_driver,
     rules_gpu,
     rules_libraries,
+    rules_lock,
     rules_ngc,
     rules_python,
     rules_pytorch,
@@ -32,4 +33,5 @@ RULES: tuple[Rule, ...] = (
     *rules_driver.RULES,
     *rules_ngc.RULES,
     *rules_cpu.RULES,
+    *rules_lock.RULES,
 )

@@ -155,6 +155,31 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     return str(committed.id)
 
 
+def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[str], None]) -> None:
+    """Before building: the base the lock pins must still be there (a local base: the same image ID; a
+    registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
+    from envgen.pipeline.lock_base import check_local_base, check_registry_base
+    from envgen.profile.loader import profile_source
+    from envgen.render.lockfile import lock_path, read_lock
+
+    source = profile_source(profile)
+    path = lock_path(source) if source else None
+    if path is None or not path.is_file():
+        if profile.installer == "conda":
+            echo("unlocked build: conda profiles are not locked (conda channels unreachable here); "
+                 "environment.yml pins every conda package by version")
+        else:
+            echo(f"unlocked build: no {profile.name}.lock.txt; run `envgen lock {profile.name}` to pin the base, "
+                 "apt and pip packages")
+        return
+    lock = read_lock(path)
+    image = profile.base.split("@", 1)[0]
+    if lock.base_image_id:
+        check_local_base(client, image, lock.base_image_id, path.name)
+    elif lock.base_digest:
+        check_registry_base(client, f"{image}@{lock.base_digest}")
+
+
 def build(
     ref: str,
     *,
@@ -190,6 +215,7 @@ def build(
             echo(f"warning: [{finding.code}] {finding.message}")
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
+    check_locked_base(client, profile, echo)
     store = ValidationStore(config.state_dir)
     if wheelhouse is None and config.mirrors.wheelhouse:
         wheelhouse = Path(config.mirrors.wheelhouse).expanduser()

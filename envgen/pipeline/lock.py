@@ -1,10 +1,14 @@
-"""`envgen lock`: resolve a pip profile's complete package set, with hashes, into a lock file.
+"""`envgen lock`: pin everything a pip profile installs into a lock file beside it.
 
-The resolution runs on the host with pip, for the image's platform (the profile's Python,
-CPython, manylinux x86-64), as a dry run: nothing is installed, every archive is fetched once to
-be hashed. It runs twice: the framework pins alone (the environment set, what requirements.lock
-installs) and the framework pins with packages.pip (the extras set is what that adds). The lock
-file lands beside the profile's YAML file; `envgen render`/`build` read it from there.
+- pip sets: resolved on the host for the image's platform (the profile's Python, CPython, the
+  manylinux x86-64 tags the base's glibc allows) by uv (`uv pip compile --python-platform
+  --python-version --generate-hashes`, envgen.pipeline.lock_uv); Python 3.7 targets (uv serves
+  >= 3.8) by pip's `install --dry-run --report` here. Twice: the framework pins alone (the
+  environment set, requirements.lock) and framework + packages.pip (the extras set is what that adds).
+- the installer: uv's own wheel for the image's platform, hash-pinned (builds install with it).
+- the base image by digest and the runtime apt packages at exact versions (envgen.pipeline.lock_base),
+  read through the Docker engine.
+The lock file lands beside the profile's YAML file; `envgen render`/`build` read it from there.
 """
 
 from __future__ import annotations
@@ -18,14 +22,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.kb import load_kb
+from envgen.pipeline.lock_uv import Resolved, uv_resolve, uv_serves
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import find_profile, load_profile
 from envgen.render.lockfile import (
+    AptEntry,
     Lock,
     LockEntry,
     LockInputs,
@@ -34,7 +40,10 @@ from envgen.render.lockfile import (
     lock_path,
     sorted_entries,
 )
-from envgen.render.plan import render_context, wheelhouse_covers
+from envgen.render.plan import lock_target, render_context, wheelhouse_covers
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 # Build args that route pip (mirrors, proxies): the host's resolution takes the same route.
 ROUTE_ARGS = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY",
@@ -53,10 +62,13 @@ class LockOutcome:
     environment: int
     extras: int
     duration_s: float
+    apt: int = 0
+    base: str = ""
 
     def summary(self) -> str:
-        return (f"locked {self.profile}: {self.environment} environment package(s), {self.extras} extra(s) "
-                f"in {self.duration_s:.1f}s -> {self.path}")
+        base = f", base {self.base}" if self.base else ""
+        return (f"locked {self.profile}: {self.environment} environment package(s), {self.extras} extra(s), "
+                f"{self.apt} apt package(s){base} in {self.duration_s:.1f}s -> {self.path}")
 
 
 def _run_pip(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
@@ -136,9 +148,17 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def uv_version() -> str:
+    from importlib.metadata import version
+
+    return version("uv")
+
+
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
-         runner: Runner = _run_pip) -> LockOutcome:
-    """Resolve profile ``ref`` and write ``<profile>.lock.txt`` beside its YAML file."""
+         runner: Runner = _run_pip, uv_runner: Runner | None = None, engine: bool = True,
+         client: DockerClient | None = None) -> LockOutcome:
+    """Resolve profile ``ref`` and write ``<profile>.lock.txt`` beside its YAML file. ``engine``: also pin
+    the base image's digest and the apt packages (needs the Docker engine)."""
     started = time.monotonic()
     environ = os.environ if env is None else env
     source = find_profile(ref, environ)
@@ -162,28 +182,76 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
 
     glibc = kb.glibc(profile.base)
     platforms = manylinux_platforms(glibc)
+    use_uv = uv_serves(profile.python_minor)
+    uv_env = dict(environ)
+    if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
+        uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
+    index_url = plan.build_args.get("PIP_INDEX_URL")
+    uv_extra = [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls]
+    newest: list[int] = []
 
     def resolved(pins: list[str]) -> dict[str, LockEntry]:
+        if use_uv:
+            done = uv_resolve(pins, profile.python_minor, glibc, platforms, find_links=find_links,
+                              index_urls=uv_extra, index_url=index_url, env=uv_env,
+                              **({"runner": uv_runner} if uv_runner else {}))
+            newest.extend([done.newest_upload] if done.newest_upload else [])
+            return done.entries
         return resolve(pins, profile.python_minor, find_links=find_links, index_urls=index_urls, env=pip_env,
                        platforms=platforms, runner=runner)
 
     environment = resolved(framework)
     combined = resolved(framework + extras) if extras else {}
     extra_set = split_sets(environment, combined, extras)
-    result = Lock(LockInputs(profile.python_minor, tuple(framework), tuple(extras)),
-                  sorted_entries(environment.values()), extra_set)
+    tools: tuple[LockEntry, ...] = ()
+    uv_url: str | None = None
+    if use_uv:
+        tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, glibc, platforms,
+                                    find_links=find_links, index_urls=uv_extra, index_url=index_url, env=uv_env,
+                                    **({"runner": uv_runner} if uv_runner else {}))
+        tools, uv_url = sorted_entries(tool.entries.values()), tool.urls["uv"]
     fields = [
         ("envgen", plan.version),
+        ("profile-hash", plan.profile_hash),
+        ("target", lock_target(profile.python_minor, glibc)),
         ("implementation", "cp (CPython)"),
         ("platform", platform_note(platforms, glibc)),
+        ("resolver", f"uv {uv_version()} (uv pip compile)" if use_uv
+         else "pip --dry-run --report (uv serves Python >= 3.8 only)"),
         ("command", f"envgen lock {profile.name}" + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
         ("find-links", " ".join(find_links) or "-"),
-        ("index-urls", (" ".join(index_urls) or "-") + " (and pip's own configuration)"),
+        ("index-urls", (" ".join([*([index_url] if index_url else []), *uv_extra] if use_uv else index_urls) or "-")
+         + ("" if use_uv else " (and pip's own configuration)")),
     ]
     host_minor = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if host_minor != profile.python_minor:
+    if host_minor != profile.python_minor and not use_uv:
         fields.append(("markers", f"environment markers were evaluated by the host's Python {host_minor}"))
+    if uv_url:
+        fields.append(("uv-wheel", uv_url))
+    # SOURCE_DATE_EPOCH for the build: the upload time of the newest locked archive, so it only moves
+    # when the lock does (315532800 = 1980-01-01, the earliest a zip file can say, when unknown).
+    fields.append(("source-date-epoch", str(max(newest) if newest else 315532800)))
+    base_input: str | None = None
+    apt_input: tuple[str, ...] | None = None
+    apt_entries: tuple[AptEntry, ...] = ()
+    if engine:
+        from envgen.docker import connect
+        from envgen.pipeline.lock_base import ensure_local, lock_apt, lock_base
+
+        client = client or connect()
+        pinned = lock_base(client, profile.base, local=profile.local_base)
+        fields += [(pinned.field, pinned.value), ("base-note", pinned.note)]
+        base_input = profile.base
+        apt_input = tuple(sorted(plan.runtime_apt))
+        ref = pinned.image if pinned.field == "base-image-id" else f"{pinned.image}@{pinned.value}"
+        if pinned.field == "base-digest" and apt_input:
+            ensure_local(client, ref)
+        apt_entries = lock_apt(client, ref, apt_input, ca_bundle=config.ca_bundle,
+                               apt_mirror=plan.build_args.get("APT_MIRROR"))
+    result = Lock(LockInputs(profile.python_minor, tuple(framework), tuple(extras), base_input, apt_input),
+                  sorted_entries(environment.values()), extra_set, tools=tools, apt=apt_entries)
     target = lock_path(source.path)
     _write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=fields))
+    base_pin = next((v for k, v in fields if k in ("base-digest", "base-image-id")), "")
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
-                       time.monotonic() - started)
+                       time.monotonic() - started, len(apt_entries), base_pin)

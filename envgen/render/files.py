@@ -25,6 +25,8 @@ TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
     ("wheels/README.txt", "context/wheels-README.txt.j2", True),
 )
 CONDA_FILES: tuple[tuple[str, str, bool], ...] = (("environment.yml", "context/environment.yml.j2", True),)
+# Locked profiles that install with uv (BuildKit variant): the script that unpacks uv's pinned wheel.
+UV_FILES: tuple[tuple[str, str, bool], ...] = (("envgen/fetch-uv.py", "context/fetch-uv.py.j2", True),)
 EXECUTABLE = frozenset({"envgen/envgen-smoke"})
 PROBE_PREFIX = "envgen/probe/"
 
@@ -90,6 +92,12 @@ def render_document(plan: RenderPlan) -> dict[str, Any]:
             "file": plan.lock.file_name,
             "environment": [entry.pin for entry in plan.lock.environment],
             "extras": [entry.pin for entry in plan.lock.extras],
+            "tools": [entry.pin for entry in plan.lock.tools],
+            "apt": [entry.line for entry in plan.lock.apt],
+            "base_digest": plan.lock.base_digest,
+            "base_image_id": plan.lock.base_image_id,
+            "source_date_epoch": plan.lock.source_date_epoch,
+            "installer": "uv (BuildKit), pip (classic builder)" if plan.uv_install else "pip",
         }
     return doc
 
@@ -97,9 +105,11 @@ def render_document(plan: RenderPlan) -> dict[str, Any]:
 def render_files(plan: RenderPlan, env: jinja2.Environment | None = None) -> ContextFiles:
     env = env or make_environment()
     out: dict[str, bytes] = {}
-    specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ())
+    specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, plan.context(buildkit=buildkit)).encode("utf-8")
+    if plan.conda_lock is not None:
+        out["environment.lock.txt"] = plan.conda_lock.encode("utf-8")
     out["envgen/profile.json"] = pretty_json(profile_document(plan)).encode("utf-8")
     out["envgen/render.json"] = pretty_json(render_document(plan)).encode("utf-8")
     out.update(probe_files())

@@ -1,7 +1,8 @@
-"""Lock files: a pip profile's complete package set, every package pinned with its sha256.
+"""Lock files: everything a pip profile installs, pinned: the base image by digest, every apt
+package at its exact version, every pip distribution with its sha256, and the installer (uv).
 
 ``envgen lock`` (``envgen.pipeline.lock``) writes ``<profile>.lock.txt`` beside the profile's
-YAML file; rendering reads it back. The file is itself a valid pip requirements file. Layout::
+YAML file; rendering reads it back. Layout::
 
     # envgen lock file ...                      comment lines
     # format: envgen.lock/1                     header fields (``# key: value``)
@@ -11,9 +12,16 @@ YAML file; rendering reads it back. The file is itself a valid pip requirements 
     # [environment] ...                         what the framework pins need (requirements.lock)
     absl-py==2.5.1 --hash=sha256:...
     # [extras] ...                              what packages.pip adds on top (requirements.extra.txt)
+    # [tools] ...                               the installer's own wheel (uv), hash-pinned
+    uv==0.13.9 --hash=sha256:...
+    # [apt] ...                                 the runtime apt packages and their dependencies
+    python3=3.11.2-1+b1
 
-Entry lines are checked strictly (name, version, hashes only): a lock file cannot smuggle pip
-options (an index URL, an editable install) into the build.
+Format 2 adds the header fields ``base``, ``base-digest`` (a registry manifest digest) or
+``base-image-id`` (a locally made base: the engine's image ID), ``apt-pins``, ``target``,
+``source-date-epoch``, ``uv-wheel`` and the [tools] and [apt] sections; format 1 files (pip sets
+only) are still read. Entry lines are checked strictly (name, version, hashes only): a lock file
+cannot smuggle pip or apt options (an index URL, an editable install) into the build.
 """
 
 from __future__ import annotations
@@ -28,12 +36,17 @@ from envgen.profile.loader import profile_source
 from envgen.profile.model import Profile
 
 LOCK_SUFFIX = ".lock.txt"
-LOCK_FORMAT = "envgen.lock/1"
+LOCK_FORMAT = "envgen.lock/2"
+READABLE_FORMATS = ("envgen.lock/1", LOCK_FORMAT)
 ENVIRONMENT = "environment"
 EXTRAS = "extras"
+TOOLS = "tools"
+APT = "apt"
 SECTION_TITLES = {
     ENVIRONMENT: "the framework pins and every package they need (requirements.lock)",
     EXTRAS: "what packages.pip adds on top of the environment (requirements.extra.txt)",
+    TOOLS: "the installer's own wheel for the image's platform",
+    APT: "the runtime apt packages and every package they pull in, at exact versions",
 }
 REQUIRED_FIELDS = ("format", "python", "framework-pins", "extra-pins")
 NONE = "-"
@@ -45,6 +58,8 @@ _ENTRY_RE = re.compile(
     r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)"
     r"(?P<hashes>(?: +--hash=sha256:[0-9a-f]{64})+)$"
 )
+_APT_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9+.-]*)(?::(?P<arch>[a-z0-9]+))?=(?P<version>[A-Za-z0-9.+~:-]+)$")
+_DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 _FIELD_RE = re.compile(r"^# (?P<key>[a-z][a-z0-9-]*): ?(?P<value>.*)$")
 _SECTION_RE = re.compile(r"^# \[(?P<section>[a-z]+)\]")
 
@@ -78,12 +93,30 @@ class LockEntry:
 
 
 @dataclass(frozen=True)
+class AptEntry:
+    name: str
+    version: str
+
+    def __post_init__(self) -> None:
+        if not _APT_RE.match(self.line):
+            raise InputError(f"apt lock entry {self.line!r} is not a valid name=version pin",
+                             fix="regenerate the lock file with `envgen lock PROFILE`")
+
+    @property
+    def line(self) -> str:
+        return f"{self.name}={self.version}"
+
+
+@dataclass(frozen=True)
 class LockInputs:
-    """What a lock was resolved from; a lock applies only while the profile still says this."""
+    """What a lock was resolved from; a lock applies only while the profile still says this.
+    ``base`` and ``apt`` are None in format-1 locks (which did not pin them)."""
 
     python: str
     framework: tuple[str, ...]
     extras: tuple[str, ...]
+    base: str | None = None
+    apt: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -93,10 +126,39 @@ class Lock:
     extras: tuple[LockEntry, ...]
     fields: tuple[tuple[str, str], ...] = ()  # every header field, in file order
     path: Path | None = None
+    tools: tuple[LockEntry, ...] = ()
+    apt: tuple[AptEntry, ...] = ()
 
     @property
     def file_name(self) -> str:
         return self.path.name if self.path else "(in memory)"
+
+    def field(self, key: str) -> str | None:
+        value = dict(self.fields).get(key)
+        return None if value in (None, "", NONE) else value
+
+    @property
+    def base_digest(self) -> str | None:
+        """The registry manifest digest of the base (``sha256:...``), when the lock pins one."""
+        return self.field("base-digest")
+
+    @property
+    def base_image_id(self) -> str | None:
+        """A locally made base's image ID in the engine that locked it (no registry digest exists)."""
+        return self.field("base-image-id")
+
+    @property
+    def source_date_epoch(self) -> str | None:
+        return self.field("source-date-epoch")
+
+    @property
+    def uv(self) -> LockEntry | None:
+        return next((t for t in self.tools if t.name == "uv"), None)
+
+    @property
+    def uv_wheel(self) -> str | None:
+        """``URL`` of uv's wheel for the image's platform (the [tools] entry's hash checks it)."""
+        return self.field("uv-wheel")
 
 
 def lock_path(profile_file: Path) -> Path:
@@ -119,19 +181,30 @@ def _split(value: str) -> tuple[str, ...]:
 def format_lock(lock: Lock, *, profile_name: str, extra_fields: Sequence[tuple[str, str]] = ()) -> str:
     """The lock file's text: deterministic (no timestamp), entries sorted by name."""
     lines = [
-        f'# envgen lock file for profile "{profile_name}": its complete pip package set, each package',
-        "# pinned with the sha256 of its archive. Written by `envgen lock`; do not edit by hand. Renders",
-        "# install it with pip --require-hashes --no-deps. Run `envgen lock` again after changing the",
-        "# profile's python, frameworks or packages.pip (a lock made for other inputs is an error).",
+        f'# envgen lock file for profile "{profile_name}": its base image by digest, its apt packages at',
+        "# exact versions and its complete pip package set, each package pinned with the sha256 of its",
+        "# archive. Written by `envgen lock`; do not edit by hand. Builds install it with --require-hashes",
+        "# --no-deps. Run `envgen lock` again after changing the profile's base, python, frameworks or",
+        "# packages (a lock made for other inputs is an error).",
         f"# format: {LOCK_FORMAT}",
         f"# python: {lock.inputs.python}",
         f"# framework-pins: {_join(lock.inputs.framework)}",
         f"# extra-pins: {_join(lock.inputs.extras)}",
     ]
+    if lock.inputs.base is not None:
+        lines.append(f"# base: {lock.inputs.base}")
+    if lock.inputs.apt is not None:
+        lines.append(f"# apt-pins: {_join(lock.inputs.apt)}")
     lines += [f"# {key}: {value}" for key, value in extra_fields]
-    for section, entries in ((ENVIRONMENT, lock.environment), (EXTRAS, lock.extras)):
+    sections: list[tuple[str, Sequence[LockEntry | AptEntry]]] = [
+        (ENVIRONMENT, sorted_entries(lock.environment)), (EXTRAS, sorted_entries(lock.extras))]
+    if lock.tools:
+        sections.append((TOOLS, sorted_entries(lock.tools)))
+    if lock.inputs.apt is not None:
+        sections.append((APT, sorted(lock.apt, key=lambda e: e.name)))
+    for section, entries in sections:
         lines.append(f"# [{section}] {SECTION_TITLES[section]}: {len(entries)} package(s)")
-        lines += [entry.line for entry in sorted_entries(entries)]
+        lines += [entry.line for entry in entries]
     return "\n".join(lines) + "\n"
 
 
@@ -140,7 +213,8 @@ def parse_lock(text: str, where: str = "lock file", path: Path | None = None) ->
     fix = "regenerate it with `envgen lock PROFILE`"
     fields: dict[str, str] = {}
     order: list[tuple[str, str]] = []
-    sections: dict[str, list[LockEntry]] = {ENVIRONMENT: [], EXTRAS: []}
+    sections: dict[str, list[LockEntry]] = {ENVIRONMENT: [], EXTRAS: [], TOOLS: []}
+    apt: list[AptEntry] = []
     seen: dict[str, int] = {}
     current: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -150,9 +224,9 @@ def parse_lock(text: str, where: str = "lock file", path: Path | None = None) ->
         section = _SECTION_RE.match(line)
         if section:
             name = section.group("section")
-            if name not in sections:
-                raise InputError(f"{where}:{number}: unknown section [{name}]; expected [environment] or [extras]",
-                                 fix=fix)
+            if name not in sections and name != APT:
+                raise InputError(f"{where}:{number}: unknown section [{name}]; expected [environment], [extras], "
+                                 "[tools] or [apt]", fix=fix)
             current = name
             continue
         if line.startswith("#"):
@@ -160,6 +234,12 @@ def parse_lock(text: str, where: str = "lock file", path: Path | None = None) ->
             if field and current is None:
                 fields[field.group("key")] = field.group("value").strip()
                 order.append((field.group("key"), field.group("value").strip()))
+            continue
+        if current == APT:
+            apt_match = _APT_RE.match(line)
+            if not apt_match:
+                raise InputError(f"{where}:{number}: {line[:60]!r} is not a 'name=version' apt line", fix=fix)
+            apt.append(AptEntry(line.split("=", 1)[0], line.split("=", 1)[1]))
             continue
         match = _ENTRY_RE.match(line)
         if not match:
@@ -177,10 +257,15 @@ def parse_lock(text: str, where: str = "lock file", path: Path | None = None) ->
     missing = [key for key in REQUIRED_FIELDS if key not in fields]
     if missing:
         raise InputError(f"{where}: header field '{missing[0]}' is missing", fix=fix)
-    if fields["format"] != LOCK_FORMAT:
+    if fields["format"] not in READABLE_FORMATS:
         raise InputError(f"{where}: header field 'format' = {fields['format']!r} is not {LOCK_FORMAT}", fix=fix)
-    inputs = LockInputs(fields["python"], _split(fields["framework-pins"]), _split(fields["extra-pins"]))
-    return Lock(inputs, tuple(sections[ENVIRONMENT]), tuple(sections[EXTRAS]), tuple(order), path)
+    for key in ("base-digest", "base-image-id"):
+        if fields.get(key, NONE) != NONE and not _DIGEST_RE.match(fields[key]):
+            raise InputError(f"{where}: header field '{key}' = {fields[key]!r} is not sha256:<64 hex digits>", fix=fix)
+    inputs = LockInputs(fields["python"], _split(fields["framework-pins"]), _split(fields["extra-pins"]),
+                        fields.get("base"), _split(fields["apt-pins"]) if "apt-pins" in fields else None)
+    return Lock(inputs, tuple(sections[ENVIRONMENT]), tuple(sections[EXTRAS]), tuple(order), path,
+                tools=tuple(sections[TOOLS]), apt=tuple(apt))
 
 
 def read_lock(path: Path) -> Lock:
@@ -191,9 +276,19 @@ def read_lock(path: Path) -> Lock:
     return parse_lock(text, str(path), path)
 
 
-def check_inputs(lock: Lock, profile: Profile, framework: Sequence[str]) -> None:
+def stale_reason(lock: Lock, profile: Profile, framework: Sequence[str], apt: Sequence[str]) -> str | None:
+    """Why the lock no longer applies to the profile (the first changed input), or None."""
+    try:
+        check_inputs(lock, profile, framework, apt)
+    except InputError as exc:
+        return exc.message
+    return None
+
+
+def check_inputs(lock: Lock, profile: Profile, framework: Sequence[str], apt: Sequence[str] = ()) -> None:
     """Raise when the lock was made for other inputs than the profile now has."""
-    now = LockInputs(profile.python_minor, tuple(framework), tuple(profile.packages.pip))
+    now = LockInputs(profile.python_minor, tuple(framework), tuple(profile.packages.pip), profile.base,
+                     tuple(sorted(apt)))
     fix = f"run `envgen lock {profile.name}` again, or delete {lock.file_name} to build unlocked"
     where = str(lock.path) if lock.path else "lock"
     if lock.inputs.python != now.python:
@@ -203,9 +298,14 @@ def check_inputs(lock: Lock, profile: Profile, framework: Sequence[str]) -> None
         if sorted(was) != sorted(is_now):
             raise InputError(f"{where} was made for {label} = {_join(was)}; the profile now pins {_join(is_now)}",
                              fix=fix)
+    if lock.inputs.base is not None and lock.inputs.base != now.base:
+        raise InputError(f"{where} was made for base {lock.inputs.base}; the profile now has {now.base}", fix=fix)
+    if lock.inputs.apt is not None and sorted(lock.inputs.apt) != sorted(now.apt or ()):
+        raise InputError(f"{where} was made for apt packages {_join(lock.inputs.apt)}; the image now needs "
+                         f"{_join(now.apt or ())}", fix=fix)
 
 
-def find_lock(profile: Profile, framework: Sequence[str]) -> Lock | None:
+def find_lock(profile: Profile, framework: Sequence[str], apt: Sequence[str] = ()) -> Lock | None:
     """The lock file beside the profile's YAML file, checked against the profile; None if there is none
     (or the profile was made in code, not loaded from a file)."""
     source = profile_source(profile)
@@ -218,5 +318,5 @@ def find_lock(profile: Profile, framework: Sequence[str]) -> Lock | None:
         raise InputError(f"{path}: lock files apply to pip profiles; profile {profile.name!r} has installer: conda",
                          fix=f"delete {path.name}")
     lock = read_lock(path)
-    check_inputs(lock, profile, framework)
+    check_inputs(lock, profile, framework, apt)
     return lock

@@ -93,6 +93,33 @@ class RenderPlan:
     # The profile's lock file (pip profiles with `<profile>.lock.txt` beside them): when set,
     # requirements.lock / requirements.extra.txt hold its hashed sets, installed with --no-deps.
     lock: Lock | None = None
+    # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
+    conda_lock: str | None = None
+
+    @property
+    def uv_install(self) -> bool:
+        """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no
+        resolution): the lock names uv's wheel, and the base's own Python (Debian or python images) runs it."""
+        return (self.installer == "pip" and self.lock is not None and self.lock.uv is not None
+                and self.lock.uv_wheel is not None and self.python_setup.key in ("debian", "python-image"))
+
+    def apt_pins(self, packages: Sequence[str]) -> tuple[str, ...]:
+        """apt-get install arguments: with a lock that pins apt, every package the lock resolved for
+        the runtime set at its exact version (``name=version``); other packages by name."""
+        if self.lock is None or not self.lock.apt:
+            return tuple(packages)
+        locked = {entry.name: entry.line for entry in self.lock.apt}
+        if set(packages) <= set(self.runtime_apt):
+            return tuple(sorted(set(locked.values()) | {p for p in packages if p not in locked}))
+        return tuple(locked.get(p, p) for p in packages)
+
+    @property
+    def uv_requirements(self) -> tuple[str, ...]:
+        """The lock's tools the environment layer installs besides the environment set (pip)."""
+        if self.lock is None:
+            return ()
+        names = {e.name for e in self.lock.environment}
+        return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
 
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
@@ -113,6 +140,11 @@ class RenderPlan:
             "runtime_apt": self.runtime_apt,
             "user": self.profile.user,
             "lock": self.lock,
+            "conda_lock": self.conda_lock is not None,
+            "uv_install": self.uv_install,
+            "runtime_apt_args": self.apt_pins(self.runtime_apt),
+            "build_apt_args": self.apt_pins(self.python_setup.build_apt),
+            "tool_requirements": self.uv_requirements,
         }
 
 
@@ -137,9 +169,18 @@ def python_setup_key(profile: Profile) -> str:
     return "debian"
 
 
-def base_pin(profile: Profile, kb: KnowledgeBase) -> BasePin:
+def lock_target(python_minor: str, glibc: str | None) -> str:
+    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
+    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
+
+
+def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> BasePin:
+    """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
+    a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
     info = kb.base_image(profile.base)
     digest = None if profile.local_base else (info.digest if info else None)
+    if lock is not None and lock.base_digest and "@" not in profile.base:
+        digest = lock.base_digest
     if "@" in profile.base:
         from_ref = profile.base
         digest = profile.base.split("@", 1)[1]
@@ -285,7 +326,14 @@ def render_context(
         pip_extra=tuple(profile.packages.pip),
         apt=tuple(profile.packages.apt),
     )
-    base = base_pin(profile, kb)
+    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
+    lock = find_lock(profile, pins.pip, runtime_apt) if use_lock else None
+    if lock is not None and lock.field("target"):
+        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
+        if lock.field("target") != expected_target:
+            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
+                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+    base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
     if wheelhouse is None and mirrors.wheelhouse:
         wheelhouse = Path(mirrors.wheelhouse).expanduser()
@@ -305,11 +353,22 @@ def render_context(
         conda_pip=str(tools["conda_pip"]["version"]),
         env=environment(profile, pins, stack, _python_dir(profile, kb, key)),
         labels=labels(profile, base, phash),
-        runtime_apt=tuple(sorted(set(setup.runtime_apt) | set(pins.apt))),
+        runtime_apt=runtime_apt,
         expected=dict(stack.expected),
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
         secrets=secrets,
         wheelhouse=wheelhouse,
-        lock=find_lock(profile, pins.pip) if use_lock else None,
+        lock=lock,
+        conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
     )
+
+
+def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
+    from envgen.profile.loader import profile_source
+    from envgen.render.condalock import conda_lock_path, read_conda_lock
+
+    source = profile_source(profile)
+    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
+        return None
+    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile.name)

@@ -23,7 +23,7 @@ from envgen.pipeline.bundle import IMAGE, MANIFEST, load, save
 from envgen.pipeline.images import image_rows
 from envgen.pipeline.run import run
 from envgen.pipeline.state import ValidationStore
-from tests.pipeline.conftest import minimal_profile
+from tests.pipeline.conftest import alias, minimal_profile
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -39,7 +39,7 @@ def saved(envgen_home: Path, write_profile: Callable[[str, str], str], docker_cl
     message = save(name, bundle)
     print(f"\nsave: {time.monotonic() - start:.1f}s, {bundle.stat().st_size / 1e6:.1f} MB: {message}")
     # Gone from the engine (only this module's tags and image), so the load below is real.
-    for tag in (outcome.tag, f"envgen/{name}:latest"):
+    for tag in (outcome.tag, alias(name)):
         remove_image(docker_client, tag)
     remove_image(docker_client, outcome.image_id, force=True)
     assert inspect_image(docker_client, outcome.image_id) is None

@@ -19,7 +19,7 @@ from envgen.docker import inspect_image, remove_image
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.prepare import export_profiles
 from envgen.pipeline.registry import push
-from tests.pipeline.conftest import minimal_profile
+from tests.pipeline.conftest import alias, minimal_profile
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -31,7 +31,7 @@ def built(envgen_home: Path, write_profile: Callable[[str, str], str],
     name = write_profile(f"export-{secrets.token_hex(3)}", minimal_profile('"six==1.16.0"'))
     outcome = build(name)
     yield outcome
-    for ref in (outcome.tag, f"envgen/{name}:latest"):
+    for ref in (outcome.tag, alias(name)):
         remove_image(docker_client, ref, force=True)
 
 

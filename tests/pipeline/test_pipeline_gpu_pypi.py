@@ -28,6 +28,7 @@ from envgen.pipeline.run import run
 from envgen.pipeline.smoke import run_smoke
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import TIER_LABEL, host_plan
+from tests.pipeline.conftest import alias
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -157,7 +158,7 @@ def test_twin_built_anyway_fails_the_library_tier_as_silent_cpu(twin: str, docke
     assert ("cause: tensorflow was built for a CUDA whose library libcudart.so.11.0 is not in this "
             "environment: it does not fail, it logs a warning and silently runs every op on the CPU") in text
     assert "nvidia-cuda-runtime-cu11" in text
-    assert inspect_image(docker_client, f"envgen/{TWIN}:latest") is None  # nothing tagged
+    assert inspect_image(docker_client, alias(TWIN)) is None  # nothing tagged
     failed = [json.loads(p.read_text()) for p in (envgen_home / "state" / "validations").glob("*.json")]
     twin_records = [r for r in failed if r["profile"] == TWIN]
     assert twin_records and all(r["status"] == "fail" and r["tier"] == "" for r in twin_records)

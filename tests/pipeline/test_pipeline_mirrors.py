@@ -22,6 +22,7 @@ from envgen.docker import inspect_image, push_image, remove_image
 from envgen.errors import RegistryError
 from envgen.pipeline.build import build
 from envgen.render import render_in_memory
+from tests.pipeline.conftest import alias
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -86,7 +87,7 @@ def test_build_through_docker_io_mirror(builder: str, mirrored_base: tuple[str, 
     lines: list[str] = []
     start = time.monotonic()
     outcome = build(profile_name, builder=builder, echo=lines.append)
-    built_tags += [outcome.tag, f"envgen/{profile_name}:latest"]
+    built_tags += [outcome.tag, alias(profile_name)]
     print(f"mirror build ({builder}): {time.monotonic() - start:.1f}s")
     assert outcome.validated and outcome.smoke is not None and outcome.smoke.passed
     assert any(f"through the mirror {local_registry}" in line for line in lines)
@@ -109,7 +110,7 @@ def test_digest_pinned_base_stays_pinned_through_the_mirror(
     profile_name = write_profile("mirror-digest", body)
     lines: list[str] = []
     outcome = build(profile_name, echo=lines.append)
-    built_tags += [outcome.tag, f"envgen/{profile_name}:latest"]
+    built_tags += [outcome.tag, alias(profile_name)]
     assert outcome.validated
     pulled = f"{local_registry}/library/{name}@{digest}"
     assert any(pulled in line for line in lines) or inspect_image(docker_client, pulled) is not None

@@ -154,28 +154,50 @@ def test_split_sets_is_the_difference_and_refuses_moved_versions() -> None:
         split_sets(env, moved, ["numpy==1.22.0"])
 
 
+def _pylock(packages: list[tuple[str, str, str]]) -> str:
+    """A PEP 751 pylock.toml as `uv pip compile --format pylock.toml` writes it (one wheel each, plus a
+    wheel for another platform that must not be chosen)."""
+    out = ['lock-version = "1.0"', 'created-by = "uv"']
+    for name, version, digest in packages:
+        stem = name.replace("-", "_")
+        out += ["", "[[packages]]", f'name = "{name}"', f'version = "{version}"', "wheels = [",
+                f'  {{ url = "https://files.example/{stem}-{version}-py3-none-macosx_11_0_arm64.whl", '
+                f'upload-time = 2024-01-01T00:00:00Z, hashes = {{ sha256 = "{H3}" }} }},',
+                f'  {{ url = "https://files.example/{stem}-{version}-py3-none-any.whl", '
+                f'upload-time = 2024-02-01T00:00:00Z, hashes = {{ sha256 = "{digest}" }} }},', "]"]
+    return "\n".join(out) + "\n"
+
+
 def test_lock_command_writes_beside_a_file_profile(profile_dir: Path, tmp_path: Path) -> None:
-    """The whole command with pip replaced by a fake that writes a report (no network)."""
+    """The whole command with uv replaced by a fake that writes a pylock.toml (no network, no engine)."""
     calls: list[list[str]] = []
 
-    def fake_pip(command: list[str], env: object) -> subprocess.CompletedProcess[str]:
+    def fake_uv(command: list[str], env: object) -> subprocess.CompletedProcess[str]:
         calls.append(command)
-        pins = Path(command[command.index("-r") + 1]).read_text().split()
-        items = [_item("rich", "13.7.1", hashes={"sha256": H1}), _item("Pygments", "2.17.2", hashes={"sha256": H2})]
-        report = {"install": items if "rich==13.7.1" in pins else []}
-        Path(command[command.index("--report") + 1]).write_text(json.dumps(report))
+        pins = Path(command[3]).read_text().split()
+        if pins[0].startswith("uv=="):
+            packages = [("uv", pins[0].split("==")[1], H1)]
+        else:
+            packages = [("rich", "13.7.1", H1), ("Pygments", "2.17.2", H2)] if "rich==13.7.1" in pins else []
+        Path(command[command.index("--output-file") + 1]).write_text(_pylock(packages))
         return subprocess.CompletedProcess(command, 0, "", "")
 
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     outcome = lock(str(profile_dir / "locked.yaml"), wheelhouse=wheels, env={"HOME": str(tmp_path)},
-                   runner=fake_pip)
+                   uv_runner=fake_uv, engine=False)
     assert outcome.path == profile_dir / "locked.lock.txt" and (outcome.environment, outcome.extras) == (0, 2)
-    assert len(calls) == 1  # no framework pins: nothing to resolve for the environment set
-    assert str(wheels) in calls[0]
+    assert len(calls) == 2  # no framework pins: the extras set, then uv's own wheel
+    assert str(wheels) in calls[0] and "--generate-hashes" in calls[0]
+    assert calls[0][calls[0].index("--python-platform") + 1] == "x86_64-manylinux_2_36"
+    assert calls[0][calls[0].index("--python-version") + 1] == "3.11"
     written = parse_lock(outcome.path.read_text())
     assert [e.pin for e in written.extras] == ["pygments==2.17.2", "rich==13.7.1"]
+    assert written.extras[0].sha256 == (H2,)  # the py3-none-any wheel, not the macOS one
     assert ("find-links", str(wheels)) in written.fields
+    assert written.uv is not None and written.uv_wheel and written.uv_wheel.endswith("-py3-none-any.whl")
+    assert written.field("target") == "cp311-manylinux_2_36_x86_64"
+    assert written.source_date_epoch == "1706745600"  # the newest chosen wheel's upload time
 
 
 def test_lock_refuses_conda_profiles() -> None:
@@ -234,9 +256,17 @@ def test_stale_lock_is_an_error_naming_the_field(profile_dir: Path, kb: Knowledg
 
 
 def test_profile_without_source_or_lock_renders_as_before(kb: KnowledgeBase) -> None:
-    profile = load_profile("cpu-minimal", env={})
+    profile = load_profile("ngc-tensorflow", env={})  # a pip profile without a lock (its registry is unreachable)
     in_code = Profile.model_validate(profile.model_dump())  # made in code: no file, no lock lookup
     assert render_in_memory(in_code, kb).files == render_in_memory(profile, kb).files
+
+
+def test_a_locked_profile_made_in_code_renders_unlocked(kb: KnowledgeBase) -> None:
+    profile = load_profile("cpu-minimal", env={})
+    in_code = Profile.model_validate(profile.model_dump())
+    locked, unlocked = render_in_memory(profile, kb).files, render_in_memory(in_code, kb).files
+    assert "envgen/fetch-uv.py" in locked and "envgen/fetch-uv.py" not in unlocked
+    assert b"uv pip install" in locked["Dockerfile"] and b"uv pip install" not in locked["Dockerfile.classic"]
 
 
 def test_platform_tags_stop_at_the_base_images_glibc() -> None:

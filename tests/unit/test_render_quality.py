@@ -95,12 +95,38 @@ def test_every_pip_line_is_exact_pinned(name: str, contexts) -> None:
             _assert_pinned(line)
 
 
+def _uv_layer_order(profile, text: str, runtime: str) -> None:
+    """Locked profiles (BuildKit): environment layer, extras layer, envgen's files, labels, user; no stage
+    copies the environment, uv and the requirement files are bind mounts (not in the image)."""
+    order = [
+        "-r /tmp/envgen/requirements.lock",
+        "requirements.extra.txt",
+        "COPY envgen/envgen-smoke",
+        "COPY envgen/probe/ /opt/envgen/probe/",
+        "COPY envgen/profile.json /etc/envgen/profile.json",
+        "LABEL ",
+        f"USER {profile.user.uid}:{profile.user.uid}",
+        "WORKDIR /workspace",
+    ]
+    positions = [runtime.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert "COPY --from" not in text and "COPY requirements" not in text
+    assert "--mount=type=bind,from=uv,source=/opt/uv,target=/opt/uv" in runtime
+    assert runtime.count("--require-hashes --no-deps") >= 1
+    assert 'PATH="/opt/env/bin:$PATH"' in runtime
+
+
 @pytest.mark.parametrize("name", PROFILES)
 def test_layer_order_and_hygiene(name: str, contexts) -> None:
     profile = load_profile(name, env={})
     text = (contexts[name].dir / "Dockerfile").read_text()
     assert "# syntax" not in text.lower()
     runtime = text[text.index("AS runtime"):]
+    if "uv pip install" in text:  # a locked profile: uv installs into the runtime stage, two layers
+        _uv_layer_order(profile, text, runtime)
+        assert contexts[name].content_hash in text and "@@" not in text
+        assert "--mount=" not in (contexts[name].dir / "Dockerfile.classic").read_text()
+        return
     order = [
         "COPY --from=build /opt/env /opt/env",
         "COPY --from=extras /opt/extras/ /opt/env/",

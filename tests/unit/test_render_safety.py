@@ -190,6 +190,10 @@ def test_strict_undefined_in_real_templates(kb) -> None:
 
     plan = render_context(load_profile("cpu-minimal", env={}), kb)
     context = plan.context(buildkit=True)
+    del context["labels"]
+    with pytest.raises(RenderError, match="labels"):
+        render_template(make_environment(), "docker/Dockerfile.j2", context)
+    context = plan.context(buildkit=False)
     del context["pins"]
     with pytest.raises(RenderError, match="pins"):
         render_template(make_environment(), "docker/Dockerfile.j2", context)

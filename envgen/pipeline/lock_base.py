@@ -1,0 +1,165 @@
+"""What `envgen lock` reads from the engine: the base image's digest and the apt packages at the
+exact versions the base's own package lists give.
+
+Base digest: for a registry image, the manifest digest the registry (or the mirror the engine is
+configured with) serves for the tag, read through the engine's distribution endpoint
+(``docker.images.get_registry_data``): ``name:tag@sha256:...`` is what FROM then uses. A locally
+made base (``local_base: true``, e.g. debootstrap + ``docker import``) was never pushed anywhere and
+has no manifest digest; the lock records the engine's image ID instead (the sha256 of the image's
+config, which changes whenever its content does), and a build checks that the tag still names that
+image before it starts.
+
+apt: ``apt-get install --simulate --no-install-recommends`` in a throw-away container of the base
+(after ``apt-get update``, with the proxy CA mounted read-only, as builds get it as a secret) lists
+every package that would be installed with its version; all of them are pinned ``name=version``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envgen.errors import InputError
+from envgen.render.lockfile import AptEntry
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+_INST_RE = re.compile(r"^Inst (?P<name>\S+) (?:\[[^\]]*\] )?\((?P<version>\S+) ")
+
+
+@dataclass(frozen=True)
+class BaseLock:
+    image: str
+    field: str  # "base-digest" (registry manifest digest) or "base-image-id" (local engine)
+    value: str
+    note: str
+
+
+def lock_base(client: DockerClient, image: str, *, local: bool) -> BaseLock:
+    """The base's digest: from the registry for registry images, the engine's image ID for local ones."""
+    from docker.errors import APIError, ImageNotFound
+
+    name = image.split("@", 1)[0]
+    if local:
+        try:
+            found = client.images.get(name)
+        except ImageNotFound:
+            raise InputError(f"local base image {name} is not in this engine",
+                             fix="make it first (scripts/make-base-image), then run envgen lock again") from None
+        return BaseLock(name, "base-image-id", str(found.id),
+                        "local_base: no registry digest exists; the engine's image ID is checked before each build")
+    if "@" in image:
+        return BaseLock(name, "base-digest", image.split("@", 1)[1], "digest given in the profile")
+    try:
+        data = client.images.get_registry_data(name)
+    except APIError as exc:
+        detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
+        raise InputError(f"the registry of base image {name} did not give its digest: {detail}",
+                         fix="check the name, or configure a registry mirror the engine can reach") from None
+    return BaseLock(name, "base-digest", str(data.id), "manifest digest served by the registry at lock time")
+
+
+def check_local_base(client: DockerClient, image: str, image_id: str, lock_file: str) -> None:
+    """Before building a locked local base: the tag must still name the image the lock was made with."""
+    from docker.errors import ImageNotFound
+
+    try:
+        found = client.images.get(image)
+    except ImageNotFound:
+        raise InputError(f"local base image {image} is not in this engine (the lock {lock_file} pins {image_id})",
+                         fix="make the base image (scripts/make-base-image) and run envgen lock again") from None
+    if found.id != image_id:
+        raise InputError(f"local base image {image} is now {found.id[:19]}; the lock {lock_file} was made with "
+                         f"{image_id[:19]}", fix="run envgen lock again for the new base (its apt pins change too)")
+
+
+def check_registry_base(client: DockerClient, ref: str) -> None:
+    """Before building: a digest-pinned base must exist in the engine or in the registry."""
+    from docker.errors import APIError, ImageNotFound, NotFound
+
+    try:
+        client.images.get(ref)
+        return
+    except ImageNotFound:
+        pass
+    try:
+        client.images.get_registry_data(ref)
+    except (NotFound, APIError) as exc:
+        digest = ref.split("@", 1)[1]
+        detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
+        raise InputError(f"the registry no longer serves base {ref.split('@', 1)[0]} at {digest} ({detail})",
+                         fix="run envgen lock again to pin the tag's current digest, or configure a mirror "
+                             "that still has this digest") from None
+
+
+def ensure_local(client: DockerClient, ref: str) -> None:
+    """Pull ``ref`` (``name@sha256:...``) unless the engine has it: apt resolves inside it."""
+    from docker.errors import APIError, ImageNotFound
+
+    try:
+        client.images.get(ref)
+    except ImageNotFound:
+        try:
+            client.images.pull(ref)
+        except APIError as exc:
+            detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
+            raise InputError(f"base {ref} cannot be pulled to resolve its apt packages: {detail}",
+                             fix="check the registry (or a mirror) is reachable") from None
+
+
+def parse_simulation(text: str) -> tuple[AptEntry, ...]:
+    """``apt-get install -s`` output -> the packages it would install, at their versions."""
+    found: dict[str, AptEntry] = {}
+    for line in text.splitlines():
+        match = _INST_RE.match(line)
+        if match:
+            found[match.group("name")] = AptEntry(match.group("name"), match.group("version"))
+    return tuple(sorted(found.values(), key=lambda e: e.name))
+
+
+def apt_script(packages: Sequence[str], apt_mirror: str | None) -> str:
+    lines = ["set -eu"]
+    if apt_mirror:
+        lines.append("find /etc/apt \\( -name '*.list' -o -name '*.sources' \\) -exec sed -i -E "
+                     + shlex.quote(f"s#https?://(deb\\.debian\\.org/debian|archive\\.ubuntu\\.com/ubuntu)([ ]|$)"
+                                   f"#{apt_mirror}\\2#g") + " {} +")
+    lines += [
+        "if [ -f /workspace/ca.pem ]; then",
+        "  echo 'Acquire::https::CAInfo \"/workspace/ca.pem\";' > /etc/apt/apt.conf.d/99envgen-ca; fi",
+        "apt-get update -qq > /workspace/update.log 2>&1 || { cat /workspace/update.log; exit 1; }",
+        "apt-get install -s --no-install-recommends " + " ".join(shlex.quote(p) for p in packages)
+        + " > /workspace/simulate.txt",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def lock_apt(client: DockerClient, image: str, packages: Sequence[str], *, ca_bundle: Path | None,
+             apt_mirror: str | None) -> tuple[AptEntry, ...]:
+    """Every package ``apt-get install --no-install-recommends PACKAGES`` installs on ``image``."""
+    from envgen.docker.run import run_container
+
+    if not packages:
+        return ()
+    with tempfile.TemporaryDirectory(prefix="envgen-apt-lock-") as tmp:
+        work = Path(tmp)
+        work.chmod(0o777)
+        (work / "lock.sh").write_text(apt_script(packages, apt_mirror), encoding="utf-8")
+        if ca_bundle is not None and ca_bundle.is_file():
+            shutil.copyfile(ca_bundle, work / "ca.pem")
+        result = run_container(client, image, ["/bin/sh", "/workspace/lock.sh"], workdir=work, user="0:0",
+                               timeout_s=600)
+        if result.exit_code != 0:
+            tail = "\n".join(result.output.splitlines()[-8:])
+            raise InputError(f"apt could not resolve {' '.join(packages)} in {image} (exit {result.exit_code}): "
+                             f"{tail}", fix="check the package names and that the apt archive is reachable")
+        text = (work / "simulate.txt").read_text(encoding="utf-8")
+        for path in work.iterdir():
+            path.unlink()
+    return parse_simulation(text)

@@ -1,0 +1,128 @@
+"""Conda locks: a conda environment solved once, written as an explicit list (`@EXPLICIT`, one package
+URL and hash per line), which conda and micromamba install without solving again
+(`micromamba create --file LIST`).
+
+The solve is py-rattler's (`rattler.solve` over the channels' repodata, for the image's platform and
+virtual packages such as ``__glibc``); envgen only writes the list. No public conda channel can be
+reached from where envgen is developed: this path is tested against a local channel built from real
+package archives (tests/unit/test_lock_conda.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from envgen.errors import InputError
+from envgen.render.condalock import (
+    CONDA_LOCK_FORMAT,
+    EXPLICIT,
+    conda_lock_path,
+    conda_specs,
+)
+
+
+@dataclass(frozen=True)
+class CondaPin:
+    name: str
+    version: str
+    build: str
+    url: str
+    md5: str
+    sha256: str
+
+    @property
+    def file_name(self) -> str:
+        return self.url.rsplit("/", 1)[-1]
+
+
+def solve(specs: Sequence[str], channels: Sequence[str], *, platform: str = "linux-64",
+          glibc: str | None = None, cuda: str | None = None) -> tuple[CondaPin, ...]:
+    """Solve ``specs`` against ``channels`` for ``platform``; every record with its URL and hashes."""
+    import rattler
+
+    def package(name: str, version: str) -> rattler.GenericVirtualPackage:
+        return rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version),
+                                             rattler.BuildString("0"))
+
+    # The image's virtual packages, not the host's: the solve is for the image.
+    virtual = [package("__unix", "0"), package("__linux", "5.10")]
+    if glibc:
+        virtual.append(package("__glibc", glibc))
+    if cuda:
+        virtual.append(package("__cuda", cuda))
+    try:
+        records = asyncio.run(rattler.solve(
+            sources=[rattler.Channel(c) for c in channels], specs=list(specs),
+            platforms=[rattler.Subdir(platform), rattler.Subdir("noarch")], virtual_packages=virtual))
+    except Exception as exc:  # rattler raises its own exception types (solver, gateway, I/O)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"conda solve of {' '.join(specs)} on {' '.join(channels)} failed: {first}",
+                         fix="check the specs and that the channels can be reached (or use a mirror)") from None
+    pins = []
+    for record in records:
+        if not record.md5 or not record.sha256:
+            raise InputError(f"conda package {record.name.normalized} has no md5/sha256 in its channel's repodata",
+                             fix="re-index the channel")
+        pins.append(CondaPin(record.name.normalized, str(record.version), str(record.build), str(record.url),
+                             record.md5.hex(), record.sha256.hex()))
+    return tuple(sorted(pins, key=lambda p: p.name))
+
+
+def explicit_text(pins: Sequence[CondaPin], *, header: Sequence[str] = ()) -> str:
+    """The explicit list: each package's URL with its md5 (the fragment conda and micromamba check), its
+    sha256 on the comment line above it; sorted by name, no timestamps."""
+    lines = [f"# {line}" for line in header] + [EXPLICIT]
+    for pin in sorted(pins, key=lambda p: p.name):
+        lines += [f"# sha256: {pin.sha256}", f"{pin.url}#{pin.md5}"]
+    return "\n".join(lines) + "\n"
+
+
+
+
+def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
+               env: Mapping[str, str] | None = None) -> tuple[Path, int]:
+    """Solve a conda profile's conda packages and write ``<profile>.conda.txt`` (an explicit list) beside
+    it. ``channel_urls`` maps a channel the profile names to the URL to solve from (a mirror, or a
+    local channel); the list records the URLs the packages were found at."""
+    from importlib.metadata import version
+
+    from envgen.config import load_config, merge_mirrors
+    from envgen.kb import load_kb
+    from envgen.profile import find_profile, load_profile
+    from envgen.render.plan import render_context
+
+    environ = os.environ if env is None else env
+    source = find_profile(ref, environ)
+    profile = load_profile(ref, environ)
+    if profile.installer != "conda":
+        raise InputError(f"profile {profile.name!r} has installer: {profile.installer}; conda locks are for conda "
+                         "profiles", fix=f"run `envgen lock {profile.name}` without --conda-channel")
+    config = load_config(env)
+    kb = load_kb()
+    plan = render_context(profile, kb, config, use_lock=False)
+    mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels
+    urls = {**mirrors, **(channel_urls or {})}
+    channels = [urls.get(name, name) for name in profile.channels]
+    specs = conda_specs(profile.python, plan.conda_pip, plan.pins.conda)
+    glibc = kb.glibc(profile.base)
+    pins = solve(specs, channels, glibc=glibc, cuda=profile.cuda)
+    header = [
+        f'envgen conda lock for profile "{profile.name}": every conda package of its environment, solved',
+        "once by py-rattler; micromamba installs this list without solving (`--file`). Written by",
+        "`envgen lock`; run it again after changing python, the frameworks or packages.conda.",
+        f"format: {CONDA_LOCK_FORMAT}",
+        f"python: {profile.python}",
+        f"conda-pins: {' '.join(specs)}",
+        f"channels: {' '.join(profile.channels)}",
+        f"solved-from: {' '.join(channels)}",
+        f"platform: linux-64 (virtual packages: __glibc {glibc or 'unknown'}, __cuda {profile.cuda or '-'})",
+        f"solver: py-rattler {version('py-rattler')}",
+        f"envgen: {plan.version}",
+    ]
+    target = conda_lock_path(source.path)
+    target.write_text(explicit_text(pins, header=header), encoding="utf-8")
+    return target, len(pins)

@@ -1,0 +1,72 @@
+"""Conda lock files (``<profile>.conda.txt``): an explicit list (`@EXPLICIT`, one package URL and md5 per
+line, its sha256 on the comment line above) that micromamba installs without solving. Written by
+``envgen lock`` (``envgen.pipeline.lock_conda``, solved by py-rattler); read here by the render.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from envgen.errors import InputError
+
+EXPLICIT = "@EXPLICIT"
+_LINE_RE = re.compile(r"^(?P<url>(?:https?|file)://\S+?/(?P<file>[^/#\s]+\.(?:conda|tar\.bz2)))#(?P<md5>[0-9a-f]{32})$")
+_SHA_RE = re.compile(r"^# sha256: (?P<sha>[0-9a-f]{64})$")
+
+
+CONDA_LOCK_SUFFIX = ".conda.txt"
+CONDA_LOCK_FORMAT = "envgen.conda-lock/1"
+
+
+def conda_lock_path(profile_file: Path) -> Path:
+    """``profiles/legacy-maxwell.yaml`` -> ``profiles/legacy-maxwell.conda.txt``."""
+    return profile_file.with_name(profile_file.stem + CONDA_LOCK_SUFFIX)
+
+
+def conda_specs(python: str, conda_pip: str, pins: Sequence[str]) -> tuple[str, ...]:
+    """What the environment's conda part asks for (environment.yml's list, without the pip section)."""
+    return tuple(sorted({f"python=={python}", f"pip=={conda_pip}", *pins}))
+
+
+def parse_explicit(text: str, where: str = "explicit list") -> tuple[tuple[str, str, str], ...]:
+    """(url, md5, sha256) per package line, strictly: a list cannot carry other conda options."""
+    out: list[tuple[str, str, str]] = []
+    seen_marker = False
+    sha = ""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line == EXPLICIT:
+            seen_marker = True
+            continue
+        if line.startswith("#"):
+            match = _SHA_RE.match(line)
+            sha = match.group("sha") if match else sha
+            continue
+        entry = _LINE_RE.match(line)
+        if not seen_marker or not entry:
+            raise InputError(f"{where}:{number}: {line[:60]!r} is not a 'URL#md5' line after @EXPLICIT",
+                             fix="regenerate it with `envgen lock PROFILE`")
+        out.append((entry.group("url"), entry.group("md5"), sha))
+        sha = ""
+    if not seen_marker:
+        raise InputError(f"{where}: no @EXPLICIT line", fix="regenerate it with `envgen lock PROFILE`")
+    return tuple(out)
+
+
+def read_conda_lock(path: Path, python: str, conda_pip: str, pins: Sequence[str], profile_name: str) -> str:
+    """The explicit list beside a conda profile, checked against what the profile asks for now."""
+    text = path.read_text(encoding="utf-8")
+    parse_explicit(text, str(path))
+    fields = dict(re.findall(r"^# ([a-z-]+): (.*)$", text, flags=re.MULTILINE))
+    fix = f"run `envgen lock {profile_name} --conda-channel NAME=URL` again, or delete {path.name}"
+    if fields.get("format") != CONDA_LOCK_FORMAT:
+        raise InputError(f"{path}: format {fields.get('format')!r} is not {CONDA_LOCK_FORMAT}", fix=fix)
+    now = " ".join(conda_specs(python, conda_pip, pins))
+    if fields.get("conda-pins") != now:
+        raise InputError(f"{path} was made for conda packages {fields.get('conda-pins')}; the profile now asks "
+                         f"for {now}", fix=fix)
+    return text
