@@ -175,7 +175,9 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     lock = read_lock(path)
     image = profile.base.split("@", 1)[0]
     if lock.base_image_id:
-        check_local_base(client, image, lock.base_image_id, path.name)
+        changed = check_local_base(client, image, lock.base_image_id, path.name)
+        if changed:
+            echo(f"warning: {changed}")
     elif lock.base_digest:
         check_registry_base(client, f"{image}@{lock.base_digest}")
 

@@ -66,8 +66,11 @@ def lock_base(client: DockerClient, image: str, *, local: bool) -> BaseLock:
     return BaseLock(name, "base-digest", str(data.id), "manifest digest served by the registry at lock time")
 
 
-def check_local_base(client: DockerClient, image: str, image_id: str, lock_file: str) -> None:
-    """Before building a locked local base: the tag must still name the image the lock was made with."""
+def check_local_base(client: DockerClient, image: str, image_id: str, lock_file: str) -> str | None:
+    """Before building a locked local base: the tag must name an image here. A local base is made on each
+    machine (debootstrap), so another image ID than the lock's is said, not refused: the lock's exact apt
+    and pip pins still decide what the image holds (an apt version the mirror no longer has fails the
+    build by name). Returns that sentence, or None when the ID is the lock's."""
     from docker.errors import ImageNotFound
 
     try:
@@ -76,8 +79,10 @@ def check_local_base(client: DockerClient, image: str, image_id: str, lock_file:
         raise InputError(f"local base image {image} is not in this engine (the lock {lock_file} pins {image_id})",
                          fix="make the base image (scripts/make-base-image) and run envgen lock again") from None
     if found.id != image_id:
-        raise InputError(f"local base image {image} is now {found.id[:19]}; the lock {lock_file} was made with "
-                         f"{image_id[:19]}", fix="run envgen lock again for the new base (its apt pins change too)")
+        return (f"local base image {image} is {found.id[:19]} here; the lock {lock_file} was made with "
+                f"{image_id[:19]} (a local base is made on each machine): building on it with the lock's apt and "
+                "pip pins; run `envgen lock` again to record this base")
+    return None
 
 
 def check_registry_base(client: DockerClient, ref: str) -> None:

@@ -141,14 +141,15 @@ def test_a_registry_base_is_rendered_by_the_locks_digest(tmp_path: Path, kb: Kno
                   target="cp311-manylinux_unknown_x86_64")  # glibc of python images: not in the KB
     files = render_in_memory(load_profile(str(path)), kb).files
     for name in ("Dockerfile", "Dockerfile.classic"):
-        assert f"FROM python:3.11-slim-bookworm@{DIGEST} AS" in files[name].decode()
+        text = files[name].decode()
+        assert f"ARG BASE_IMAGE=python:3.11-slim-bookworm@{DIGEST}\n" in text and "FROM ${BASE_IMAGE} AS" in text
 
 
 def test_a_local_base_keeps_its_tag_and_the_apt_pins(tmp_path: Path, kb: KnowledgeBase) -> None:
     path = _write(tmp_path)
     files = render_in_memory(load_profile(str(path)), kb).files
     dockerfile = files["Dockerfile"].decode()
-    assert "FROM debian:bookworm-slim AS system" in dockerfile
+    assert "ARG BASE_IMAGE=debian:bookworm-slim\n" in dockerfile and "FROM ${BASE_IMAGE} AS system" in dockerfile
     assert "python3.11-minimal=3.11.2-6+deb12u9" in dockerfile and "libssl3=3.0.22-1~deb12u2" in dockerfile
     assert "ARG SOURCE_DATE_EPOCH=1700000000" in dockerfile
     assert f"uv-0.13.9-py3-none-manylinux_2_17_x86_64.whl\" \\\n        {H3}" in dockerfile
