@@ -6,16 +6,15 @@ index) without installing anything. Its verdict becomes findings: a set that can
 one error naming the requirements that clash, a requirement with no wheel for the platform one error
 naming the platform. A resolved set is read once more for NVIDIA wheels of two CUDA majors that write
 the same file. An index that cannot be reached raises :class:`ResolverUnavailable`: the caller says so
-in one line and keeps the static findings. uv does not target Python 3.7: such profiles are resolved
-with pip (the same dry run `envgen lock` uses).
+in one line and keeps the static findings. The resolution is the one `envgen lock` makes
+(``lock_uv.uv_resolve``; pip's dry run for Python 3.7, which uv does not target), so a lock that
+fails, fails for the reasons ``--resolve`` names.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import tempfile
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,10 +23,10 @@ from pathlib import Path
 from envgen.check import Finding, resolve_stack
 from envgen.check.util import finding
 from envgen.config import default_ca_bundle, load_config
-from envgen.errors import BuildFailed, ResolverUnavailable
+from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
-from envgen.kb.versions import vtuple
-from envgen.pipeline.wheels import configured_wheelhouse
+from envgen.pipeline.lock_uv import uv_platform, uv_resolve, uv_serves
+from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms
 from envgen.profile import Profile
 from envgen.render.plan import wheelhouse_covers
 
@@ -40,35 +39,14 @@ SOURCE = "uv pip compile (https://docs.astral.sh/uv/pip/compile/)"
 @dataclass(frozen=True)
 class Platform:
     python: str  # "3.11"
-    glibc_minor: int  # 36 for manylinux_2_36
+    glibc: str | None  # the base image's glibc, "2.36"; None when unknown
     note: str
-
-    def uv(self) -> str:
-        return f"x86_64-manylinux_2_{self.glibc_minor}"
 
 
 def platform_for(profile: Profile, kb: KnowledgeBase) -> Platform:
     glibc = kb.glibc(profile.base)
-    minor = vtuple(glibc)[1] if glibc else 28
-    origin = f"the base image's glibc {glibc}" if glibc else "the base image's glibc is unknown: manylinux_2_28"
-    return Platform(profile.python_minor, minor, f"CPython {profile.python_minor}, x86_64 manylinux_2_{minor} "
-                                                 f"({origin})")
-
-
-def uv_command(requirements: Path, platform: Platform, *, index_url: str | None, extra_index_urls: Sequence[str],
-               find_links: Sequence[str]) -> list[str]:
-    from uv import find_uv_bin
-
-    cmd = [find_uv_bin(), "pip", "compile", str(requirements), "--python-version", platform.python,
-           "--python-platform", platform.uv(), "--no-header", "--no-annotate", "--quiet",
-           "--index-strategy", "unsafe-best-match", "--no-config"]
-    if index_url:
-        cmd += ["--index-url", index_url]
-    for url in extra_index_urls:
-        cmd += ["--extra-index-url", url]
-    for url in find_links:
-        cmd += ["--find-links", url]
-    return cmd
+    origin = f"the base image's glibc {glibc}" if glibc else "the base image's glibc is unknown"
+    return Platform(profile.python_minor, glibc, f"CPython {profile.python_minor}, {uv_platform(glibc)} ({origin})")
 
 
 def _one_line(text: str) -> str:
@@ -130,28 +108,31 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
     extra = [*profile.mirrors.pip_extra_index_urls, *mirrors.pip_extra_index_urls,
              *([] if covered else stack.pip_index_urls)]
     find_links = [*([str(house)] if house else []), *([] if covered else stack.pip_find_links)]
-    if vtuple(profile.python)[:2] < (3, 8):
+    if not uv_serves(profile.python_minor):
         return _witness_with_pip(pins, platform, find_links, extra, env)
     ca = default_ca_bundle(env)
     if ca is not None:
         env.setdefault("SSL_CERT_FILE", str(ca))
     env.setdefault("UV_HTTP_RETRIES", "1")
-    with tempfile.TemporaryDirectory(prefix="envgen-resolve-") as tmp:
-        requirements = Path(tmp) / "requirements.in"
-        requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
-        cmd = uv_command(requirements, platform, index_url=index_url, extra_index_urls=extra, find_links=find_links)
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=600)
-    return verdict(done.returncode, done.stdout, done.stderr, platform, pins)
+    try:
+        resolved = uv_resolve(pins, platform.python, platform.glibc, manylinux_platforms(platform.glibc),
+                              find_links=find_links, index_urls=extra, index_url=index_url, env=env)
+    except BuildFailed as exc:
+        return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
+    except InputError as exc:  # every version uv chose, but one has no wheel the image can install
+        return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {exc.message}",
+                        exc.fix or "choose versions that publish wheels for this platform", SOURCE)]
+    listed = "\n".join(f"{e.name}=={e.version}" for e in resolved.entries.values())
+    return verdict(0, listed, "", platform, pins)
 
 
 def _witness_with_pip(pins: Sequence[str], platform: Platform, find_links: Sequence[str],
                       index_urls: Sequence[str], env: Mapping[str, str]) -> list[Finding]:
     from envgen.pipeline.lock import resolve
-    from envgen.pipeline.wheels import manylinux_platforms
 
     try:
         entries = resolve(pins, platform.python, find_links=find_links, index_urls=index_urls, env=env,
-                          platforms=manylinux_platforms(f"2.{platform.glibc_minor}"))
+                          platforms=manylinux_platforms(platform.glibc))
     except BuildFailed as exc:
         return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
     resolved = [f"{e.name}=={e.version}" for e in entries.values()]

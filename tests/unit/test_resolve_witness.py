@@ -74,6 +74,6 @@ def test_unreachable_index_is_one_line_and_the_static_check_runs(tmp_path: Path,
 def test_resolved_wheels_of_two_cuda_majors_are_reported() -> None:
     # The shape of uv's output for TF 2.12's cu11 wheels next to torch 2.1.2+cu121's dependencies.
     out = "nvidia-cudnn-cu11==8.6.0.163\nnvidia-cudnn-cu12==8.9.2.26\nnumpy==1.23.5\n"
-    found = verdict(0, out, "", Platform("3.11", 36, "CPython 3.11"), ["x"])
+    found = verdict(0, out, "", Platform("3.11", "2.36", "CPython 3.11"), ["x"])
     assert [f.code for f in found] == ["resolve-ok", "resolve-cuda-flavours"]
     assert "nvidia-cudnn-cu11==8.6.0.163 and nvidia-cudnn-cu12==8.9.2.26" in found[1].message
