@@ -206,3 +206,23 @@ def test_engine_refusing_the_gpu_falls_back_to_the_library_tier_and_says_why(
     assert report.passed and report.tier == "libraries" and plan.tiers == "libraries"
     assert plan.reason and plan.reason.startswith("the engine refused the GPU request: the Docker engine cannot "
                                                   "hand GPUs to containers")
+
+
+def test_gpu_tier_before_first_use_refuses_with_the_diagnosis(outcome: BuildOutcome, docker_client: DockerClient,
+                                                              envgen_home: Path) -> None:
+    """What `envgen run` does with a libraries-validated image about to get a GPU, driven here without one
+    (no GPU can reach the container): the GPU tier fails, the failure is recorded against the image ID and
+    the run is refused with the diagnosis."""
+    from envgen.errors import ImageNotValidated
+    from envgen.pipeline.run import gpu_tier_first
+
+    store = ValidationStore(envgen_home / "state" / "gpu-first")
+    said: list[str] = []
+    labels = docker_client.images.get(outcome.tag).labels
+    with pytest.raises(ImageNotValidated) as caught:
+        gpu_tier_first(docker_client, outcome.image_id, labels, "none", store, said.append)
+    assert "passed the library tier but failed the GPU tier on this host (devices:" in caught.value.message
+    assert caught.value.fix and "--gpus all" in caught.value.fix  # the no-gpu-in-container diagnosis
+    assert said and "validated at the library tier only" in said[0]
+    record = store.get(outcome.image_id)
+    assert record is not None and record.status == "fail" and record.tier == ""

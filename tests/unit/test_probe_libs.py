@@ -223,24 +223,3 @@ def test_arch_without_targets_is_skipped_with_the_reason() -> None:
     entry = common.run_check(arch_ctx(TF_212_ARCH, []), "libraries.arch", "libraries", libs.check_arch)
     assert entry["status"] == "skipped" and "no GPU targets" in entry["message"]
 
-
-# --- the probe's own table agrees with the knowledge base -----------------------------------------
-
-def test_probe_library_table_agrees_with_the_knowledge_base() -> None:
-    """probe/libraries.json is what a probe run directly on a host (no profile, no envgen) falls back on;
-    the image's profile.json carries the KB's own list (expected.libraries). The two must not differ."""
-    from envgen.kb import load_kb
-
-    kb = load_kb()
-    table = probe_module("probe_libs").load_table()
-    for name, family in table["families"].items():
-        row = kb.cuda_library(name)
-        assert row is not None, name
-        assert family["key"] == row.keyed_by, name
-        for major, soname in family["sonames"].items():
-            if major in row.sonames:
-                assert row.sonames[major] == soname, (name, major)
-            if row.pip and "{major}" in row.pip and family["key"] == "cuda":
-                assert family["providers"][major] == row.pip_name(int(major)), (name, major)
-        if row.pip_dir:
-            assert family["wheel_dir"] == row.pip_dir, name
