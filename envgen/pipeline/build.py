@@ -230,7 +230,7 @@ def build(
     # validated image first, before any rendering to disk or downloading.
     planned = render_in_memory(profile, kb, config)
     planned_tag = image_ref(config, profile.name, planned.content_hash)
-    with build_lock(config.state_dir, profile.name, planned.content_hash, echo):
+    with build_lock(config.state_dir, profile.name, echo):
         return _build_locked(profile, kb, config, info, client, store, planned.content_hash, planned_tag,
                              smoke=smoke, push=push, wheelhouse=wheelhouse, offline=offline,
                              registry=registry, sink=sink, echo=echo, log_dir=log_dir,
@@ -263,7 +263,7 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
             return outcome
     log_name = _log_name(profile, content_hash)
     result = _render_for_builder(profile, kb, config, info,
-                                 config.state_dir / "contexts" / f"{profile.name}-{content_hash[:12]}",
+                                 config.state_dir / "contexts" / profile.name,
                                  wheelhouse, offline, log_dir, echo, log_name)
     # A registry mirror for the base: the build arg BASE_IMAGE names it; pull it first so that a mirror
     # that does not answer or lacks the image is one clear line, not a builder error.

@@ -1,10 +1,12 @@
-"""One build of one profile content at a time on this host.
+"""One build of a profile at a time on this host.
 
-Two `envgen build` of the same profile (same content hash) would build the same image twice, race to
-tag it and leave an extra image behind. The second one waits on a lock file in the state directory
-(``<state_dir>/build-locks/<profile>-<hash12>.lock``, held with ``fcntl.flock``, so a crashed holder
-releases it with its process) and says whom it waits for. When its turn comes, the image the first
-one validated is found and reused (`envgen build` looks for it after taking the lock).
+Two `envgen build` of the same profile would build the same image twice, race to tag it, leave an
+extra image behind and write the same build context directory (``<state_dir>/contexts/<profile>``,
+replaced by every build so that a user's state does not pile up a copied wheelhouse per content). The
+second one waits on a lock file in the state directory (``<state_dir>/build-locks/<profile>.lock``,
+held with ``fcntl.flock``, so a crashed holder releases it with its process) and says whom it waits
+for. When its turn comes, the image the first one validated is found and reused (`envgen build` looks
+for it after taking the lock). Builds of different profiles run side by side.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
-def lock_path(state_dir: Path, profile_name: str, content_hash: str) -> Path:
-    return Path(state_dir) / "build-locks" / f"{profile_name}-{content_hash[:12]}.lock"
+def lock_path(state_dir: Path, profile_name: str) -> Path:
+    return Path(state_dir) / "build-locks" / f"{profile_name}.lock"
 
 
 def _holder(fd: int) -> str:
@@ -29,10 +31,10 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def build_lock(state_dir: Path, profile_name: str, content_hash: str,
+def build_lock(state_dir: Path, profile_name: str,
                echo: Callable[[str], None] = lambda _line: None) -> Iterator[Path]:
-    """Hold the lock for ``profile_name`` at ``content_hash``; waits (saying so) while another process holds it."""
-    path = lock_path(state_dir, profile_name, content_hash)
+    """Hold the build lock of ``profile_name``; waits (saying so) while another process holds it."""
+    path = lock_path(state_dir, profile_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:

@@ -70,8 +70,11 @@ def _construct(node: yaml.Node, where: KeyPath, walk: _Walk) -> Any:
         raise walk.error(node, "a YAML alias refers to itself", "write the value out")
     walk.values += 1
     if walk.values > MAX_VALUES:
-        raise walk.error(node, f"the profile expands to more than {MAX_VALUES} values (YAML aliases "
-                         "repeat what they point at)", "write the values out; a profile needs far fewer")
+        # An alias points back at its anchor's lines: name the top-level key being built instead.
+        line = walk.lines.get(where[:1], node.start_mark.line + 1)
+        key = f" (in '{where[0]}')" if where else ""
+        raise ProfileError(f"{walk.path}:{line}: the profile expands to more than {MAX_VALUES} values{key}: YAML "
+                           "aliases repeat what they point at", fix="write the values out; a profile needs far fewer")
     walk.active.add(id(node))
     try:
         return _build(node, where, walk)

@@ -27,7 +27,7 @@ def test_lock_says_whom_it_waits_for(tmp_path: Path) -> None:
     held, release, said = threading.Event(), threading.Event(), []
 
     def holder() -> None:
-        with build_lock(tmp_path, "p", "a" * 64):
+        with build_lock(tmp_path, "p"):
             held.set()
             release.wait(10)
 
@@ -36,14 +36,14 @@ def test_lock_says_whom_it_waits_for(tmp_path: Path) -> None:
     held.wait(10)
     threading.Timer(0.5, release.set).start()
     started = time.monotonic()
-    with build_lock(tmp_path, "p", "a" * 64, echo=said.append) as path:
+    with build_lock(tmp_path, "p", echo=said.append) as path:
         waited = time.monotonic() - started
-        assert path == lock_path(tmp_path, "p", "a" * 64)
+        assert path == lock_path(tmp_path, "p")
         assert path.read_text().strip() == str(os.getpid())
     thread.join()
     assert waited >= 0.4
     assert said == [f"waiting for another build of p (pid {os.getpid()}) to finish; lock: {path}"]
-    with build_lock(tmp_path, "p", "b" * 64, echo=said.append):  # other content: no wait
+    with build_lock(tmp_path, "q", echo=said.append):  # another profile: no wait
         pass
     assert len(said) == 1
 
@@ -57,7 +57,7 @@ def test_two_concurrent_builds_of_one_profile(envgen_home: Path, write_profile: 
     locks = envgen_home / "state" / "build-locks"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not any(
-            p.read_text().strip() == str(first.pid) for p in locks.glob(f"{NAME}-*.lock")):
+            p.read_text().strip() == str(first.pid) for p in locks.glob(f"{NAME}.lock")):
         time.sleep(0.1)
     second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out1, err1 = first.communicate(timeout=900)

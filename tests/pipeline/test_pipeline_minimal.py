@@ -97,7 +97,7 @@ def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient
 
 def test_registry_down_is_one_clear_error(built, docker_client: DockerClient) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(RegistryError) as info:
-        push("pipe-min", registry="localhost:5999/envgen")
+        push("pipe-min", registry=f"localhost:5999/{session_namespace()}")
     assert "localhost:5999" in info.value.one_line()
     assert not [t for img in docker_client.images.list() for t in img.tags if t.startswith("localhost:5999/")]
 
@@ -111,7 +111,7 @@ def test_unvalidated_image_is_refused_by_run(write_profile: Callable[[str, str],
         run(name, command=["true"], gpus="none")
     assert run(name, command=["true"], gpus="none", force=True, out=lambda _l: None) == 0
     with pytest.raises(ImageNotValidated):
-        push(name, registry="localhost:5000/envgen")
+        push(name, registry=f"localhost:5000/{session_namespace()}")
 
 
 def test_failing_step_names_step_and_tags_nothing(write_profile: Callable[[str, str], str],  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -116,6 +117,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory, docker_client: DockerClient,
     finally:
         for running in state.started:
             running.stop()
+            shutil.rmtree(running.root / "storage", ignore_errors=True)  # the pushed layers: ~100 MB each
         for directory in state.trusted:
             untrust(directory)
 
