@@ -3,9 +3,12 @@ trusted by the engine through ``/etc/docker/certs.d/HOST:PORT/ca.crt``) and htpa
 
 The engine treats every address in 127.0.0.0/8 as an insecure registry by default (``Insecure
 Registries: 127.0.0.0/8`` in `docker info`): for those it skips certificate checks and falls back to
-plain HTTP, so a registry on localhost can never show a certificate problem. These registries listen
-on the host's address on the default bridge (``docker0``, e.g. 172.17.0.1), which the engine treats as
-a secure registry, like GHCR or a company Harbor, and which is not reachable from outside the host.
+plain HTTP, so a registry on 127.0.0.1 can never show a certificate problem. These registries listen on
+the IPv6 loopback address ``::1`` under a name that resolves to it alone (``LOOPBACK_NAME``, an
+``/etc/hosts`` line scripts/host-setup writes): the engine resolves the name, finds no address in its
+insecure ranges, and treats the registry as a secure one, like GHCR or a company Harbor, with full
+certificate checks; the traffic never leaves the loopback interface. (The engine's 20.10 reference
+parser refuses a bare ``[::1]:PORT`` in an image name, hence the name.)
 
 Certificates: ``cryptography``; password hashes: ``bcrypt`` (both in the test extra of pyproject.toml);
 the registry binary: Debian's ``docker-registry`` (scripts/host-setup installs it).
@@ -32,9 +35,21 @@ CERTS_D = Path("/etc/docker/certs.d")
 REGISTRY_BIN = "/usr/bin/docker-registry"
 
 
+LOOPBACK_NAME = "envgen-tls-registry.test"  # scripts/host-setup: "::1 envgen-tls-registry.test" in /etc/hosts
+
+
+def loopback_name() -> str | None:
+    """``LOOPBACK_NAME`` when it resolves to ::1 and nothing else (so the engine checks certificates)."""
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(LOOPBACK_NAME, None)}
+    except OSError:
+        return None
+    return LOOPBACK_NAME if found == {"::1"} else None
+
+
 def free_port(host: str) -> int:
     """A port nobody listens on, outside the range of the plain registry on :5000."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         port = int(sock.getsockname()[1])
     return port if port != 5000 else free_port(host)
@@ -55,7 +70,8 @@ def _name(common: str):  # type: ignore[no-untyped-def]
 
 
 def make_pki(ip: str, *, expired: bool = False) -> Pki:
-    """A CA and a server certificate for ``ip`` signed by it (valid now, or expired yesterday)."""
+    """A CA and a server certificate for the name ``ip`` (and ::1) signed by it (valid now, or expired
+    yesterday)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -76,8 +92,8 @@ def make_pki(ip: str, *, expired: bool = False) -> Pki:
     cert = (x509.CertificateBuilder().subject_name(_name(ip)).issuer_name(ca.subject)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(start).not_valid_after(end)
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip)),
-                                                        x509.DNSName("localhost")]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(ip),
+                                                        x509.IPAddress(ipaddress.ip_address("::1"))]), critical=False)
             .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .sign(ca_key, hashes.SHA256()))
     pem = serialization.Encoding.PEM
@@ -210,7 +226,7 @@ class DyingProxy:
 
     def __init__(self, host: str, registry: Registry, limit: int) -> None:
         self.registry, self.limit, self.sent = registry, limit, 0
-        self.listener = socket.create_server((host, 0))
+        self.listener = socket.create_server((host, 0), family=socket.AF_INET6)
         self.port = int(self.listener.getsockname()[1])
         self.host = host
         self.died = threading.Event()
@@ -267,32 +283,3 @@ class DyingProxy:
         for sock in self._sockets:
             with contextlib.suppress(OSError):
                 sock.close()
-
-
-def _local(address: str) -> bool:
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((address, 0))
-    except OSError:
-        return False
-    return True
-
-
-def bridge_address(client: object) -> str | None:
-    """The host's address on the engine's default bridge (docker0, e.g. 172.17.0.1): its gateway, or
-    the first address of its subnet (the engine gives that one to the bridge), if it is this host's."""
-    try:
-        network = client.networks.get("bridge")  # type: ignore[attr-defined]
-        configs = (network.attrs.get("IPAM") or {}).get("Config") or ()
-    except Exception:  # noqa: BLE001 - any failure means: no bridge to use
-        return None
-    for config in configs:
-        candidates = [config.get("Gateway")]
-        if config.get("Subnet"):
-            subnet = ipaddress.ip_network(config["Subnet"], strict=False)
-            if subnet.version == 4 and subnet.num_addresses > 2:
-                candidates.append(str(subnet.network_address + 1))
-        for address in candidates:
-            if address and ipaddress.ip_address(address).version == 4 and _local(address):
-                return str(address)
-    return None

@@ -32,12 +32,13 @@ from envgen.pipeline.registry import remote_ref
 from tests.conftest import session_namespace
 from tests.pipeline.conftest import alias, minimal_profile
 from tests.tlsregistry import (
+    LOOPBACK_NAME,
     REGISTRY_BIN,
     DyingProxy,
     Registry,
-    bridge_address,
     free_port,
     htpasswd_line,
+    loopback_name,
     make_pki,
     trust,
     untrust,
@@ -98,9 +99,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory, docker_client: DockerClient,
         unavailable("the TLS registry tests write /etc/docker/certs.d: run them as root")
     if not Path(REGISTRY_BIN).is_file():
         unavailable(f"{REGISTRY_BIN} missing (Debian's docker-registry; scripts/host-setup installs it)")
-    host = bridge_address(docker_client)
+    host = loopback_name()
     if host is None:
-        unavailable("the engine has no default bridge address to serve a secure (non-loopback) registry on")
+        unavailable(f"{LOOPBACK_NAME} does not resolve to ::1 alone: scripts/host-setup writes it into /etc/hosts")
     assert host is not None
     tmp = tmp_path_factory.mktemp("tls-registry")
     docker_config = tmp / "docker-config"
