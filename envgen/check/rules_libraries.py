@@ -49,7 +49,7 @@ def lib_missing(ctx: CheckContext) -> list[Finding]:
     return [finding(
         "error", "lib-missing",
         f"{label} loads {', '.join(parts)}, which no distribution on the library search path provides: "
-        f"TF logs \"Could not load dynamic library '{missing[0].soname}'\" and runs on the CPU",
+        "TensorFlow registers no GPU and runs on the CPU",
         fix, SOURCE)]
 
 

@@ -96,8 +96,9 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
                 "error",
                 "tf-cuda-mismatch",
                 f"TensorFlow {version} was built for CUDA {build.cuda} / cuDNN {build.cudnn} and loads "
-                f'{soname}, but the image has {have}: TF logs "Could not load dynamic library '
-                f"'{soname}'\" and silently runs on the CPU",
+                f"{soname}, but the image has {have}: TF cannot load it and silently runs on the CPU (TF 2.12 "
+                f'logs "Could not find cuda drivers on your machine, GPU will not be used" whatever is missing; '
+                f"older releases \"Could not load dynamic library '{soname}'\")",
                 fix,
                 build.cite(),
             )
