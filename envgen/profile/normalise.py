@@ -217,6 +217,24 @@ class _Normaliser:
 
     # --- defaults ------------------------------------------------------------------------------
 
+    def ngc_defaults(self) -> None:
+        """An NGC base brings its CUDA, cuDNN and Python: left out of the profile, they come from the knowledge
+        base's row for that release (without a row, the profile has to say them)."""
+        base = self.data.get("base")
+        wanted = [key for key in ("cuda", "cudnn", "python") if key not in self.data]
+        if not wanted or not isinstance(base, str) or not base.startswith("nvcr.io/nvidia/"):
+            return
+        from envgen.kb import load_kb  # only for NGC bases that leave these out
+
+        row = load_kb().ngc(base)
+        if row is None:
+            return
+        values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
+        for key in wanted:
+            if values[key]:
+                self.data[key] = values[key]
+                self.result.defaults.append(f"{key}: {values[key]!r} (the NGC release's, {row.FILE}#{row.key})")
+
     def defaults(self) -> None:
         data = self.data
         raw = data.get("packages")
@@ -256,5 +274,6 @@ def normalise(data: dict[str, Any], origins: Origins, path: Path) -> Normalised:
     if entries is not None:
         n.check_duplicates(entries)
         n.lift(entries)
+    n.ngc_defaults()
     n.defaults()
     return n.result
