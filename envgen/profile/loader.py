@@ -14,7 +14,7 @@ from pydantic import PrivateAttr, ValidationError
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import Profile
-from envgen.profile.normalise import Normalised, normalise
+from envgen.profile.normalise import Normalised, Origins, normalise, where_in
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 MAX_EXTENDS_DEPTH = 8
@@ -101,7 +101,6 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-Origins = dict[tuple[object, ...], tuple[Path, int]]
 
 
 def _origins(doc: LocatedDoc) -> Origins:
@@ -138,20 +137,11 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
     return merged, {**origins, **_origins(doc)}
 
 
-def _where(origins: Origins, loc: tuple[object, ...], fallback: Path) -> str:
-    """file:line of the deepest key on ``loc`` that some file supplied."""
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in origins:
-            path, line = origins[loc[:end]]
-            return f"{path}:{line}"
-    return str(fallback)
-
-
 def _format_validation(path: Path, origins: Origins, exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     loc = tuple(part for part in err["loc"] if part != "[key]")
     field = ".".join(str(p) for p in loc) or "(profile)"
-    where = _where(origins, loc, path)
+    where = where_in(origins, loc, path)
     kind = err["type"]
     if kind == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])

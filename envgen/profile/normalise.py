@@ -71,7 +71,8 @@ class Normalised:
 Origins = dict[tuple[object, ...], tuple[Path, int]]
 
 
-def _at(origins: Origins, loc: tuple[object, ...], fallback: Path) -> str:
+def where_in(origins: Origins, loc: tuple[object, ...], fallback: Path) -> str:
+    """file:line of the deepest key on ``loc`` that some file supplied."""
     for end in range(len(loc), -1, -1):
         if loc[:end] in origins:
             path, line = origins[loc[:end]]
@@ -94,7 +95,7 @@ class _Normaliser:
         self.result = Normalised(data=data)
 
     def where(self, loc: tuple[object, ...]) -> str:
-        return _at(self.origins, loc, self.path)
+        return where_in(self.origins, loc, self.path)
 
     def conflict(self, first: tuple[object, ...], first_value: str, second: tuple[object, ...],
                  second_value: str, fix: str) -> ProfileError:
