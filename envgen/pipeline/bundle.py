@@ -40,6 +40,7 @@ from envgen.docker import connect, inspect_image, remove_image
 from envgen.docker.archive import load_archive, read_file, save_stream
 from envgen.docker.images import tag_all
 from envgen.errors import BundleError, EnvgenError, ImageNotValidated
+from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import TIER_LABEL
@@ -288,7 +289,8 @@ def load(path: Path, *, env: Mapping[str, str] | None = None,
                 load_archive(client, archive)
             except EnvgenError as exc:
                 raise BundleError(f"bundle {path}: {exc.message}; nothing was loaded") from None
-        _accept(client, manifest, existed, path)
+        local_tag = image_ref(config, manifest.profile, manifest.content_hash)
+        _accept(client, manifest, existed, path, [local_tag, alias_ref(config, manifest.profile)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     marker = bundle_marker(config.state_dir, manifest.image_id)
@@ -296,18 +298,19 @@ def load(path: Path, *, env: Mapping[str, str] | None = None,
     marker.write_bytes(manifest.to_json())
     record = ValidationStore(config.state_dir).get(manifest.image_id)
     state = f"validated on this host ({record.status})" if record else \
-        f"sealed, not validated on this host (`envgen smoke {manifest.tag}` or the first `envgen run` validates it)"
-    return f"loaded {manifest.tag} ({manifest.image_id[:19]}), checksums and labels match the manifest; {state}"
+        f"sealed, not validated on this host (`envgen smoke {local_tag}` or the first `envgen run` validates it)"
+    return f"loaded {local_tag} ({manifest.image_id[:19]}), checksums and labels match the manifest; {state}"
 
 
-def _accept(client: DockerClient, manifest: Manifest, existed: bool, path: Path) -> None:
-    """The loaded image must be the one the manifest names; then it gets its tag."""
+def _accept(client: DockerClient, manifest: Manifest, existed: bool, path: Path, tags: list[str]) -> None:
+    """The loaded image must be the one the manifest names; then it gets its tags in this host's namespace
+    (the manifest names it the way its labels do, namespace-free)."""
     image = inspect_image(client, manifest.image_id)
     if image is None or any(image.labels.get(k) != v for k, v in manifest.labels.items()):
         if image is not None and not existed:
             remove_image(client, image.id, force=True)
         raise _bad(path, "loaded as a different image than its manifest names")
-    tag_all(client, manifest.image_id, [manifest.tag])
+    tag_all(client, manifest.image_id, tags)
 
 
 def loaded_from_bundle(state_dir: Path, image_id: str) -> dict[str, Any] | None:
