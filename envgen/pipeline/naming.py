@@ -7,10 +7,11 @@ hash whatever namespace it is built under."""
 from __future__ import annotations
 
 from envgen.config import UserConfig
+from envgen.render.core import image_tag
 
 
 def image_ref(config: UserConfig, profile_name: str, content_hash: str) -> str:
-    return f"{config.namespace}/{profile_name}:{content_hash[:12]}"
+    return image_tag(profile_name, content_hash, config.namespace)
 
 
 def alias_ref(config: UserConfig, profile_name: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jinja2
 
-from envgen.config import UserConfig
+from envgen.config import DEFAULT_NAMESPACE, UserConfig
 from envgen.errors import RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
@@ -47,8 +47,10 @@ class RenderResult:
     wheels: tuple[str, ...] = ()  # wheel file names placed in wheels/
 
 
-def image_tag(profile_name: str, chash: str) -> str:
-    return f"envgen/{profile_name}:{chash[:12]}"
+def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    """``<namespace>/<profile>:<hash12>``: the default namespace in rendered files and labels (so the hash
+    does not depend on it), the user's namespace for what is built, pulled, loaded or exported."""
+    return f"{namespace}/{profile_name}:{chash[:12]}"
 
 
 def finish(plan: RenderPlan, rendered: ContextFiles) -> RenderedContext:

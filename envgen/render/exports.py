@@ -17,7 +17,7 @@ from envgen.docker.run import DEFAULT_SHM_SIZE
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
-from envgen.render.core import RenderedContext, render, render_in_memory
+from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
@@ -53,14 +53,15 @@ Exporter = Callable[
 ]
 
 
-def _item(ctx: RenderedContext) -> ExportItem:
+def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
+    """The image an export runs: the one `envgen build` tags, in the user's namespace."""
     profile = ctx.plan.profile
-    return ExportItem(profile, ctx.tag, ctx.content_hash, profile.cuda is not None,
-                      target=profile.name.replace(".", "-"))
+    return ExportItem(profile, image_tag(profile.name, ctx.content_hash, config.namespace), ctx.content_hash,
+                      profile.cuda is not None, target=profile.name.replace(".", "-"))
 
 
-def _single(ctx: RenderedContext) -> dict[str, object]:
-    item = _item(ctx)
+def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
+    item = _item(ctx, config)
     return {"profile": item.profile, "tag": item.tag, "gpu": item.gpu, "version": __version__,
             "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env}
 
@@ -71,20 +72,20 @@ def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: Us
     for ctx in ctxs:
         path = ".devcontainer/devcontainer.json" if len(ctxs) == 1 else \
             f".devcontainer/{ctx.plan.profile.name}/devcontainer.json"
-        files[path] = render_template(env, "exports/devcontainer.json.j2", _single(ctx))
+        files[path] = render_template(env, "exports/devcontainer.json.j2", _single(ctx, config))
     return files
 
 
 def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
              env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
-    context = {"items": [_item(c) for c in ctxs], "version": __version__}
+    context = {"items": [_item(c, config) for c in ctxs], "version": __version__}
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 
 def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
                env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     template = "exports/apptainer.def.j2"
-    return {f"{c.plan.profile.name}.def": render_template(env, template, _single(c)) for c in ctxs}
+    return {f"{c.plan.profile.name}.def": render_template(env, template, _single(c, config)) for c in ctxs}
 
 
 def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
@@ -94,8 +95,9 @@ def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig
     for ctx in ctxs:
         result = render(ctx.plan.profile, kb, out / "contexts" / ctx.plan.profile.name, config,
                         wheelhouse=ctx.plan.wheelhouse)
-        base = _item(ctx)
-        items.append(ExportItem(base.profile, result.tag, result.content_hash, base.gpu, base.target,
+        base = _item(ctx, config)
+        items.append(ExportItem(base.profile, image_tag(base.profile.name, result.content_hash, config.namespace),
+                                result.content_hash, base.gpu, base.target,
                                 f"contexts/{ctx.plan.profile.name}"))
     secrets = sorted(ctxs[0].plan.secrets.items()) if ctxs else []
     context = {"items": items, "version": __version__, "registry": config.registry, "arg_names": BAKE_ARGS,
@@ -121,7 +123,7 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
                      ) -> dict[str, object]:
     profile = ctx.plan.profile
     pinned = options.images.get(profile.name)
-    return {**_single(ctx), "job_name": job_name(profile.name), "label_profile": profile.name,
+    return {**_single(ctx, config), "job_name": job_name(profile.name), "label_profile": profile.name,
             "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
             "image": pinned or f"{config.registry.rstrip('/')}/{profile.name}:{ctx.content_hash[:12]}",
             "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE)}

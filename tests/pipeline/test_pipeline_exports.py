@@ -58,7 +58,8 @@ def test_k8s_job_names_the_pushed_image_by_digest(built: BuildOutcome, envgen_ho
     config = envgen_home / "config.yaml"
     original = config.read_text(encoding="utf-8")
     pushed = push(built.profile, registry=registry)
-    remote_tag = pushed.split()[-1].split("@")[0]
+    pinned = next(word for word in pushed.split() if "@sha256:" in word)  # "... REF@sha256:... (validated: cpu)"
+    remote_tag, digest = pinned.split("@")
     try:
         config.write_text(original + f"registry: {registry}\n", encoding="utf-8")
         [path] = export_profiles([built.profile], "k8s", tmp_path)
@@ -67,5 +68,4 @@ def test_k8s_job_names_the_pushed_image_by_digest(built: BuildOutcome, envgen_ho
         remove_image(docker_client, remote_tag)
     job = yaml.safe_load(path.read_text())
     image = job["spec"]["template"]["spec"]["containers"][0]["image"]
-    digest = pushed.split("@")[-1]
     assert image == f"{registry}/{built.profile}@{digest}"
