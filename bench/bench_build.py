@@ -160,7 +160,7 @@ def main() -> int:
             shutil.copyfile(log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
     e_cold, h_cold = statistics.median(cold["envgen"]), statistics.median(cold["hand"])
     print(f"\n{'cpu-smoke (BuildKit, 2 cores)':34} {'envgen':>10} {'hand-written':>13} {'ratio':>7}")
-    rows = [("cold build (median of %d)" % args.runs, e_cold, h_cold, "s"),
+    rows = [(f"cold build (median of {args.runs})", e_cold, h_cold, "s"),
             ("warm rebuild (no change)", warm["envgen"], warm["hand"], "s"),
             ("rebuild after +1 pip package", small["envgen"], small["hand"], "s"),
             ("image size", e_size, h_size, "MB")]
@@ -169,11 +169,14 @@ def main() -> int:
     print(f"cold runs: envgen {', '.join(f'{x:.1f}' for x in cold['envgen'])}; "
           f"hand-written {', '.join(f'{x:.1f}' for x in cold['hand'])}")
     print(f"envgen lock after the change (host, before the rebuild): {lock_s:.1f}s")
-    print("goals: cold <= 0.80x hand-written: %.2fx %s; +1 package <= 5%% of envgen's cold: %.1f%% %s; "
-          "image <= 0.90x: %.2fx %s" % (
-              e_cold / h_cold, "met" if e_cold / h_cold <= 0.8 else "NOT met",
-              100 * small["envgen"] / e_cold, "met" if small["envgen"] / e_cold <= 0.05 else "NOT met",
-              e_size / h_size, "met" if e_size / h_size <= 0.9 else "NOT met"))
+    cold_ratio, small_share, size_ratio = e_cold / h_cold, small["envgen"] / e_cold, e_size / h_size
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    print(f"goals: cold <= 0.80x hand-written: {cold_ratio:.2f}x {verdict(cold_ratio <= 0.8)}; "
+          f"+1 package <= 5% of envgen's cold: {100 * small_share:.1f}% {verdict(small_share <= 0.05)}; "
+          f"image <= 0.90x: {size_ratio:.2f}x {verdict(size_ratio <= 0.9)}")
     return 0
 
 
