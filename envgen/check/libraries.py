@@ -112,7 +112,7 @@ def _pip_family_rows(ctx: CheckContext, name: str, cuda_major: int) -> list[Cuda
 
 def _pip_pin(spec: str) -> tuple[str, int, str] | None:
     """(distribution, CUDA major, version) of an NVIDIA wheel pin: nvidia-cudnn-cu11==8.6.0.163, and the
-    suffix-less CUDA 13 names (nvidia-cublas==13.1.0.3, whose CUDA major is its version's)."""
+    suffix-less names the CUDA 13 toolkit wheels use (nvidia-cublas==13.1.0.3), taken as CUDA 13."""
     m = _NVIDIA_PIN.match(spec.lower())
     if m:
         return m.group(1), int(m.group(2)), m.group(3)
