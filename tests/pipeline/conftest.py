@@ -44,6 +44,13 @@ def write_profile(envgen_home: Path) -> Callable[[str, str], str]:
     return write
 
 
+def pushed_ref(message: str) -> tuple[str, str]:
+    """(remote tag, digest) from `envgen push`'s line: "... REGISTRY/PROFILE:HASH@sha256:... (validated: tier)"."""
+    pinned = next(word for word in message.split() if "@sha256:" in word)
+    ref, digest = pinned.split("@")
+    return ref, digest
+
+
 def alias(name: str) -> str:
     """The ``:latest`` alias envgen gives a profile's image in this session's namespace."""
     return f"{session_namespace()}/{name}:latest"

@@ -19,7 +19,7 @@ from envgen.docker import inspect_image, remove_image
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.prepare import export_profiles
 from envgen.pipeline.registry import push
-from tests.pipeline.conftest import alias, minimal_profile
+from tests.pipeline.conftest import alias, minimal_profile, pushed_ref
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -58,8 +58,7 @@ def test_k8s_job_names_the_pushed_image_by_digest(built: BuildOutcome, envgen_ho
     config = envgen_home / "config.yaml"
     original = config.read_text(encoding="utf-8")
     pushed = push(built.profile, registry=registry)
-    pinned = next(word for word in pushed.split() if "@sha256:" in word)  # "... REF@sha256:... (validated: cpu)"
-    remote_tag, digest = pinned.split("@")
+    remote_tag, digest = pushed_ref(pushed)
     try:
         config.write_text(original + f"registry: {registry}\n", encoding="utf-8")
         [path] = export_profiles([built.profile], "k8s", tmp_path)

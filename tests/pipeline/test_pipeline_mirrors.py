@@ -22,7 +22,7 @@ from envgen.docker import inspect_image, push_image, remove_image
 from envgen.errors import RegistryError
 from envgen.pipeline.build import build
 from envgen.render import render_in_memory
-from tests.pipeline.conftest import alias
+from tests.pipeline.conftest import alias, pushed_ref
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -97,7 +97,8 @@ def test_build_through_docker_io_mirror(builder: str, mirrored_base: tuple[str, 
 
     profile = load_profile(profile_name)
     unmirrored = render_in_memory(profile.model_copy(update={"mirrors": type(profile.mirrors)()}), load_kb())
-    assert outcome.tag == unmirrored.tag
+    assert outcome.tag.split("/", 1)[1] == unmirrored.tag.split("/", 1)[1]  # same profile:hash (namespace aside)
+    assert outcome.tag.endswith(f":{unmirrored.content_hash[:12]}")
     image = inspect_image(docker_client, outcome.tag)
     assert image is not None and image.labels["org.opencontainers.image.base.name"] == name
 
@@ -144,7 +145,7 @@ def test_pull_takes_the_same_mirrors(mirrored_base: tuple[str, str], envgen_home
 
     namespace = f"envgen-mirrortest-{secrets.token_hex(4)}"
     pushed = push("mirror-tag", registry=f"{local_registry}/{namespace}")
-    built_tags.append(pushed.split()[-1].split("@")[0])
+    built_tags.append(pushed_ref(pushed)[0])
     unreachable = "registry.invalid:5000"
     config = envgen_home / "config.yaml"
     original = config.read_text(encoding="utf-8")
