@@ -38,11 +38,16 @@ SMOKE_COMMAND = smoke_command()
 
 
 def split_output(output: str) -> tuple[str, str]:
-    """(probe log, report JSON text) from the container's combined output."""
+    """(probe log, report JSON text) from the container's combined output. stdout and stderr reach the
+    engine as two streams, so an error line can land after the marker: only a JSON object after it is the
+    report, anything else there belongs to the log."""
     log, marker, report = output.rpartition(REPORT_MARKER)
     if not marker:
         return output, ""
-    return log, report.strip()
+    before, brace, rest = report.partition("{")
+    if not brace:
+        return log + report, ""
+    return log + before, (brace + rest).strip()
 
 
 def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:

@@ -19,7 +19,7 @@ from envgen.docker import inspect_image, remove_image
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.prepare import export_profiles
 from envgen.pipeline.registry import push
-from tests.pipeline.conftest import alias, minimal_profile, pushed_ref
+from tests.pipeline.conftest import alias, minimal_profile, publish_registry, pushed_ref
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -54,7 +54,7 @@ def test_devcontainer_build_on_the_local_engine(built: BuildOutcome, tmp_path: P
 
 def test_k8s_job_names_the_pushed_image_by_digest(built: BuildOutcome, envgen_home: Path, tmp_path: Path,
                                                   local_registry: str, docker_client: DockerClient) -> None:
-    registry = f"{local_registry}/envgen-exporttest-{secrets.token_hex(4)}"
+    registry = publish_registry(local_registry)
     config = envgen_home / "config.yaml"
     original = config.read_text(encoding="utf-8")
     pushed = push(built.profile, registry=registry)

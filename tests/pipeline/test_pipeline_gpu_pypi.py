@@ -28,7 +28,7 @@ from envgen.pipeline.run import run
 from envgen.pipeline.smoke import run_smoke
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import TIER_LABEL, host_plan
-from tests.pipeline.conftest import alias
+from tests.pipeline.conftest import alias, publish_registry
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -111,7 +111,7 @@ def test_the_tier_is_sealed_recorded_and_shown(outcome: BuildOutcome, docker_cli
 
 def test_push_says_the_tier_and_pull_runs_what_this_host_can(outcome: BuildOutcome, local_registry: str,
                                                              expected_tier: str) -> None:
-    registry = f"{local_registry}/envgen-i10pipe"
+    registry = publish_registry(local_registry)  # removed with the session's namespace
     pushed = push("a100-pypi", registry=registry)
     assert "@sha256:" in pushed and f"(validated: {expected_tier})" in pushed
     pulled = pull("a100-pypi", registry=registry)

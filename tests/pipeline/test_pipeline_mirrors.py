@@ -22,6 +22,7 @@ from envgen.docker import inspect_image, push_image, remove_image
 from envgen.errors import RegistryError
 from envgen.pipeline.build import build
 from envgen.render import render_in_memory
+from tests.conftest import session_namespace
 from tests.pipeline.conftest import alias, pushed_ref
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def test_pull_takes_the_same_mirrors(mirrored_base: tuple[str, str], envgen_home
     """`envgen pull` from a registry this host cannot reach, through a mirror of it (localhost:5000)."""
     from envgen.pipeline.registry import pull, push
 
-    namespace = f"envgen-mirrortest-{secrets.token_hex(4)}"
+    namespace = session_namespace()  # what the session publishes is removed with the session's namespace
     pushed = push("mirror-tag", registry=f"{local_registry}/{namespace}")
     built_tags.append(pushed_ref(pushed)[0])
     unreachable = "registry.invalid:5000"
