@@ -1,10 +1,25 @@
 """Rendering: a profile becomes a build context (Dockerfiles, environment files, lock info, the
-smoke probe) and exports for other tools (devcontainer, compose, Apptainer, buildx bake)."""
+smoke probe) and exports for other tools (devcontainer, compose, Apptainer, buildx bake).
 
-from envgen.render.core import RenderedContext, RenderResult, image_tag, render, render_in_memory
-from envgen.render.exports import EXPORT_FORMATS, export
-from envgen.render.plan import RenderPlan, render_context
-from envgen.render.stack import StackPins
+The names below are loaded on first use (PEP 562), so that importing one light submodule
+(``envgen.render.lockfile``, which `envgen check` reads) does not import the template machinery."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from envgen.render.core import RenderedContext, RenderResult, image_tag, render, render_in_memory
+    from envgen.render.exports import EXPORT_FORMATS, export
+    from envgen.render.plan import RenderPlan, render_context
+    from envgen.render.stack import StackPins
+
+_EXPORTS = {
+    "RenderedContext": "core", "RenderResult": "core", "image_tag": "core", "render": "core",
+    "render_in_memory": "core", "EXPORT_FORMATS": "exports", "export": "exports", "RenderPlan": "plan",
+    "render_context": "plan", "StackPins": "stack",
+}
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -18,3 +33,10 @@ __all__ = [
     "render_context",
     "render_in_memory",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'envgen.render' has no attribute {name!r}")
+    return getattr(import_module(f"envgen.render.{module}"), name)
