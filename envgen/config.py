@@ -20,6 +20,9 @@ from envgen.profile.model import Mirrors
 
 DEFAULT_REGISTRY = "ghcr.io/envgen-dev/envgen"
 DEFAULT_NAMESPACE = "envgen"
+# Shared memory a container gets (`envgen run --shm-size`, the k8s export's /dev/shm): data loaders'
+# worker processes pass batches through it, and Docker's 64 MB default ends in "Bus error".
+DEFAULT_SHM_SIZE = "2g"
 NAMESPACE_ENV = "ENVGEN_NAMESPACE"
 # Docker's repository grammar (distribution/reference): path components of lower-case letters and
 # digits, separated inside by one '.', one or two '_', or any number of '-'; components joined by '/'.

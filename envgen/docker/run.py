@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from envgen.config import DEFAULT_SHM_SIZE
 from envgen.errors import EnvgenError, InputError
 
 if TYPE_CHECKING:
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
 
 Gpus = Literal["all", "none"] | int
 WORKDIR_IN_CONTAINER = "/workspace"
-# Shared memory for data-loader workers (Docker size syntax); exports size /dev/shm the same way.
-DEFAULT_SHM_SIZE = "2g"
 
 
 class RunResult(NamedTuple):

@@ -12,8 +12,7 @@ from pathlib import Path
 import jinja2
 
 from envgen import __version__
-from envgen.config import UserConfig
-from envgen.docker.run import DEFAULT_SHM_SIZE
+from envgen.config import DEFAULT_SHM_SIZE, UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
