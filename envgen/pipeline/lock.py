@@ -28,6 +28,7 @@ from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.kb import load_kb
 from envgen.pipeline.lock_uv import Resolved, uv_resolve, uv_serves
+from envgen.pipeline.state import write_atomically
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import find_profile, load_profile
 from envgen.render.lockfile import (
@@ -136,18 +137,6 @@ def split_sets(environment: Mapping[str, LockEntry], combined: Mapping[str, Lock
     return sorted_entries(e for name, e in combined.items() if name not in environment)
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def uv_version() -> str:
     from importlib.metadata import version
 
@@ -251,7 +240,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     result = Lock(LockInputs(profile.python_minor, tuple(framework), tuple(extras), base_input, apt_input),
                   sorted_entries(environment.values()), extra_set, tools=tools, apt=apt_entries)
     target = lock_path(source.path)
-    _write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=fields))
+    write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=fields), mode=0o644)
     base_pin = next((v for k, v in fields if k in ("base-digest", "base-image-id")), "")
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
                        time.monotonic() - started, len(apt_entries), base_pin)

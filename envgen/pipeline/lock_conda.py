@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.pipeline.state import write_atomically
 from envgen.render.condalock import (
     CONDA_LOCK_FORMAT,
     EXPLICIT,
@@ -124,5 +125,5 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
         f"envgen: {plan.version}",
     ]
     target = conda_lock_path(source.path)
-    target.write_text(explicit_text(pins, header=header), encoding="utf-8")
+    write_atomically(target, explicit_text(pins, header=header), mode=0o644)
     return target, len(pins)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it over ``path``:
-    a reader (another envgen) sees the old file or the new one, never half of one."""
+    a reader (another envgen) sees the old file or the new one, never half of one. ``mode``: the file's
+    permissions when they should not be the temporary file's private 0600 (a lock file beside a profile)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
@@ -25,6 +26,8 @@ def write_atomically(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
