@@ -49,16 +49,3 @@ def nearest_builds(kb: KnowledgeBase, cc: str, version: str, cuda: str | None, d
     from envgen.suggest.options import nearest_torch_builds
 
     return ", ".join(nearest_torch_builds(kb, cc, version, cuda, driver)) or "none in the knowledge base"
-
-
-def covering_builds(kb: KnowledgeBase, cc: str, limit: int = 3) -> list[str]:
-    """Newest torch builds with kernels for ``cc`` (exact or binary-compatible), newest first."""
-    out = []
-    for release in sorted(kb.pytorch, key=lambda r: vtuple(r.version), reverse=True):
-        for variant in release.variants:
-            if variant.cuda and kernel_coverage(cc, variant.arch_list, variant.ptx) in ("exact", "binary"):
-                out.append(f"{release.version}+{variant.tag}")
-                break
-        if len(out) >= limit:
-            break
-    return out
