@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envgen.config import load_config
+from envgen.config import UserConfig, load_config
 from envgen.errors import BuildFailed, InputError
-from envgen.kb import load_kb
+from envgen.kb import KnowledgeBase, load_kb
 from envgen.pipeline.lock_uv import Resolved, uv_resolve, uv_serves
 from envgen.pipeline.state import write_atomically
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
-from envgen.profile import find_profile, load_profile
+from envgen.profile import Profile, find_profile, load_profile
 from envgen.render.lockfile import (
     AptEntry,
     Lock,
@@ -41,7 +41,7 @@ from envgen.render.lockfile import (
     lock_path,
     sorted_entries,
 )
-from envgen.render.plan import lock_target, render_context, wheelhouse_covers
+from envgen.render.plan import RenderPlan, lock_target, render_context, wheelhouse_covers
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -143,6 +143,40 @@ def uv_version() -> str:
     return version("uv")
 
 
+@dataclass(frozen=True)
+class Route:
+    """Where a resolution for the image's platform looks, and how: what `envgen lock` and `check --resolve` use."""
+
+    plan: RenderPlan
+    glibc: str | None
+    platforms: tuple[str, ...]
+    find_links: list[str]  # the wheelhouse, then the framework's find-links pages
+    index_urls: list[str]  # the framework's index, unless the wheelhouse covers its local-version wheels
+    index_url: str | None  # a mirror of PyPI (PIP_INDEX_URL)
+    uv_extra: list[str]  # uv's --extra-index-url: the mirrors' extra indexes, then index_urls
+    pip_env: dict[str, str]  # the host's environment with the build's routing args (mirrors, proxies)
+    uv_env: dict[str, str]  # the host's environment with the proxy CA for uv
+
+
+def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, environ: Mapping[str, str],
+                     wheelhouse: Path | None = None) -> Route:
+    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False)
+    house = plan.wheelhouse or configured_wheelhouse(environ)
+    if house is not None and not house.is_dir():
+        raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
+    index_urls = [] if wheelhouse_covers(house, plan.pins.pip) else list(plan.pip.index_urls)
+    pip_env = dict(environ)
+    pip_env.update({key: value for key, value in plan.build_args.items() if key in ROUTE_ARGS})
+    pip_env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    uv_env = dict(environ)
+    if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
+        uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
+    glibc = kb.glibc(profile.base)
+    return Route(plan, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + list(plan.pip.find_links),
+                 index_urls, plan.build_args.get("PIP_INDEX_URL"),
+                 [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
+
+
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
          runner: Runner = _run_pip, uv_runner: Runner | None = None, engine: bool = True,
          client: DockerClient | None = None) -> LockOutcome:
@@ -158,25 +192,12 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                          fix="build it unlocked (environment.yml pins every conda package exactly)")
     config = load_config(env)
     kb = load_kb()
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False)
-    house = plan.wheelhouse or configured_wheelhouse(environ)
-    if house is not None and not house.is_dir():
-        raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
-    find_links = ([str(house)] if house else []) + list(plan.pip.find_links)
-    index_urls = [] if wheelhouse_covers(house, plan.pins.pip) else list(plan.pip.index_urls)
-    pip_env = dict(environ)
-    pip_env.update({key: value for key, value in plan.build_args.items() if key in ROUTE_ARGS})
-    pip_env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    route = resolution_route(profile, kb, config, environ, wheelhouse)
+    plan, glibc, platforms = route.plan, route.glibc, route.platforms
+    find_links, index_urls, index_url, uv_extra = route.find_links, route.index_urls, route.index_url, route.uv_extra
+    pip_env, uv_env = route.pip_env, route.uv_env
     framework, extras = list(plan.pins.pip), list(plan.pins.pip_extra)
-
-    glibc = kb.glibc(profile.base)
-    platforms = manylinux_platforms(glibc)
     use_uv = uv_serves(profile.python_minor)
-    uv_env = dict(environ)
-    if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
-        uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
-    index_url = plan.build_args.get("PIP_INDEX_URL")
-    uv_extra = [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls]
     newest: list[int] = []
 
     def resolved(pins: list[str]) -> dict[str, LockEntry]:

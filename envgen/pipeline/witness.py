@@ -18,17 +18,14 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from envgen.check import Finding, resolve_stack
+from envgen.check import Finding
 from envgen.check.util import finding
-from envgen.config import default_ca_bundle, load_config
+from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
 from envgen.pipeline.lock_uv import uv_platform, uv_resolve, uv_serves
-from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms
 from envgen.profile import Profile
-from envgen.render.plan import wheelhouse_covers
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
                 "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")
@@ -93,47 +90,26 @@ def _clashes(resolved: Sequence[str]) -> list[Finding]:
 
 
 def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
-    env = dict(os.environ if env is None else env)
-    stack = resolve_stack(profile, kb)
-    pins = list(stack.pip)
+    from envgen.pipeline.lock import resolution_route, resolve
+
+    environ = dict(os.environ if env is None else env)
+    route = resolution_route(profile, kb, load_config(environ), environ)
+    pins = [*route.plan.pins.pip, *route.plan.pins.pip_extra]
     if not pins:
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
                         "nothing to do", SOURCE)]
     platform = platform_for(profile, kb)
-    mirrors = load_config(env).mirrors
-    index_url = profile.mirrors.pip_index_url or mirrors.pip_index_url
-    house = next((Path(h).expanduser() for h in (profile.mirrors.wheelhouse, mirrors.wheelhouse) if h), None) \
-        or configured_wheelhouse(env)
-    covered = wheelhouse_covers(house, pins)  # the framework's own index is then not needed
-    extra = [*profile.mirrors.pip_extra_index_urls, *mirrors.pip_extra_index_urls,
-             *([] if covered else stack.pip_index_urls)]
-    find_links = [*([str(house)] if house else []), *([] if covered else stack.pip_find_links)]
-    if not uv_serves(profile.python_minor):
-        return _witness_with_pip(pins, platform, find_links, extra, env)
-    ca = default_ca_bundle(env)
-    if ca is not None:
-        env.setdefault("SSL_CERT_FILE", str(ca))
-    env.setdefault("UV_HTTP_RETRIES", "1")
     try:
-        resolved = uv_resolve(pins, platform.python, platform.glibc, manylinux_platforms(platform.glibc),
-                              find_links=find_links, index_urls=extra, index_url=index_url, env=env)
+        if not uv_serves(profile.python_minor):
+            entries = resolve(pins, platform.python, find_links=route.find_links, index_urls=route.index_urls,
+                              env=route.pip_env, platforms=route.platforms)
+        else:
+            entries = uv_resolve(pins, platform.python, route.glibc, route.platforms, find_links=route.find_links,
+                                 index_urls=route.uv_extra, index_url=route.index_url,
+                                 env={"UV_HTTP_RETRIES": "1", **route.uv_env}).entries
     except BuildFailed as exc:
         return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
     except InputError as exc:  # every version uv chose, but one has no wheel the image can install
         return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {exc.message}",
                         exc.fix or "choose versions that publish wheels for this platform", SOURCE)]
-    listed = "\n".join(f"{e.name}=={e.version}" for e in resolved.entries.values())
-    return verdict(0, listed, "", platform, pins)
-
-
-def _witness_with_pip(pins: Sequence[str], platform: Platform, find_links: Sequence[str],
-                      index_urls: Sequence[str], env: Mapping[str, str]) -> list[Finding]:
-    from envgen.pipeline.lock import resolve
-
-    try:
-        entries = resolve(pins, platform.python, find_links=find_links, index_urls=index_urls, env=env,
-                          platforms=manylinux_platforms(platform.glibc))
-    except BuildFailed as exc:
-        return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
-    resolved = [f"{e.name}=={e.version}" for e in entries.values()]
-    return verdict(0, "\n".join(resolved), "", platform, pins)
+    return verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins)
