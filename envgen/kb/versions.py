@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _NUM = re.compile(r"\d+")
 
 
+@functools.lru_cache(maxsize=4096)  # the rules compare the same few hundred KB versions over and over
 def vtuple(version: str) -> tuple[int, ...]:
     """``"1.7.1+cu101"`` -> ``(1, 7, 1)``; a part's non-numeric tail is ignored ("2.2.0a0" -> (2, 2, 0))."""
     out: list[int] = []

@@ -163,7 +163,7 @@ class Gpu(Strict):
     """The GPUs the image is meant for."""
 
     targets: list[GpuTarget] = Field(
-        default_factory=list,
+        default=[],
         description="GPU models (\"A100\", \"GTX 950M\") or compute capabilities (\"8.0\") the image must "
                     "have kernels for; `envgen check` compares them with the framework builds.")
     required: bool = Field(
@@ -175,12 +175,12 @@ class Packages(Strict):
     """Extra packages, each pinned exactly."""
 
     apt: list[AptPackage] = Field(
-        default_factory=list,
+        default=[],
         description="Debian/Ubuntu packages for the runtime image: \"git\" or \"git=1:2.39.5-0\".")
     conda: list[CondaPin] = Field(
-        default_factory=list, description="conda packages (conda profiles), pinned with =: \"numpy=1.21.6\".")
+        default=[], description="conda packages (conda profiles), pinned with =: \"numpy=1.21.6\".")
     pip: list[PipPin] = Field(
-        default_factory=list, description="pip packages, pinned with ==: \"rich==13.7.1\".")
+        default=[], description="pip packages, pinned with ==: \"rich==13.7.1\".")
 
 
 class Smoke(Strict):
@@ -207,20 +207,20 @@ class Mirrors(Strict):
 
     pip_index_url: Url | None = Field(default=None, description="pip index to use instead of PyPI (PIP_INDEX_URL).")
     pip_extra_index_urls: list[Url] = Field(
-        default_factory=list, description="Further pip indexes (PIP_EXTRA_INDEX_URL).")
+        default=[], description="Further pip indexes (PIP_EXTRA_INDEX_URL).")
     pip_trusted_hosts: list[Annotated[str, _matches(CHANNEL_RE, "host name")]] = Field(
-        default_factory=list, description="Hosts pip may reach over plain HTTP or unverified TLS (PIP_TRUSTED_HOST).")
+        default=[], description="Hosts pip may reach over plain HTTP or unverified TLS (PIP_TRUSTED_HOST).")
     conda_channel_alias: Url | None = Field(
         default=None, description="Base URL that bare conda channel names resolve against (channel_alias).")
     conda_channels: dict[Channel, Url] = Field(
-        default_factory=dict, description="Per-channel mirror URLs: {conda-forge: https://mirror/conda-forge}.")
+        default={}, description="Per-channel mirror URLs: {conda-forge: https://mirror/conda-forge}.")
     apt_mirror: Url | None = Field(
         default=None, description="Replaces deb.debian.org/debian and archive.ubuntu.com/ubuntu during the build.")
     http_proxy: Url | None = Field(default=None, description="HTTP proxy for the build (HTTP_PROXY).")
     https_proxy: Url | None = Field(default=None, description="HTTPS proxy for the build (HTTPS_PROXY).")
     no_proxy: EnvValue | None = Field(default=None, description="Hosts the build reaches without the proxy (NO_PROXY).")
     registries: dict[RegistryHost, RegistryMirror] = Field(
-        default_factory=dict,
+        default={},
         description="Image registry mirrors: {docker.io: mirror.example.org, nvcr.io: mirror.example.org/nvcr}. "
                     "docker.io also covers unqualified names (ubuntu:22.04) and library/ names. The base image "
                     "and `envgen pull` take these routes; a digest-pinned base stays pinned.")
@@ -275,10 +275,10 @@ class Profile(Strict):
     gpu: Gpu = Field(default_factory=Gpu, description=Gpu.__doc__)
     packages: Packages = Field(default_factory=Packages, description=Packages.__doc__)
     channels: list[Channel] = Field(
-        default_factory=list,
+        default=[],
         description="conda channels in priority order; left out with installer: conda, conda-forge.")
     env: dict[Annotated[str, _matches(ENV_KEY_RE, "environment variable name")], EnvValue] = Field(
-        default_factory=dict, description="Environment variables set in the image (NAME: value).")
+        default={}, description="Environment variables set in the image (NAME: value).")
     smoke: Smoke = Field(default_factory=Smoke, description=Smoke.__doc__)
     mirrors: Mirrors = Field(
         default_factory=Mirrors,
