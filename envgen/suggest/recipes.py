@@ -30,11 +30,11 @@ class TfLibraries(_Row):
 
 
 class TorchWheels(_Row):
-    """torch releases [since, until) whose CUDA builds depend on NVIDIA's PyPI wheels."""
+    """The nvidia-cudnn pins of torch releases [since, until) whose CUDA builds depend on NVIDIA's PyPI wheels (the
+    cuDNN major is the knowledge base's: ``framework_libraries``)."""
 
     since: str
     until: str | None = None
-    cudnn_major: int
     cudnn_pins: dict[str, str] = Field(default_factory=dict)  # CUDA minor -> nvidia-cudnn-cuXX version
 
     def covers(self, version: str) -> bool:

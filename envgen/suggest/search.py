@@ -16,6 +16,7 @@ from typing import Literal
 from envgen.check import Finding, HostSpec, check_profile
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase, TensorflowBuild
+from envgen.kb.libraries import FrameworkLibraries
 from envgen.kb.versions import vtuple
 from envgen.profile.model import Profile
 from envgen.suggest.options import TorchBuild, driver_fit, tensorflow_builds, torch_builds
@@ -48,8 +49,16 @@ class TfPart:
 @dataclass(frozen=True)
 class TorchPart:
     build: TorchBuild
-    wheels: TorchWheels | None  # None: the wheel bundles private copies of its libraries
+    libraries: FrameworkLibraries | None  # the KB row: how this release finds its CUDA libraries
+    wheels: TorchWheels | None  # the exact nvidia-cudnn pins of its NVIDIA wheel dependencies, where recorded
     rank: int
+
+    @property
+    def cudnn_major(self) -> int | None:
+        """The cuDNN major its NVIDIA wheel dependencies pull; None: the wheel bundles private copies."""
+        if self.libraries is None or self.libraries.provision != "wheel_deps":
+            return None
+        return self.libraries.cudnn_major
 
 
 @dataclass(frozen=True)
@@ -152,7 +161,8 @@ def _torch_parts(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> 
         if not _matches(build.release.version, req.frameworks.get("pytorch")):
             continue
         rank = ranks.setdefault(build.release.version, len(ranks))
-        out.append(TorchPart(build, recipes.torch_wheels_for(build.release.version), rank))
+        libraries = kb.framework_libraries_for("pytorch", build.release.version, None)
+        out.append(TorchPart(build, libraries, recipes.torch_wheels_for(build.release.version), rank))
     return out
 
 
@@ -162,8 +172,7 @@ def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
     NVIDIA's wheels install into site-packages/nvidia/<family>/lib whatever their CUDA major, so two CUDA majors
     collide on file names (libcudnn.so.8, libcurand.so.10, libnccl.so.2), and two exact pins of one distribution
     cannot both be installed."""
-    wheels = torch.wheels
-    if wheels is None:
+    if torch.cudnn_major is None:
         return True, "", None  # torch bundles private copies
     t_major = int(torch.build.cuda.split(".")[0])
     tf_major = int(tf.build.cuda.split(".")[0])
@@ -175,19 +184,19 @@ def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
     if tf.libraries.pip_cudnn is None:
         return True, "", None  # TF's libraries come from conda, torch's from its wheels
     tf_cudnn_major = int(tf.libraries.cudnn.split(".")[0])
-    if t_major != tf_major and wheels.cudnn_major == tf_cudnn_major:
+    if t_major != tf_major and torch.cudnn_major == tf_cudnn_major:
         return False, (
             f"TensorFlow {tf.version}'s nvidia-cudnn-cu{tf_major} and torch {torch.build.label}'s "
             f"nvidia-cudnn-cu{t_major} both install site-packages/nvidia/cudnn/lib/libcudnn.so.{tf_cudnn_major}"
         ), None
     if t_major != tf_major:
         return True, "", None
-    if wheels.cudnn_major != tf_cudnn_major:
+    if torch.cudnn_major != tf_cudnn_major:
         return False, (
             f"TensorFlow {tf.version} needs nvidia-cudnn-cu{tf_major} {tf_cudnn_major}.x, torch "
-            f"{torch.build.label} pins cuDNN {wheels.cudnn_major}.x of the same distribution"
+            f"{torch.build.label} pins cuDNN {torch.cudnn_major}.x of the same distribution"
         ), None
-    pin = wheels.pin(torch.build.cuda)
+    pin = torch.wheels.pin(torch.build.cuda) if torch.wheels else None
     if pin is None or vtuple(pin) < vtuple(tf.build.cudnn):
         return False, (
             f"torch {torch.build.label}'s nvidia-cudnn-cu{t_major} pin is "
@@ -338,7 +347,9 @@ def build_profile(
             if libs.pip_cudnn:
                 pip.append(c.cudnn_pin and libs.pip_cudnn.split("==")[0] + "==" + c.cudnn_pin or libs.pip_cudnn)
                 cudnn = c.cudnn_pin or cudnn
-            shared = f"; cuDNN {c.cudnn_pin} shared with torch's own pin" if c.cudnn_pin else ""
+            shared = ""
+            if c.cudnn_pin and c.torch and c.torch.wheels:
+                shared = f"; cuDNN {c.cudnn_pin} shared with torch's own pin [{c.torch.wheels.cite()}]"
             comments.append(f"TensorFlow loads CUDA {libs.cuda} from the image: {', '.join(libs.conda + pip)}"
                             f"{shared} [{libs.cite()}{' (unverified)' if libs.unverified else ''}]")
     if c.torch:
@@ -351,10 +362,10 @@ def build_profile(
         how = {"exact": "a cubin for", "binary": "a same-major cubin that runs on"}.get(t.coverage, "PTX for")
         comments.append(f"torch {t.label}: {how} {gpu_label} (built for {' '.join(t.variant.arch_list)}), "
                         f"Python {t.release.python_min}-{t.release.python_max} [{t.release.cite_variant(t.variant)}]")
-        wheels = c.torch.wheels
         comments.append(
             f"torch's CUDA {t.cuda} libraries come with the wheel "
-            + (f"as NVIDIA pip wheels (cuDNN {wheels.cudnn_major}.x) [{wheels.cite()}]" if wheels else "(bundled)"))
+            + ("(bundled)" if c.torch.cudnn_major is None or c.torch.libraries is None
+               else f"as NVIDIA pip wheels (cuDNN {c.torch.cudnn_major}.x) [{c.torch.libraries.cite()}]"))
         if cuda is None:
             cuda = t.cuda
     assert cuda is not None
