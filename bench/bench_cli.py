@@ -8,9 +8,9 @@ one pydantic model built: Typer 0.29 parses every option through pydantic, the p
 the "x libs" column shows what envgen's own code adds.
 
 Bytecode: an installed envgen runs from .pyc files (pip compiles a wheel's modules when it installs it; an
-editable install writes them on first run). PYTHONDONTWRITEBYTECODE=1 in the caller's environment would make
-every run compile envgen's ~60 modules again (~50 ms), so it is dropped for the commands; --no-bytecode keeps it
-(and the "compiled on every run" figure of an install whose __pycache__ cannot be written).
+editable install writes them on first run). PYTHONDONTWRITEBYTECODE=1 in the caller's environment (this
+workplace sets it) would make every run of a fresh checkout compile envgen's ~60 modules again (~50 ms), so it is
+dropped for the commands and the warm-up run writes the bytecode.
 
     python bench/bench_cli.py [-n RUNS] [--profile PROFILE] [--baseline DIR]
 
@@ -59,15 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--runs", type=int, default=15)
     parser.add_argument("--profile", default="modern-a100")
     parser.add_argument("--baseline", help="another checkout's root, measured beside this one")
-    parser.add_argument("--no-bytecode", action="store_true",
-                        help="keep PYTHONDONTWRITEBYTECODE from the environment (default: dropped, see above)")
     args = parser.parse_args(argv)
     py = sys.executable
     envgen = [py, "-m", "envgen"]
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "ENVGEN_CACHE_DIR": cache}
-        if not args.no_bytecode:
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         nocache = {**env, "ENVGEN_NO_CACHE": "1"}
         cases: list[tuple[str, list[str], dict[str, str]]] = [
             ("python -c pass", [py, "-c", "pass"], env),
@@ -101,9 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = {name: statistics.median(values) for name, values in walls.items()}
     cpu = {name: statistics.median(values) for name, values in cpus.items()}
     base, yaml_ref, libs = wall["python -c pass"], wall['python -c "import yaml"'], wall[LIBS]
-    bytecode = "not written (--no-bytecode)" if args.no_bytecode else "cached, as installed"
     print(f"median of {args.runs} runs, whole process (python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"1-min load {load_before:.2f} before / {os.getloadavg()[0]:.2f} after, bytecode {bytecode})")
+          f"1-min load {load_before:.2f} before / {os.getloadavg()[0]:.2f} after, bytecode cached as installed)")
     print(f"{'command':<28} {'wall s':>7} {'min s':>7} {'cpu s':>7} {'x pass':>7} {'x yaml':>7} {'x libs':>7}"
           "  target (wall)")
     for name in walls:

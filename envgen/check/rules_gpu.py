@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.util import finding, kernel_coverage, nearest_builds
+from envgen.check.util import finding, nearest_builds
+from envgen.kb.builds import kernel_coverage
 from envgen.kb.versions import cc_to_sm, cc_tuple, sm_to_cc
 
 

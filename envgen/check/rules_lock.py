@@ -21,10 +21,9 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
     source = profile_source(profile)
     if source is None or profile.installer != "pip":
         return []
-    # Lock files are a leaf module of render (no render machinery is imported with them); imported only here,
-    # where a pip profile has one to read (~5 ms of a `check`).
+    # The lock file format is imported only where a pip profile has a lock to read (~5 ms of a `check`).
     from envgen.errors import InputError
-    from envgen.render.lockfile import check_inputs, lock_path, read_lock
+    from envgen.profile.lockfile import check_inputs, lock_path, read_lock
 
     path = lock_path(source)
     command = f"envgen lock {profile.name}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envgen.check.findings import Finding, Severity
 from envgen.kb import KnowledgeBase
+from envgen.kb.builds import nearest_torch_builds
 from envgen.kb.versions import at_least, vtuple
 
 
@@ -35,17 +36,7 @@ def cuda_compatible(provided: str, needed: str) -> bool:
     return p[:2] == n[:2]
 
 
-def kernel_coverage(cc: str, arch_list: list[str], ptx: list[str]) -> str:
-    """ "exact", "binary" (a cubin of the same major, lower minor), "ptx" (JIT from older PTX) or "none"
-    (one statement of the rule, in envgen.suggest.options)."""
-    from envgen.suggest.options import kernel_coverage as coverage
-
-    return coverage(cc, arch_list, ptx)
-
-
 def nearest_builds(kb: KnowledgeBase, cc: str, version: str, cuda: str | None, driver: str | None) -> str:
     """"2.7.0+cu126, 2.6.0+cu124": the torch builds nearest to ``version`` with a cubin for ``cc`` that ``driver``
     runs (the search `envgen suggest` uses), or a sentence when there is none."""
-    from envgen.suggest.options import nearest_torch_builds
-
     return ", ".join(nearest_torch_builds(kb, cc, version, cuda, driver)) or "none in the knowledge base"

@@ -160,7 +160,7 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
     from envgen.pipeline.lock_base import check_local_base, check_registry_base
     from envgen.profile.loader import profile_source
-    from envgen.render.lockfile import lock_path, read_lock
+    from envgen.profile.lockfile import lock_path, read_lock
 
     source = profile_source(profile)
     path = lock_path(source) if source else None

@@ -31,7 +31,7 @@ from envgen.pipeline.lock_uv import Resolved, uv_resolve, uv_serves
 from envgen.pipeline.state import write_atomically
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import Profile, find_profile, load_profile
-from envgen.render.lockfile import (
+from envgen.profile.lockfile import (
     AptEntry,
     Lock,
     LockEntry,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envgen.errors import InputError
-from envgen.render.lockfile import AptEntry
+from envgen.profile.lockfile import AptEntry
 
 if TYPE_CHECKING:
     from docker import DockerClient

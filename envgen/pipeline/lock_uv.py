@@ -28,7 +28,7 @@ from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from envgen.errors import BuildFailed, InputError
-from envgen.render.lockfile import LockEntry, canonical_name
+from envgen.profile.lockfile import LockEntry, canonical_name
 
 Runner = Callable[[list[str], Mapping[str, str]], "subprocess.CompletedProcess[str]"]
 UV_MIN_PYTHON = (3, 8)

@@ -1,8 +1,8 @@
 """Rendering: a profile becomes a build context (Dockerfiles, environment files, lock info, the
 smoke probe) and exports for other tools (devcontainer, compose, Apptainer, buildx bake).
 
-The names below are loaded on first use (PEP 562), so that importing one light submodule
-(``envgen.render.lockfile``, which `envgen check` reads) does not import the template machinery."""
+The names below are loaded on first use (PEP 562), so that importing one light submodule does not import the
+template machinery."""
 
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
-from envgen.render.lockfile import Lock, find_lock
 from envgen.render.stack import StackPins, resolve_pins
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.

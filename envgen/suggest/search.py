@@ -1,7 +1,7 @@
 """`envgen suggest`: search the knowledge base for the stacks that satisfy a GPU, a driver, a Python and a set of
 frameworks, and judge each candidate with the same `check_profile` that `envgen check` runs.
 
-Candidates come from :mod:`envgen.suggest.options` (builds with kernels for the GPU that the driver runs), are
+Candidates come from :mod:`envgen.kb.builds` (builds with kernels for the GPU that the driver runs), are
 paired when both frameworks are asked for (Python windows must meet; the NVIDIA libraries both install from pip
 must be able to share one site-packages), ordered by preference, and checked in that order: the first without
 errors or warnings wins; a newer one that passes with warnings is reported beside it. When no pair can share
@@ -16,10 +16,10 @@ from typing import Literal
 from envgen.check import Finding, HostSpec, check_profile
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase, TensorflowBuild
+from envgen.kb.builds import TorchBuild, driver_fit, tensorflow_builds, torch_builds
 from envgen.kb.libraries import FrameworkLibraries
 from envgen.kb.versions import vtuple
 from envgen.profile.model import Profile
-from envgen.suggest.options import TorchBuild, driver_fit, tensorflow_builds, torch_builds
 from envgen.suggest.recipes import Recipes, TfLibraries, TorchWheels
 
 Prefer = Literal["newest", "lts"]

@@ -17,7 +17,7 @@ import pytest
 from envgen.errors import BuildFailed
 from envgen.pipeline.build import build
 from envgen.pipeline.lock import lock
-from envgen.render.lockfile import parse_lock
+from envgen.profile.lockfile import parse_lock
 from tests.pipeline.conftest import alias, minimal_profile
 
 if TYPE_CHECKING:

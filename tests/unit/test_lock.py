@@ -1,4 +1,4 @@
-"""Lock files (envgen.render.lockfile, envgen.pipeline.lock): parsing, writing, report reading,
+"""Lock files (envgen.profile.lockfile, envgen.pipeline.lock): parsing, writing, report reading,
 and rendering a profile that has a lock beside it. No network: pip is never run here."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.pipeline.lock import entries_from_report, lock, resolve_command, split_sets
 from envgen.profile import Profile, load_profile
-from envgen.render.core import render, render_in_memory
-from envgen.render.lockfile import (
+from envgen.profile.lockfile import (
     Lock,
     LockEntry,
     LockInputs,
@@ -23,6 +22,7 @@ from envgen.render.lockfile import (
     lock_path,
     parse_lock,
 )
+from envgen.render.core import render, render_in_memory
 
 H1, H2, H3 = "a" * 64, "b" * 64, "c" * 64
 

@@ -15,8 +15,8 @@ from envgen.pipeline.lock_base import apt_script, parse_simulation
 from envgen.pipeline.lock_uv import choose_wheels, image_tags, uv_platform, uv_serves
 from envgen.pipeline.wheels import manylinux_platforms
 from envgen.profile import load_profile
+from envgen.profile.lockfile import format_lock, parse_lock
 from envgen.render.core import render_in_memory
-from envgen.render.lockfile import format_lock, parse_lock
 
 H1, H2, H3, H4 = "1" * 64, "2" * 64, "3" * 64, "4" * 64
 DIGEST = "sha256:" + "d" * 64

@@ -14,9 +14,9 @@ import yaml
 
 from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb.builds import kernel_coverage, nearest_torch_builds
 from envgen.kb.versions import vtuple
 from envgen.profile import load_profile
-from envgen.suggest.options import kernel_coverage, nearest_torch_builds
 from envgen.suggest.recipes import Recipes, load_recipes
 from envgen.suggest.search import Request, parse_frameworks, suggest
 

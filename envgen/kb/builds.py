@@ -1,7 +1,7 @@
 """The builds of each framework that can serve a GPU and a driver, from the knowledge base alone.
 
-Shared by `envgen suggest` (which combines them into stacks) and by the check rules (the "nearest that has"
-line of an error). Imports only the knowledge base, so the rules can use it without a cycle.
+Knowledge-base queries shared by `envgen suggest` (which combines the builds into stacks) and by the check rules
+(the one statement of the kernel-coverage rule, and the "nearest that has" line of an error).
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from envgen.kb import KnowledgeBase, TensorflowBuild, TorchRelease, TorchVariant
+from envgen.kb.knowledge import KnowledgeBase
+from envgen.kb.models import TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.versions import at_least, cc_tuple, sm_to_cc, vtuple
 
 Coverage = Literal["exact", "binary", "ptx", "none"]

@@ -1,0 +1,60 @@
+"""The folder layout is the architecture: every import, a function's lazy ones and TYPE_CHECKING ones included,
+points from a layer to a lower one (or stays inside its own folder). An arrow that runs back up fails here with
+the file and line."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import envgen
+
+PACKAGE = Path(envgen.__file__).resolve().parent
+
+# Lowest first. A layer may import the layers of a lower rank; layers of one rank do not import each other.
+RANKS: dict[str, int] = {
+    "envgen": 0, "errors": 0, "paths": 0, "table": 0, "mirrors": 0,  # the root package holds __version__
+    "kb": 1,
+    "profile": 2,  # the profile model, its YAML source, its lock file
+    "config": 3, "check": 3,
+    "render": 4, "host": 4, "smoke": 4,
+    "docker": 5,
+    "pipeline": 6, "suggest": 6,
+    "cli": 7, "__main__": 8,
+}
+
+
+def _layer(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0].removesuffix(".py") if rel.parts[0] != "__init__.py" else "envgen"
+
+
+def _imports(tree: ast.AST) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "envgen":
+            parts = node.module.split(".")
+            if len(parts) > 1:
+                out.append((node.lineno, parts[1]))
+            else:  # from envgen import X: a submodule or a name of the root package
+                out += [(node.lineno, alias.name if alias.name in RANKS else "envgen") for alias in node.names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name.split(".")[1]) for alias in node.names
+                    if alias.name.startswith("envgen.")]
+    return out
+
+
+def test_every_layer_has_a_rank() -> None:
+    layers = {_layer(p) for p in PACKAGE.rglob("*.py") if "probe" not in p.parts}
+    assert layers <= set(RANKS), f"give these a rank in RANKS: {sorted(layers - set(RANKS))}"
+
+
+def test_no_import_points_up_or_sideways() -> None:
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = _layer(path)
+        for line, target in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if target != source and RANKS[target] >= RANKS[source]:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {source} (rank {RANKS[source]}) imports "
+                             f"{target} (rank {RANKS[target]})")
+    assert not wrong, "\n".join(wrong)
