@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             (LIBS, [py, "-c", _LIBS_CODE], env),
             ("envgen --help", [*envgen, "--help"], env),
             ("envgen check", [*envgen, "check", args.profile, "--gpu", "A100", "--driver", "525.60.13"], env),
-            ("envgen check, no cache", [*envgen, "check", args.profile], nocache),
+            ("envgen check, no cache", [*envgen, "check", args.profile, "--gpu", "A100", "--driver", "525.60.13"],
+             nocache),
             ("envgen suggest", [*envgen, "suggest", "--gpu", "RTX 3090", "--driver", "470.82",
                                 "--frameworks", "tensorflow,pytorch"], env),
         ]
