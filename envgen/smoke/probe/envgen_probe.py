@@ -53,7 +53,6 @@ def run_libraries(ctx):
     try:
         ctx.library_table = probe_libs.load_table()
     except (OSError, ValueError) as exc:
-        ctx.library_table = {"families": {}, "tensorflow": []}
         message = "library tier cannot run: its table %s cannot be read: %s" % (probe_libs.LIBRARIES_FILE, exc)
         ctx.checks.append(probe_common.result("libraries.load", None, probe_common.FAIL, message,
                                               diagnosis=probe_common.diagnose(message, ctx.diagnoses)))

@@ -127,7 +127,6 @@ class Context(object):
         self.logs = {}          # framework -> captured native log text
         self.library_table = {"families": {}, "tensorflow": []}  # libraries.json, read by the library tier
         self.library_frameworks = {}  # framework -> built-with facts, from the library tier
-        self.library_records = []     # one record per library loaded
 
     # expectations, tolerant of missing keys
     def expected(self, key):

@@ -14,11 +14,10 @@ import os
 import re
 import sys
 
-from probe_common import CaptureStderr, Fail, Skip, kernel_support, version_parts
+from probe_common import CaptureStderr, Fail, Skip, cudnn_text, kernel_support, version_parts
 
 LIBRARIES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libraries.json")
 TIER = "libraries"
-# cudaError_t 35: cudaErrorInsufficientDriver (CUDA 11.x answers it without a driver)
 _PROPERTY_MAJOR, _PROPERTY_MINOR, _PROPERTY_PATCH = 0, 1, 2
 
 
@@ -32,14 +31,8 @@ def load_table(path=None):
 def _decode(kind, number):
     if kind == "cuda":  # 11080 -> 11.8
         return "%d.%d" % (number // 1000, (number % 1000) // 10)
-    if kind == "cudnn":  # 8600 -> 8.6.0, 90100 -> 9.1.0
-        if number >= 10000:
-            return "%d.%d.%d" % (number // 10000, (number % 10000) // 100, number % 100)
-        return "%d.%d.%d" % (number // 1000, (number % 1000) // 100, number % 100)
-    if kind == "nccl":  # 21605 -> 2.16.5; before 2.9: 2708 -> 2.7.8
-        if number >= 10000:
-            return "%d.%d.%d" % (number // 10000, (number % 10000) // 100, number % 100)
-        return "%d.%d.%d" % (number // 1000, (number % 1000) // 100, number % 100)
+    if kind in ("cudnn", "nccl"):  # 8600 -> 8.6.0, 90100 -> 9.1.0; NCCL 21605 -> 2.16.5, before 2.9: 2708 -> 2.7.8
+        return cudnn_text(number)
     if kind == "size_t_mmmpp":  # cublasLt: 111103 -> 11.11.3
         return "%d.%d.%d" % (number // 10000, (number % 10000) // 100, number % 100)
     return str(number)
@@ -118,35 +111,34 @@ def version_from_file_name(path):
 
 # --- where a soname resolves ---------------------------------------------------------------------
 
-def search_path(extra=()):
-    """The directories dlopen searches for a bare soname (LD_LIBRARY_PATH, the ld.so cache's, the
-    default ones), in order, for the diagnosis."""
-    dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-    dirs += list(extra)
-    return dirs
+def search_path():
+    """The directories of LD_LIBRARY_PATH, in order: where dlopen looks for a bare soname before the ld.so
+    cache and the default directories (for the diagnosis)."""
+    return [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
 
 
-def _ldconfig_paths(soname):
-    paths = []
+def ld_cache():
+    """The ld.so cache, {soname: [paths]} in its order (``ldconfig -p``, read once per run); {} without it."""
+    cache = {}
     try:
         import subprocess
 
         output = subprocess.run(["ldconfig", "-p"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 universal_newlines=True, timeout=10).stdout
     except Exception:  # noqa: BLE001 - no ldconfig: the cache is not consulted
-        return paths
+        return cache
     for line in output.splitlines():
         parts = line.strip().split(" => ")
-        if len(parts) == 2 and parts[0].split(" ")[0] == soname:
-            paths.append(parts[1].strip())
-    return paths
+        if len(parts) == 2:
+            cache.setdefault(parts[0].split(" ")[0], []).append(parts[1].strip())
+    return cache
 
 
-def copies_of(soname, extra_dirs=()):
-    """Every file named ``soname`` on the search path, the ld.so cache and NVIDIA's wheel
+def copies_of(soname, cache):
+    """Every file named ``soname`` on the search path, the ld.so cache (``ld_cache()``) and NVIDIA's wheel
     directories, in search order, one entry per distinct file."""
-    candidates = [os.path.join(d, soname) for d in search_path(extra_dirs)]
-    candidates += _ldconfig_paths(soname)
+    candidates = [os.path.join(d, soname) for d in search_path()]
+    candidates += cache.get(soname, [])
     for site in _site_dirs():
         candidates += sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", soname)))
     candidates += [os.path.join(d, soname) for d in ("/lib", "/usr/lib", "/lib64", "/usr/lib64",
@@ -231,13 +223,14 @@ def _at_least(actual, minimum):
     return ""
 
 
-def check_library(ctx, item):
-    """Load one soname; returns the record. Raises nothing: failures are in record['problem']."""
+def check_library(ctx, item, cache):
+    """Load one soname (``cache``: the ld.so cache, ``ld_cache()``); returns the record. Raises nothing:
+    failures are in record['problem']."""
     ctypes = _ctypes()
     soname = item["soname"]
     record = {"soname": soname, "family": item.get("family"), "needed_by": item.get("needed_by") or [],
               "min_version": item.get("min_version"), "providers": item.get("providers") or []}
-    copies = copies_of(soname)
+    copies = copies_of(soname, cache)
     record["copies"] = copies
     searched = search_path()
     record["searched"] = searched
@@ -361,7 +354,7 @@ def torch_facts(ctx):
         facts["arch_list"] = []
     try:
         number = torch.backends.cudnn.version()
-        facts["cudnn"] = _decode("cudnn", int(number)) if number else None
+        facts["cudnn"] = cudnn_text(number) if number else None
     except Exception:  # noqa: BLE001 - cuDNN missing: checked below as a library
         facts["cudnn"] = None
     try:
@@ -482,8 +475,8 @@ def check_loading(ctx):
                        "the profile names no libraries, so nothing proves this GPU image")
         raise Skip("no CUDA libraries to check (%s)" % ("CPU-only profile" if ctx.gpu_required() is False
                                                         else "no framework built with CUDA"))
-    records = [check_library(ctx, item) for item in expected]
-    ctx.library_records = records
+    cache = ld_cache()
+    records = [check_library(ctx, item, cache) for item in expected]
     figures = {"source": source, "libraries": records,
                "ld_library_path": os.environ.get("LD_LIBRARY_PATH", "")}
     problems = [r for r in records if r.get("problem")]
