@@ -3,13 +3,18 @@ knowledge-base rows the profile points at."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from envgen.check.findings import HostSpec
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.models import GpuModel
 from envgen.kb.versions import vtuple
 from envgen.profile import Profile
+
+if TYPE_CHECKING:
+    from envgen.check.libraries import Libraries
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,14 @@ class CheckContext:
     @property
     def gpu(self) -> bool:
         return self.profile.gpu.required
+
+    @functools.cached_property
+    def libraries(self) -> Libraries:
+        """The sonames the frameworks load and the distributions that provide them (``check.libraries``),
+        worked out once: the library rules, the smoke expectations and the `looked at:` line all read them."""
+        from envgen.check.libraries import survey  # the survey reads this context
+
+        return survey(self)
 
 
 def choose_torch_variant(profile: Profile, kb: KnowledgeBase) -> tuple[TorchVariant | None, str]:

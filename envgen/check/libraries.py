@@ -5,12 +5,14 @@ For the image: every distribution that puts one of those sonames on disk (the ba
 packages, NVIDIA's pip wheels named in the profile, and the wheels a framework pulls in itself),
 where it lands, whether that directory is on the search path a by-soname ``dlopen`` uses, and in
 which install stage it arrives (a later stage overwrites a file an earlier one wrote).
-Pure functions; the rules in ``rules_libraries`` and the smoke test's expectations read them.
+Pure functions; ``CheckContext.libraries`` holds their result for one context, and the rules in
+``rules_libraries``, the smoke test's expectations and the `looked at:` line read it there.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from envgen.check.context import CheckContext
@@ -50,6 +52,12 @@ class Need:
     provision: str  # search_path | wheel_deps | bundled
     distribution: str | None  # the wheel that would provide it
     carries: str  # what a providing wheel carries: the CUDA release, or the cuDNN version/major
+
+
+@dataclass(frozen=True)
+class Libraries:
+    needs: tuple[Need, ...]
+    providers: tuple[Provider, ...]
 
 
 SITE = "site-packages/nvidia"
@@ -122,8 +130,13 @@ def _pip_pin(spec: str) -> tuple[str, int, str] | None:
     return None
 
 
-def providers(ctx: CheckContext) -> list[Provider]:
-    """Every CUDA library file the image will hold, by distribution."""
+def survey(ctx: CheckContext) -> Libraries:
+    wanted = needs(ctx)
+    return Libraries(tuple(wanted), tuple(providers(ctx, wanted)))
+
+
+def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
+    """Every CUDA library file the image will hold, by distribution (``wanted``: ``needs(ctx)``)."""
     profile, kb = ctx.profile, ctx.kb
     out: list[Provider] = []
     info = ctx.base
@@ -164,16 +177,16 @@ def providers(ctx: CheckContext) -> list[Provider]:
             if soname:
                 out.append(Provider(lib.family, soname, cuda_major, version, f"pip {spec}",
                                     f"{SITE}/{lib.lib_dir(cuda_major)}/lib", True, EXTRAS, name))
-    out += _framework_wheel_deps(ctx)
+    out += _framework_wheel_deps(ctx, wanted)
     return out
 
 
-def _framework_wheel_deps(ctx: CheckContext) -> list[Provider]:
+def _framework_wheel_deps(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []
     listed = {pin[0] for pin in map(_pip_pin, ctx.profile.packages.pip) if pin}
-    for need in needs(ctx):
+    for need in wanted:
         if need.provision != "wheel_deps" or need.distribution is None:
             continue
         lib = ctx.kb.cuda_library(need.family)
@@ -186,7 +199,7 @@ def _framework_wheel_deps(ctx: CheckContext) -> list[Provider]:
     return out
 
 
-def search_order(found: list[Provider]) -> list[Provider]:
+def search_order(found: Iterable[Provider]) -> list[Provider]:
     """The order a by-soname dlopen meets the providers on the search path: LD_LIBRARY_PATH as rendered
     (conda prefix first, then the named NVIDIA wheels' directories), then the loader cache (base image)."""
     rank = {CONDA: 0, EXTRAS: 1, ENVIRONMENT: 1, BASE: 2}

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.libraries import STAGE_NAMES, Need, Provider, needs, providers, search_order
+from envgen.check.libraries import STAGE_NAMES, Need, Provider, search_order
 from envgen.check.util import finding
 from envgen.kb.versions import at_least, vtuple
 
@@ -24,10 +24,10 @@ def _reachable(order: list[Provider], soname: str) -> list[Provider]:
 
 
 def lib_missing(ctx: CheckContext) -> list[Finding]:
-    wanted = [n for n in needs(ctx) if n.provision == "search_path"]
+    wanted = [n for n in ctx.libraries.needs if n.provision == "search_path"]
     if not wanted:
         return []
-    found = providers(ctx)
+    found = ctx.libraries.providers
     order = search_order(found)
     cudart = next((n for n in wanted if n.family == "cudart"), None)
     if cudart is None or not _reachable(order, cudart.soname):
@@ -74,10 +74,10 @@ def lib_clash(ctx: CheckContext) -> list[Finding]:
     """Two wheels that write the same file into one directory (cu11 and cu12 flavours of a family). One
     finding per framework that loses a library it needs (with the way out), one warning for the rest."""
     groups: dict[tuple[str, str], list[Provider]] = defaultdict(list)
-    for p in providers(ctx):
+    for p in ctx.libraries.providers:
         if p.distribution:
             groups[(p.directory, p.soname)].append(p)
-    wanted = needs(ctx)
+    wanted = ctx.libraries.needs
     lost: dict[str, list[str]] = defaultdict(list)  # framework label -> sentences
     harmless: list[str] = []
     for (directory, soname), group in sorted(groups.items()):
@@ -123,10 +123,10 @@ def _describe(p: Provider) -> str:
 
 def lib_shadowed(ctx: CheckContext) -> list[Finding]:
     """One soname reachable from two directories: the first on the search path wins."""
-    order = search_order(providers(ctx))
+    order = search_order(ctx.libraries.providers)
     out: list[Finding] = []
     seen: set[str] = set()
-    for need in needs(ctx):
+    for need in ctx.libraries.needs:
         if need.provision != "search_path" or need.soname in seen:
             continue
         seen.add(need.soname)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from envgen.check.context import build_context
-from envgen.check.libraries import needs, providers
 from envgen.check.stack import resolve_stack
 from envgen.kb import KnowledgeBase
 from envgen.profile import Profile
@@ -19,9 +18,9 @@ def scope_line(profile: Profile, kb: KnowledgeBase) -> str:
     extra = len(profile.packages.pip) + len(profile.packages.conda) + len(profile.packages.apt)
     if extra:
         parts.append(f"{extra} other package(s)")
-    wanted = {n.soname for n in needs(ctx)}
+    wanted = {n.soname for n in ctx.libraries.needs}
     if wanted:
-        origins = {p.origin for p in providers(ctx) if p.soname in wanted}
+        origins = {p.origin for p in ctx.libraries.providers if p.soname in wanted}
         parts.append(f"{len(wanted)} CUDA soname(s) the frameworks load, from {len(origins)} distribution(s)")
     if ctx.targets:
         parts.append("GPU " + ", ".join(t.label for t in ctx.targets))

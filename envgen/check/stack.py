@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envgen.check.context import CheckContext, build_context
-from envgen.check.libraries import needs
 from envgen.check.rules_driver import cuda_in_use
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.kb.versions import minor, vtuple
@@ -53,7 +52,7 @@ def expected_libraries(ctx: CheckContext) -> list[dict[str, Any]]:
     """What the smoke test's library tier loads: each soname a GPU framework of the image needs, the version
     it was built with (cudart, cuDNN), who needs it, and the wheel that provides it."""
     merged: dict[str, dict[str, Any]] = {}
-    for need in needs(ctx):
+    for need in ctx.libraries.needs:
         entry = merged.setdefault(need.soname, {
             "soname": need.soname, "family": need.family, "min_version": need.min_version,
             "cuda_major": need.cuda_major, "needed_by": [], "providers": [], "how": {}})
