@@ -17,7 +17,7 @@ def check_profile(profile: Profile, kb: KnowledgeBase, host: HostSpec | None = N
     """Every finding, errors first; duplicates (same code and message) once. An error that rests on an
     ``unverified`` knowledge-base row alone is reported as a warning that says so."""
     ctx = build_context(profile, kb, host)
-    unverified = kb.unverified_cites()
+    unverified = kb.unverified_cites
     seen: set[tuple[str, str]] = set()
     out: list[Finding] = []
     for rule in RULES:

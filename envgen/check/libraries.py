@@ -161,8 +161,7 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
             for lib in kb.cuda_libraries:
                 if name.lower() not in lib.conda:
                     continue
-                cuda = version if lib.keyed_by != "cudnn" else "0"
-                soname = lib.soname(version) if lib.keyed_by == "cudnn" else _soname(lib, cuda, None)
+                soname = _soname(lib, version, version)  # a conda pin names the CUDA or the cuDNN release
                 if soname:
                     major_ = vtuple(version)[0] if lib.keyed_by == "cuda" else None
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
@@ -173,7 +172,7 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
             continue
         name, cuda_major, version = pin
         for lib in _pip_family_rows(ctx, name, cuda_major):
-            soname = lib.soname(version) if lib.keyed_by == "cudnn" else _soname(lib, str(cuda_major), None)
+            soname = _soname(lib, str(cuda_major), version)
             if soname:
                 out.append(Provider(lib.family, soname, cuda_major, version, f"pip {spec}",
                                     f"{SITE}/{lib.lib_dir(cuda_major)}/lib", True, EXTRAS, name))

@@ -91,7 +91,7 @@ def nearest_torch_builds(
 
     def distance(build: TorchBuild) -> tuple[int, int, int]:
         steps = where[build.release.version] - here
-        gap = abs(vtuple(build.cuda)[0] * 10 + vtuple(build.cuda)[1] - _cuda_num(cuda)) if cuda else 0
+        gap = abs(_cuda_num(build.cuda) - _cuda_num(cuda)) if cuda else 0
         return abs(steps), 0 if steps <= 0 else 1, gap
 
     return [b.label for b in sorted(builds, key=distance)[:limit]]

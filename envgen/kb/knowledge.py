@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from envgen.kb.models import (
     NgcFamily,
     NgcRelease,
     OsImageRow,
+    Row,
     TensorflowBuild,
     TorchRelease,
     TorchVariant,
@@ -70,11 +72,13 @@ class KnowledgeBase:
         rows.sort(key=lambda r: r.package == "any")
         return rows[0] if rows else None
 
+    @functools.cached_property
     def unverified_cites(self) -> frozenset[str]:
-        """The ``cite()`` of every row marked ``unverified`` (torch variants cited as release+variant)."""
-        rows: list[object] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
-                              *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images]
-        out = {r.cite() for r in rows if getattr(r, "unverified", False)}  # type: ignore[attr-defined]
+        """The ``cite()`` of every row marked ``unverified`` (torch variants cited as release+variant), gathered
+        once per knowledge base: every check_profile reads it, and `envgen suggest` runs dozens."""
+        rows: list[Row] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
+                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images]
+        out = {r.cite() for r in rows if r.unverified}
         for release in self.pytorch:
             if release.unverified:
                 out.add(release.cite())

@@ -18,7 +18,7 @@ from envgen.errors import InputError
 from envgen.kb import KnowledgeBase, TensorflowBuild
 from envgen.kb.builds import TorchBuild, driver_fit, tensorflow_builds, torch_builds
 from envgen.kb.libraries import FrameworkLibraries
-from envgen.kb.versions import vtuple
+from envgen.kb.versions import major, same_prefix, vtuple
 from envgen.profile.model import Profile
 from envgen.suggest.recipes import Recipes, TfLibraries, TorchWheels
 
@@ -127,7 +127,7 @@ def parse_frameworks(text: str) -> dict[str, str | None]:
 
 
 def _matches(version: str, prefix: str | None) -> bool:
-    return prefix is None or vtuple(version)[: len(vtuple(prefix))] == vtuple(prefix)
+    return prefix is None or same_prefix(prefix, version)
 
 
 def _pythons(low: str, high: str) -> list[str]:
@@ -174,8 +174,8 @@ def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
     cannot both be installed."""
     if torch.cudnn_major is None:
         return True, "", None  # torch bundles private copies
-    t_major = int(torch.build.cuda.split(".")[0])
-    tf_major = int(tf.build.cuda.split(".")[0])
+    t_major = major(torch.build.cuda)
+    tf_major = major(tf.build.cuda)
     if tf.libraries is None:  # tensorflow[and-cuda]: exact nvidia-* pins of its own
         return False, (
             f"tensorflow[and-cuda] {tf.version} and torch {torch.build.label} both install NVIDIA's pip wheels "
@@ -183,7 +183,7 @@ def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
         ), None
     if tf.libraries.pip_cudnn is None:
         return True, "", None  # TF's libraries come from conda, torch's from its wheels
-    tf_cudnn_major = int(tf.libraries.cudnn.split(".")[0])
+    tf_cudnn_major = major(tf.libraries.cudnn)
     if t_major != tf_major and torch.cudnn_major == tf_cudnn_major:
         return False, (
             f"TensorFlow {tf.version}'s nvidia-cudnn-cu{tf_major} and torch {torch.build.label}'s "
@@ -450,8 +450,7 @@ def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
     clean, warned, failed = _first_passing(kb, req, ordered, label, budget)
     best = clean or warned
     if best is not None:
-        newer = warned if (clean is not None and warned is not None
-                           and ordered.index(warned.candidate) < ordered.index(clean.candidate)) else None
+        newer = warned if clean is not None else None  # _first_passing stops at the first clean one
         return SuggestResult(req, label, gpu.compute_capability, [best], newer_with_warnings=newer,
                              checked=budget[0])
     if len(req.frameworks) == 2:
@@ -477,9 +476,6 @@ def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
 
 def _split_reason(refused: list[str], failed: Suggestion | None) -> str:
     if refused:
-        counts: dict[str, int] = {}
-        for why in refused:
-            counts[why] = counts.get(why, 0) + 1
         return refused[0] + (f" (and {len(refused) - 1} more pairs refused)" if len(refused) > 1 else "")
     if failed is not None:
         first = next(f for f in failed.findings if f.severity == "error")
