@@ -34,6 +34,7 @@ from pathlib import Path
 from envgen.errors import InputError
 from envgen.profile.loader import profile_source
 from envgen.profile.model import Profile
+from envgen.profile.normalise import canonical as canonical_name
 
 LOCK_SUFFIX = ".lock.txt"
 LOCK_FORMAT = "envgen.lock/2"
@@ -62,11 +63,6 @@ _APT_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9+.-]*)(?::(?P<arch>[a-z0-9]+))?=
 _DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 _FIELD_RE = re.compile(r"^# (?P<key>[a-z][a-z0-9-]*): ?(?P<value>.*)$")
 _SECTION_RE = re.compile(r"^# \[(?P<section>[a-z]+)\]")
-
-
-def canonical_name(name: str) -> str:
-    """PEP 503 normalised project name: ``Jinja2`` -> ``jinja2``, ``opt_einsum`` -> ``opt-einsum``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)
@@ -236,10 +232,10 @@ def parse_lock(text: str, where: str = "lock file", path: Path | None = None) ->
                 order.append((field.group("key"), field.group("value").strip()))
             continue
         if current == APT:
-            apt_match = _APT_RE.match(line)
-            if not apt_match:
+            if not _APT_RE.match(line):
                 raise InputError(f"{where}:{number}: {line[:60]!r} is not a 'name=version' apt line", fix=fix)
-            apt.append(AptEntry(line.split("=", 1)[0], line.split("=", 1)[1]))
+            name, _, version = line.partition("=")
+            apt.append(AptEntry(name, version))
             continue
         match = _ENTRY_RE.match(line)
         if not match:
@@ -274,15 +270,6 @@ def read_lock(path: Path) -> Lock:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"lock file {path} cannot be read: {exc}", fix="fix its permissions or delete it") from None
     return parse_lock(text, str(path), path)
-
-
-def stale_reason(lock: Lock, profile: Profile, framework: Sequence[str], apt: Sequence[str]) -> str | None:
-    """Why the lock no longer applies to the profile (the first changed input), or None."""
-    try:
-        check_inputs(lock, profile, framework, apt)
-    except InputError as exc:
-        return exc.message
-    return None
 
 
 def check_inputs(lock: Lock, profile: Profile, framework: Sequence[str], apt: Sequence[str] = ()) -> None:

@@ -10,6 +10,7 @@ and remembered so ``envgen show`` can print them.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,8 @@ _PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
 
 
 def canonical(name: str) -> str:
-    """PEP 503 name: lower case, runs of ``-_.`` as one ``-``."""
+    """PEP 503 name: lower case, runs of ``-_.`` as one ``-`` (``Jinja2`` -> ``jinja2``, ``opt_einsum`` ->
+    ``opt-einsum``); the lock files use it too."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -141,7 +143,6 @@ class _Normaliser:
         if not isinstance(frameworks, dict):
             return  # validation reports the wrong type
         frameworks = dict(frameworks)
-        keep: list[Any] = []
         lifted_index: set[int] = set()
         for index, spec, name, extras, version in entries:
             loc = ("packages", "pip", index)
@@ -225,9 +226,9 @@ class _Normaliser:
         wanted = [key for key in ("cuda", "cudnn", "python") if key not in self.data]
         if not wanted or not isinstance(base, str) or not base.startswith("nvcr.io/nvidia/"):
             return
-        from envgen.kb import load_kb  # only for NGC bases that leave these out
+        from envgen.kb.cache import cache_dir, load_kb_cached  # only for NGC bases that leave these out
 
-        row = load_kb().ngc(base)
+        row = load_kb_cached(cache_dir(os.environ)).ngc(base)  # the cache `check` reads the KB from next
         if row is None:
             return
         values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
