@@ -25,13 +25,19 @@ class MirroredRef:
     ref: str  # the reference through the mirror
 
 
+def registry_host(ref: str) -> str | None:
+    """The registry host a reference names, as the engine reads it: the first component, when a path follows
+    and it has a dot, a port or is ``localhost``; None for a Docker Hub name ("ubuntu", "nvidia/cuda")."""
+    first, sep, _ = ref.partition("/")
+    return first if sep and ("." in first or ":" in first or first == "localhost") else None
+
+
 def split_registry(ref: str) -> tuple[str, str]:
-    """``(registry, path[:tag][@digest])``: the first component is a registry when it has a dot, a
-    port or is ``localhost``; otherwise the reference is Docker Hub's, with ``library/`` added to
-    one-component names as the engine does."""
-    first, sep, rest = ref.partition("/")
-    if sep and ("." in first or ":" in first or first == "localhost"):
-        registry, path = first, rest
+    """``(registry, path[:tag][@digest])``: the registry host (``registry_host``), or Docker Hub with
+    ``library/`` added to one-component names as the engine does."""
+    host = registry_host(ref)
+    if host is not None:
+        registry, path = host, ref.partition("/")[2]
     else:
         registry, path = DOCKER_HUB, ref
     if registry in _HUB_ALIASES:

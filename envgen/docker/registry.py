@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.docker.images import split_ref
 from envgen.errors import RegistryError
+from envgen.mirrors import registry_host
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -16,10 +17,7 @@ StatusCallback = Callable[[str], None]
 
 def registry_of(ref: str) -> str:
     """The registry host a reference points at ("docker.io" when the first part is not a host)."""
-    first = ref.split("/", 1)[0]
-    if "/" in ref and ("." in first or ":" in first or first == "localhost"):
-        return first
-    return "docker.io"
+    return registry_host(ref) or "docker.io"
 
 
 def explain(ref: str, action: str, detail: str) -> RegistryError:
