@@ -35,7 +35,7 @@ from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
-from envgen.pipeline.smoke import run_planned
+from envgen.pipeline.smoke import SEALED_REPORT, run_planned
 from envgen.pipeline.state import ValidationStore, write_atomically
 from envgen.pipeline.tiers import TIER_LABEL, host_plan
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, prefetch
@@ -46,7 +46,6 @@ from envgen.smoke.report import SmokeReport
 if TYPE_CHECKING:
     from docker import DockerClient
 
-SEALED_REPORT = "/etc/envgen/smoke-report.json"
 SEALED_FREEZE = "/etc/envgen/requirements.freeze.txt"
 
 
@@ -89,10 +88,6 @@ class BuildOutcome:
         if self.log_path:
             lines.append(f"build log: {self.log_path}")
         return "\n".join(lines + self.notes)
-
-
-def alias_tag(profile: Profile, config: UserConfig) -> str:
-    return alias_ref(config, profile.name)
 
 
 def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
@@ -312,7 +307,7 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
             from dataclasses import replace
 
             store.record(replace(run_record, image_id=final_id))
-    tag_all(client, final_id, [tag, alias_tag(profile, config)])
+    tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
         from envgen.pipeline.registry import push_tag

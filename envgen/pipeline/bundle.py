@@ -42,6 +42,7 @@ from envgen.docker.images import tag_all
 from envgen.errors import BundleError, EnvgenError, ImageNotValidated
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
+from envgen.pipeline.smoke import SEALED_REPORT
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import TIER_LABEL
 from envgen.render.core import image_tag
@@ -54,11 +55,8 @@ MANIFEST = "manifest.json"
 IMAGE = "image.tar.gz"
 VALIDATION = "validation.json"
 REPORT = "smoke-report.json"
-SEALED_REPORT = "/etc/envgen/smoke-report.json"
 # Labels a bundle vouches for: envgen's own (hashes, profile, smoke verdict) and the OCI set.
 LABEL_PREFIXES = ("io.envgen.", "org.opencontainers.image.")
-# Where the validation tier is sealed (envgen.pipeline.tiers.TIER_LABEL).
-TIER_LABELS = (TIER_LABEL,)
 CHUNK = 1 << 20
 
 
@@ -146,7 +144,7 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
         (work / REPORT).write_bytes(report)
         files = {member: FileEntry(sha256=_sha256_file(work / member), size=(work / member).stat().st_size)
                  for member in (VALIDATION, REPORT, IMAGE)}
-        tier = next((labels[key] for key in TIER_LABELS if labels.get(key)), None)
+        tier = labels.get(TIER_LABEL) or None
         manifest = Manifest(
             schema_=SCHEMA, envgen_version=__version__, profile=profile, content_hash=content_hash,
             profile_hash=labels.get("io.envgen.profile-hash", ""), tag=image_tag(profile, content_hash),

@@ -25,15 +25,13 @@ if TYPE_CHECKING:
 def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
                      out: Callable[[str], object], env: Mapping[str, str] | None) -> Validation | None:
     """The tiers this host can run (the library tier alone without a usable GPU), recorded for the image."""
-    from envgen.pipeline.smoke import image_profile, run_planned
+    from envgen.pipeline.smoke import run_planned, smoke_kwargs
     from envgen.pipeline.tiers import host_plan
 
     out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
-    timeout = float(image_profile(client, image.id).get("smoke", {}).get("timeout_s", 300))
     gpu_required = image.labels.get("io.envgen.gpu-required") != "false"
     run_planned(client, image.id, host_plan(gpu_required, env, gpus),
-                profile_name=image.labels.get("io.envgen.profile", ""),
-                content_hash=image.labels.get("io.envgen.content-hash", ""), store=store, timeout_s=timeout)
+                **smoke_kwargs(client, image.id, image.labels, store))
     return store.get(image.id)
 
 
@@ -60,7 +58,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
 
         gate_image(image.labels, env)
         if not force and record is not None and record.tier == LIBRARIES:
-            gpu_tier_first(client, image.id, image.labels, gpus, ValidationStore(config.state_dir), out)
+            gpu_tier_first(client, image.id, image.labels, gpus, store, out)
     result = run_container(
         client, image.id, command or None, gpus=parse_gpus(gpus),
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
@@ -73,15 +71,11 @@ def gpu_tier_first(client: DockerClient, image_id: str, labels: Mapping[str, str
                    out: Callable[[str], object]) -> None:
     """An image validated at the library tier only, about to get a GPU: run both tiers once here (the
     result is recorded against the image ID), and refuse the run if they fail."""
-    from envgen.pipeline.smoke import DEFAULT_TIMEOUT_S, image_profile, run_smoke
+    from envgen.pipeline.smoke import run_smoke, smoke_kwargs
 
     out("envgen: this image was validated at the library tier only (built without a GPU); running the GPU "
         "tier on this host once before first use\n")
-    baked = image_profile(client, image_id)
-    timeout = float(baked.get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
-    report = run_smoke(client, image_id, gpus=gpus, tier="all",
-                       profile_name=labels.get("io.envgen.profile", ""),
-                       content_hash=labels.get("io.envgen.content-hash", ""), store=store, timeout_s=timeout)
+    report = run_smoke(client, image_id, gpus=gpus, tier="all", **smoke_kwargs(client, image_id, labels, store))
     if not report.passed:
         failure = report.failures[0]
         fix = failure.diagnosis.fix if failure.diagnosis else "read the smoke report above"

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
-import tarfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from envgen.config import load_config
 from envgen.docker import connect, inspect_image, run_container
+from envgen.docker.archive import read_file
 from envgen.errors import HostIncompatible, InputError, SmokeFailed
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import TierPlan, host_plan
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
 PROFILE_IN_IMAGE = "/etc/envgen/profile.json"
+SEALED_REPORT = "/etc/envgen/smoke-report.json"  # the smoke report a validated image carries (build seals it)
 DEFAULT_TIMEOUT_S = 300.0  # Smoke.timeout_s's default
 TIMEOUT_MARGIN_S = 60.0
 # The probe's log (framework chatter on stderr) first, then a marker, then the JSON report, so one
@@ -32,9 +32,6 @@ def smoke_command(tier: str = "all") -> list[str]:
     return ["/bin/sh", "-c",
             f"envgen-smoke{option} --out /tmp/envgen-smoke.json; rc=$?; "
             f"echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc"]
-
-
-SMOKE_COMMAND = smoke_command()
 
 
 def split_output(output: str) -> tuple[str, str]:
@@ -131,11 +128,7 @@ def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
     client = connect()
     image = resolve_image(client, target, env)
     labels = image.labels
-    baked = image_profile(client, image.id)
-    timeout = float(baked.get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
-    kwargs: dict[str, Any] = {"profile_name": labels.get("io.envgen.profile", ""),
-                              "content_hash": labels.get("io.envgen.content-hash", ""),
-                              "store": ValidationStore(config.state_dir), "timeout_s": timeout}
+    kwargs = smoke_kwargs(client, image.id, labels, ValidationStore(config.state_dir))
     if tier is not None:
         return run_smoke(client, image.id, gpus=gpus_for(labels, gpus) if tier != "libraries" else "none",
                          tier=tier, **kwargs)
@@ -144,21 +137,23 @@ def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
     return report
 
 
+def smoke_kwargs(client: DockerClient, image_id: str, labels: Mapping[str, str],
+                 store: ValidationStore) -> dict[str, Any]:
+    """What a smoke run of an image takes from the image itself: its profile name and content hash (labels), the
+    timeout its baked profile sets, and the store the verdict is recorded in."""
+    timeout = float(image_profile(client, image_id).get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
+    return {"profile_name": labels.get("io.envgen.profile", ""),
+            "content_hash": labels.get("io.envgen.content-hash", ""), "store": store, "timeout_s": timeout}
+
+
 def image_profile(client: DockerClient, image_id: str) -> dict[str, Any]:
     """The resolved profile the image carries (/etc/envgen/profile.json), read without starting it;
     {} for an image that has none."""
-    from docker.errors import APIError, NotFound
-
-    container = client.containers.create(image_id)
+    raw = read_file(client, image_id, PROFILE_IN_IMAGE)
     try:
-        stream, _ = container.get_archive(PROFILE_IN_IMAGE)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.extractfile(tar.getmembers()[0])
-            data = json.loads(member.read()) if member else {}
-    except (NotFound, APIError, tarfile.TarError, ValueError, IndexError):
+        data = json.loads(raw) if raw else {}
+    except ValueError:
         data = {}
-    finally:
-        container.remove(force=True)
     return data if isinstance(data, dict) else {}
 
 
