@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from envgen.config import UserConfig, load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.pipeline.lock_uv import Resolved, uv_resolve, uv_serves
+from envgen.pipeline.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.pipeline.state import write_atomically
 from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import Profile, find_profile, load_profile
@@ -53,7 +52,6 @@ def platform_note(platforms: Sequence[str], glibc: str | None) -> str:
     origin = f"the base image's glibc {glibc}" if glibc else "glibc of the base image unknown"
     return f"manylinux x86_64 (--platform {platforms[0]} down to {platforms[-1]}, {len(platforms)} tags; {origin})"
 
-Runner = Callable[[list[str], Mapping[str, str]], "subprocess.CompletedProcess[str]"]
 
 
 @dataclass(frozen=True)
@@ -70,10 +68,6 @@ class LockOutcome:
         base = f", base {self.base}" if self.base else ""
         return (f"locked {self.profile}: {self.environment} environment package(s), {self.extras} extra(s), "
                 f"{self.apt} apt package(s){base} in {self.duration_s:.1f}s -> {self.path}")
-
-
-def _run_pip(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, env=dict(env), capture_output=True, text=True, check=False)
 
 
 def resolve_command(requirements: Path, report: Path, target: Path, python_minor: str, *,
@@ -104,7 +98,7 @@ def entries_from_report(report: Mapping[str, Any]) -> dict[str, LockEntry]:
 
 def resolve(pins: Sequence[str], python_minor: str, *, find_links: Sequence[str], index_urls: Sequence[str],
             env: Mapping[str, str], platforms: Sequence[str] = manylinux_platforms(),
-            runner: Runner = _run_pip) -> dict[str, LockEntry]:
+            runner: Runner = run_command) -> dict[str, LockEntry]:
     """The complete set ``pins`` need on the image's platform; raises BuildFailed with pip's tail."""
     if not pins:
         return {}
@@ -178,7 +172,7 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
 
 
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
-         runner: Runner = _run_pip, uv_runner: Runner | None = None, engine: bool = True,
+         runner: Runner = run_command, uv_runner: Runner | None = None, engine: bool = True,
          client: DockerClient | None = None) -> LockOutcome:
     """Resolve profile ``ref`` and write ``<profile>.lock.txt`` beside its YAML file. ``engine``: also pin
     the base image's digest and the apt packages (needs the Docker engine)."""
@@ -244,6 +238,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     base_input: str | None = None
     apt_input: tuple[str, ...] | None = None
     apt_entries: tuple[AptEntry, ...] = ()
+    base_pin = ""
     if engine:
         from envgen.docker import connect
         from envgen.pipeline.lock_base import ensure_local, lock_apt, lock_base
@@ -251,6 +246,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
         client = client or connect()
         pinned = lock_base(client, profile.base, local=profile.local_base)
         fields += [(pinned.field, pinned.value), ("base-note", pinned.note)]
+        base_pin = pinned.value
         base_input = profile.base
         apt_input = tuple(sorted(plan.runtime_apt))
         ref = pinned.image if pinned.field == "base-image-id" else f"{pinned.image}@{pinned.value}"
@@ -262,6 +258,5 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                   sorted_entries(environment.values()), extra_set, tools=tools, apt=apt_entries)
     target = lock_path(source.path)
     write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=fields), mode=0o644)
-    base_pin = next((v for k, v in fields if k in ("base-digest", "base-image-id")), "")
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
                        time.monotonic() - started, len(apt_entries), base_pin)

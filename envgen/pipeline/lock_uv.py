@@ -130,13 +130,14 @@ def choose_wheels(pylock: Mapping[str, Any], tags: Sequence[Tag]) -> Resolved:
     return Resolved(entries, urls, newest)
 
 
-def _run(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+def run_command(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """The default Runner: the resolver's process, output captured, its exit status left to the caller."""
     return subprocess.run(command, env=dict(env), capture_output=True, text=True, check=False)
 
 
 def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platforms: Sequence[str], *,
                find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None,
-               env: Mapping[str, str], runner: Runner = _run) -> Resolved:
+               env: Mapping[str, str], runner: Runner = run_command) -> Resolved:
     """The complete set ``pins`` need on the image's platform; raises BuildFailed with uv's tail."""
     if not pins:
         return Resolved({}, {}, None)

@@ -7,6 +7,7 @@ hash whatever namespace it is built under."""
 from __future__ import annotations
 
 from envgen.config import UserConfig
+from envgen.docker.images import split_ref
 from envgen.render.core import image_tag
 
 
@@ -20,6 +21,5 @@ def alias_ref(config: UserConfig, profile_name: str) -> str:
 
 def in_namespace(config: UserConfig, ref: str) -> bool:
     """Whether a local tag (``repo:tag``) lies directly in the namespace (``<namespace>/<profile>:…``)."""
-    repo = ref.rpartition(":")[0] if ref.rfind(":") > ref.rfind("/") else ref
-    head, _, name = repo.rpartition("/")
+    head, _, name = split_ref(ref)[0].rpartition("/")
     return head == config.namespace and bool(name)
