@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from envgen.check.context import CheckContext
-from envgen.check.packages import base_provides_cuda
+from envgen.check.packages import base_cudnn, base_provides_cuda, conda_pins
 from envgen.kb.libraries import CudaLibrary
 from envgen.kb.versions import minor, vtuple
 
@@ -144,10 +144,9 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
         base_major = vtuple(info.cuda)[0]
         for lib in kb.cuda_libraries:
             if lib.keyed_by == "cudnn":
-                if not info.cudnn:
+                cudnn = base_cudnn(profile, info)
+                if cudnn is None:
                     continue
-                cudnn = profile.cudnn if profile.cudnn and vtuple(profile.cudnn)[0] == vtuple(info.cudnn)[0] \
-                    else info.cudnn
                 soname, version = lib.soname(cudnn), cudnn
             else:
                 soname, version = _soname(lib, info.cuda, None), minor(info.cuda)
@@ -155,11 +154,9 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
                 out.append(Provider(lib.family, soname, base_major, version, f"base image {profile.base}",
                                     "the base image's library directory", True, BASE))
     if profile.installer == "conda":
-        for spec in profile.packages.conda:
-            name, _, rest = spec.split("::", 1)[-1].partition("=")
-            version = rest.split("=")[0]
+        for name, version, spec in conda_pins(profile):
             for lib in kb.cuda_libraries:
-                if name.lower() not in lib.conda:
+                if name not in lib.conda:
                     continue
                 soname = _soname(lib, version, version)  # a conda pin names the CUDA or the cuDNN release
                 if soname:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from envgen.kb import KnowledgeBase
+from envgen.kb import BaseImageInfo, KnowledgeBase
 from envgen.kb.versions import minor
 from envgen.profile import Profile
 
@@ -22,7 +22,8 @@ class LibSource:
     origin: str  # "base image", "conda cudatoolkit=11.8.0", "pip nvidia-cudnn-cu11==8.6.0.163", ...
 
 
-def _conda(profile: Profile) -> list[tuple[str, str, str]]:
+def conda_pins(profile: Profile) -> list[tuple[str, str, str]]:
+    """(lower-case name, version, spec) of each conda pin ("[channel::]name=version[=build]")."""
     out = []
     for spec in profile.packages.conda:
         name_part = spec.split("::", 1)[-1]
@@ -47,13 +48,23 @@ def base_provides_cuda(profile: Profile, kb: KnowledgeBase) -> bool:
     return "-base-" not in profile.base
 
 
+def base_cudnn(profile: Profile, info: BaseImageInfo) -> str | None:
+    """The cuDNN the base image holds: the profile's when it names the base's major (a patch of it), else
+    the base's own."""
+    if not info.cudnn:
+        return None
+    if profile.cudnn and profile.cudnn.split(".")[0] == info.cudnn.split(".")[0]:
+        return profile.cudnn
+    return info.cudnn
+
+
 def cuda_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
     """CUDA runtimes present in the image (excluding those framework wheels bundle privately)."""
     out: list[LibSource] = []
     info = kb.base_image(profile.base)
     if info is not None and info.cuda is not None and base_provides_cuda(profile, kb):
         out.append(LibSource(minor(info.cuda), None, f"base image {profile.base}"))
-    for name, version, spec in _conda(profile):
+    for name, version, spec in conda_pins(profile):
         if name in _CONDA_CUDA:
             out.append(LibSource(minor(version), None, f"conda {spec}"))
     for name, version, spec in _pip(profile):
@@ -66,14 +77,10 @@ def cuda_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
 def cudnn_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
     out: list[LibSource] = []
     info = kb.base_image(profile.base)
-    if info is not None and info.cudnn and info.cuda:
-        version = (
-            profile.cudnn
-            if profile.cudnn and profile.cudnn.split(".")[0] == info.cudnn.split(".")[0]
-            else info.cudnn
-        )
+    version = base_cudnn(profile, info) if info is not None and info.cuda else None
+    if info is not None and info.cuda and version:
         out.append(LibSource(version, int(info.cuda.split(".")[0]), f"base image {profile.base}"))
-    for name, version, spec in _conda(profile):
+    for name, version, spec in conda_pins(profile):
         if name == "cudnn":
             out.append(LibSource(version, None, f"conda {spec}"))
     for name, version, spec in _pip(profile):
