@@ -141,7 +141,7 @@ def check_cmd(
     findings = check_profile(loaded, kb, host)
     if resolve:
         from envgen.errors import ResolverUnavailable
-        from envgen.pipeline.witness import witness
+        from envgen.lock.witness import witness
 
         try:
             findings += witness(loaded, kb)
@@ -262,7 +262,7 @@ def lock_cmd(
     from envgen.profile import load_profile
 
     if load_profile(profile).installer == "conda":
-        from envgen.pipeline.lock_conda import lock_conda
+        from envgen.lock.lock_conda import lock_conda
 
         urls = {}
         for pair in conda_channel:
@@ -274,7 +274,7 @@ def lock_cmd(
         path, count = lock_conda(profile, channel_urls=urls)
         typer.echo(f"locked {profile}: {count} conda package(s) -> {path}")
         return
-    from envgen.pipeline.lock import lock
+    from envgen.lock.lock import lock
 
     typer.echo(lock(profile, wheelhouse=wheelhouse).summary())
 

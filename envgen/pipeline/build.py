@@ -29,16 +29,17 @@ from envgen.docker import (
 )
 from envgen.docker.images import tag_all
 from envgen.errors import InputError, SmokeFailed
+from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.mirrors import mirror_ref
 from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import SEALED_REPORT, run_planned
-from envgen.pipeline.state import ValidationStore, write_atomically
+from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import TIER_LABEL, host_plan
-from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.profile import Profile
 from envgen.render import RenderResult, render, render_in_memory
 from envgen.smoke.report import SmokeReport
@@ -153,7 +154,7 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
 def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[str], None]) -> None:
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
-    from envgen.pipeline.lock_base import check_local_base, check_registry_base
+    from envgen.lock.lock_base import check_local_base, check_registry_base
     from envgen.profile.loader import profile_source
     from envgen.profile.lockfile import lock_path, read_lock
 

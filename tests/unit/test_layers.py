@@ -13,14 +13,15 @@ PACKAGE = Path(envgen.__file__).resolve().parent
 
 # Lowest first. A layer may import the layers of a lower rank; layers of one rank do not import each other.
 RANKS: dict[str, int] = {
-    "envgen": 0, "errors": 0, "paths": 0, "table": 0, "mirrors": 0,  # the root package holds __version__
+    "envgen": 0, "errors": 0, "paths": 0, "files": 0, "table": 0, "mirrors": 0,  # the root package: __version__
     "kb": 1,
     "profile": 2,  # the profile model, its YAML source, its lock file
     "config": 3, "check": 3,
     "render": 4, "host": 4, "smoke": 4,
     "docker": 5,
-    "pipeline": 6, "suggest": 6,
-    "cli": 7, "__main__": 8,
+    "lock": 6,  # resolving and pinning (uv, py-rattler, the base's digest, apt); pipeline builds with it
+    "pipeline": 7, "suggest": 7,
+    "cli": 8, "__main__": 9,
 }
 
 

@@ -5,7 +5,7 @@ uv resolves for another platform from the index metadata alone (`--python-platfo
 ``pylock.toml``: every candidate file of each chosen version, with URL and sha256. envgen keeps one
 wheel per package, the one the image's installer picks (the best wheel tag the image supports), so
 the lock names exactly the archive that will be installed. Python 3.7 targets stay with pip (uv
-supports Python >= 3.8): `envgen.pipeline.lock.resolve`.
+supports Python >= 3.8): `envgen.lock.lock.resolve`.
 
 uv trusts the proxy CA through ``SSL_CERT_FILE`` (set from the config's ``ca_bundle`` when the
 environment has none).

@@ -2,11 +2,11 @@
 
 - pip sets: resolved on the host for the image's platform (the profile's Python, CPython, the
   manylinux x86-64 tags the base's glibc allows) by uv (`uv pip compile --python-platform
-  --python-version --generate-hashes`, envgen.pipeline.lock_uv); Python 3.7 targets (uv serves
+  --python-version --generate-hashes`, envgen.lock.lock_uv); Python 3.7 targets (uv serves
   >= 3.8) by pip's `install --dry-run --report` here. Twice: the framework pins alone (the
   environment set, requirements.lock) and framework + packages.pip (the extras set is what that adds).
 - the installer: uv's own wheel for the image's platform, hash-pinned (builds install with it).
-- the base image by digest and the runtime apt packages at exact versions (envgen.pipeline.lock_base),
+- the base image by digest and the runtime apt packages at exact versions (envgen.lock.lock_base),
   read through the Docker engine.
 The lock file lands beside the profile's YAML file; `envgen render`/`build` read it from there.
 """
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.config import UserConfig, load_config
 from envgen.errors import BuildFailed, InputError
+from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.pipeline.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
-from envgen.pipeline.state import write_atomically
-from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
+from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
+from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import Profile, find_profile, load_profile
 from envgen.profile.lockfile import (
     AptEntry,
@@ -241,7 +241,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     base_pin = ""
     if engine:
         from envgen.docker import connect
-        from envgen.pipeline.lock_base import ensure_local, lock_apt, lock_base
+        from envgen.lock.lock_base import ensure_local, lock_apt, lock_base
 
         client = client or connect()
         pinned = lock_base(client, profile.base, local=profile.local_base)
