@@ -11,21 +11,18 @@ Pure functions; ``CheckContext.libraries`` holds their result for one context, a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from envgen.check.context import CheckContext
 from envgen.check.packages import base_cudnn, base_provides_cuda, conda_pins
-from envgen.kb.libraries import CudaLibrary
+from envgen.kb.libraries import CudaLibrary, nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor, vtuple
 
 # install stages, in the order the Dockerfile runs them
 BASE, CONDA, ENVIRONMENT, EXTRAS = 0, 1, 2, 3
 STAGE_NAMES = {BASE: "the base image", CONDA: "the conda environment", ENVIRONMENT: "the environment stage",
                EXTRAS: "the extras stage (packages.pip)"}
-
-_NVIDIA_PIN = re.compile(r"^(nvidia-[a-z0-9-]+-cu(\d+))==(.+)$")
 
 
 @dataclass(frozen=True)
@@ -114,22 +111,6 @@ def needs(ctx: CheckContext) -> list[Need]:
     return out
 
 
-def _pip_family_rows(ctx: CheckContext, name: str, cuda_major: int) -> list[CudaLibrary]:
-    return [row for row in ctx.kb.cuda_libraries if row.pip_name(cuda_major) == name]
-
-
-def _pip_pin(spec: str) -> tuple[str, int, str] | None:
-    """(distribution, CUDA major, version) of an NVIDIA wheel pin: nvidia-cudnn-cu11==8.6.0.163, and the
-    suffix-less names the CUDA 13 toolkit wheels use (nvidia-cublas==13.1.0.3), taken as CUDA 13."""
-    m = _NVIDIA_PIN.match(spec.lower())
-    if m:
-        return m.group(1), int(m.group(2)), m.group(3)
-    name, _, version = spec.lower().partition("==")
-    if name.startswith("nvidia-") and version:
-        return name, 13, version
-    return None
-
-
 def survey(ctx: CheckContext) -> Libraries:
     wanted = needs(ctx)
     return Libraries(tuple(wanted), tuple(providers(ctx, wanted)))
@@ -164,15 +145,14 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
                                         "/opt/env/lib (conda prefix)", True, CONDA))
     for spec in profile.packages.pip:
-        pin = _pip_pin(spec)
-        if pin is None:
+        wheel = nvidia_wheel(spec)
+        if wheel is None:
             continue
-        name, cuda_major, version = pin
-        for lib in _pip_family_rows(ctx, name, cuda_major):
-            soname = _soname(lib, str(cuda_major), version)
+        for lib in wheel_rows(kb.cuda_libraries, wheel):
+            soname = _soname(lib, str(wheel.cuda_major), wheel.version)
             if soname:
-                out.append(Provider(lib.family, soname, cuda_major, version, f"pip {spec}",
-                                    f"{SITE}/{lib.lib_dir(cuda_major)}/lib", True, EXTRAS, name))
+                out.append(Provider(lib.family, soname, wheel.cuda_major, wheel.version, f"pip {spec}",
+                                    f"{SITE}/{lib.lib_dir(wheel.cuda_major)}/lib", True, EXTRAS, wheel.distribution))
     out += _framework_wheel_deps(ctx, wanted)
     return out
 
@@ -181,7 +161,7 @@ def _framework_wheel_deps(ctx: CheckContext, wanted: list[Need]) -> list[Provide
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []
-    listed = {pin[0] for pin in map(_pip_pin, ctx.profile.packages.pip) if pin}
+    listed = {wheel.distribution for wheel in map(nvidia_wheel, ctx.profile.packages.pip) if wheel}
     for need in wanted:
         if need.provision != "wheel_deps" or need.distribution is None:
             continue

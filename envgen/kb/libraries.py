@@ -3,6 +3,9 @@ which wheel and conda packages carry it, and how each framework finds its librar
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -48,6 +51,48 @@ class CudaLibrary(Row):
     def lib_dir(self, cuda_major: int | None) -> str | None:
         """site-packages/nvidia/<this>/lib for the wheel of ``cuda_major``."""
         return self.pip_dir_by_major.get(str(cuda_major), self.pip_dir)
+
+
+_SUFFIXED = re.compile(r"^(nvidia-([a-z0-9-]+?)-cu(\d+))==(.+)$")
+
+
+@dataclass(frozen=True)
+class NvidiaWheel:
+    """A pin of one of NVIDIA's library wheels."""
+
+    distribution: str  # nvidia-cudnn-cu11, nvidia-cublas
+    cuda_major: int
+    version: str
+
+
+def nvidia_wheel(spec: str) -> NvidiaWheel | None:
+    """nvidia-cudnn-cu11==8.6.0.163, and the suffix-less names the CUDA 13 toolkit wheels use
+    (nvidia-cublas==13.1.0.3), taken as CUDA 13. Extras (``[...]``) are dropped."""
+    name, _, version = spec.lower().partition("==")
+    name = name.split("[", 1)[0].strip()
+    m = _SUFFIXED.match(f"{name}=={version}")
+    if m:
+        return NvidiaWheel(m.group(1), int(m.group(3)), m.group(4))
+    if name.startswith("nvidia-") and version:
+        return NvidiaWheel(name, 13, version)
+    return None
+
+
+def wheel_rows(rows: Iterable[CudaLibrary], wheel: NvidiaWheel) -> list[CudaLibrary]:
+    """The library families a wheel carries."""
+    return [row for row in rows if row.pip_name(wheel.cuda_major) == wheel.distribution]
+
+
+def wheel_lib_dirs(rows: Iterable[CudaLibrary], wheel: NvidiaWheel) -> list[str]:
+    """Where a wheel puts its libraries, relative to site-packages: ``nvidia/<lib_dir>/lib`` of the families it
+    carries; a -cuNN wheel with no row here (nvidia-cuda-nvcc-cu11) by its name's own convention
+    (nvidia/cuda_nvcc/lib); nothing for a suffix-less one with no row."""
+    rows = list(rows)
+    dirs = {row.lib_dir(wheel.cuda_major) for row in wheel_rows(rows, wheel)}
+    if dirs:
+        return sorted(f"nvidia/{d}/lib" for d in dirs if d)
+    m = _SUFFIXED.match(f"{wheel.distribution}=={wheel.version}")
+    return [f"nvidia/{m.group(2).replace('-', '_')}/lib"] if m else []
 
 
 class FrameworkLibraries(Row):

@@ -6,7 +6,6 @@ they change neither the rendered files nor the hashes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from envgen import __version__
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.kb.libraries import nvidia_wheel, wheel_lib_dirs
 from envgen.mirrors import mirror_ref
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
@@ -28,7 +28,6 @@ from envgen.render.stack import StackPins, resolve_pins
 CONTENT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH@@"
 SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
 ENV_PREFIX = "/opt/env"
-_NVIDIA_WHEEL_RE = re.compile(r"^nvidia-([a-z0-9-]+?)-cu\d+$")
 
 
 def _data(name: str) -> dict[str, Any]:
@@ -201,25 +200,25 @@ def _python_dir(profile: Profile, kb: KnowledgeBase, setup: str) -> str:
     return "python" + ".".join(version.split(".")[:2])
 
 
-def nvidia_lib_dirs(pip_pins: tuple[str, ...], site_packages: str) -> list[str]:
-    """Library directories of pip-installed NVIDIA wheels: nvidia-cudnn-cu11 -> nvidia/cudnn/lib."""
-    dirs = []
+def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: tuple[str, ...], site_packages: str) -> list[str]:
+    """Library directories of pip-installed NVIDIA wheels, where the KB says each one puts them
+    (``kb.libraries.wheel_lib_dirs``: nvidia-cudnn-cu11 -> nvidia/cudnn/lib, nvidia-cublas 13 -> nvidia/cu13/lib)."""
+    dirs = set()
     for pin in pip_pins:
-        name = pin.split("==", 1)[0].split("[", 1)[0].lower()
-        m = _NVIDIA_WHEEL_RE.match(name)
-        if m:
-            dirs.append(f"{site_packages}/nvidia/{m.group(1).replace('-', '_')}/lib")
-    return sorted(set(dirs))
+        wheel = nvidia_wheel(pin)
+        if wheel is not None:
+            dirs.update(f"{site_packages}/{d}" for d in wheel_lib_dirs(kb.cuda_libraries, wheel))
+    return sorted(dirs)
 
 
 def environment(
-    profile: Profile, pins: Pins, stack: StackPins, python_dir: str
+    profile: Profile, kb: KnowledgeBase, pins: Pins, stack: StackPins, python_dir: str
 ) -> tuple[tuple[str, str], ...]:
     env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
     gpu = profile.cuda is not None
     if gpu:
         libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
-        libs += nvidia_lib_dirs(pins.pip + pins.pip_extra, f"{ENV_PREFIX}/lib/{python_dir}/site-packages")
+        libs += nvidia_lib_dirs(kb, pins.pip + pins.pip_extra, f"{ENV_PREFIX}/lib/{python_dir}/site-packages")
         if libs:
             env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
         env["NVIDIA_VISIBLE_DEVICES"] = "all"
@@ -351,7 +350,7 @@ def render_context(
         pip=PipSources(stack.pip_index_urls, stack.pip_find_links),
         micromamba={k: str(v) for k, v in tools["micromamba"].items()},
         conda_pip=str(tools["conda_pip"]["version"]),
-        env=environment(profile, pins, stack, _python_dir(profile, kb, key)),
+        env=environment(profile, kb, pins, stack, _python_dir(profile, kb, key)),
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
         expected=dict(stack.expected),

@@ -1,0 +1,51 @@
+"""Facts stated once (issue #23): where two layers used to work out the same thing on their own, they now read
+one statement of it, and these tests hold each pair to agreement. Each failed before its fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envgen.check.context import build_context
+from envgen.check.libraries import EXTRAS
+from envgen.kb import KnowledgeBase, load_kb
+from envgen.profile import Profile
+from envgen.render.plan import render_context
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return load_kb()
+
+
+def _profile(**data: Any) -> Profile:
+    return Profile.model_validate({"name": "user", "installer": "pip", **data})
+
+
+def _library_path(profile: Profile, kb: KnowledgeBase) -> list[str]:
+    env = dict(render_context(profile, kb, use_lock=False).env)
+    return env.get("LD_LIBRARY_PATH", "").split("${")[0].split(":")
+
+
+def test_cuda13_wheel_directories_render_where_check_finds_them(kb: KnowledgeBase) -> None:
+    """CUDA 13's toolkit wheels (nvidia-cublas==13.1.0.3) all land in nvidia/cu13/lib (cuda_libraries.yaml): the
+    check counts them on the search path, so the rendered LD_LIBRARY_PATH must name that directory."""
+    profile = _profile(base="nvidia/cuda:13.0.1-runtime-ubuntu24.04", cuda="13.0", python="3.12",
+                       packages={"pip": ["nvidia-cublas==13.1.0.3", "nvidia-cudnn-cu13==9.13.0.50"]})
+    rendered = _library_path(profile, kb)
+    found = [p for p in build_context(profile, kb, None).libraries.providers if p.stage == EXTRAS]
+    assert {p.distribution for p in found} == {"nvidia-cublas", "nvidia-cudnn-cu13"}
+    for provider in found:
+        assert provider.on_search_path
+        assert any(path.endswith(provider.directory) for path in rendered), (provider, rendered)
+    assert "/opt/env/lib/python3.12/site-packages/nvidia/cu13/lib" in rendered
+
+
+def test_cuda11_wheel_directories_unchanged(kb: KnowledgeBase) -> None:
+    """The -cuNN wheels keep their own directories, and a wheel the KB has no row for (nvcc) keeps the one its
+    name gives."""
+    profile = _profile(base="nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", cuda="11.8", python="3.10",
+                       packages={"pip": ["nvidia-cudnn-cu11==8.6.0.163", "nvidia-cuda-nvcc-cu11==11.8.89"]})
+    site = "/opt/env/lib/python3.10/site-packages/nvidia"
+    assert _library_path(profile, kb) == [f"{site}/cuda_nvcc/lib", f"{site}/cudnn/lib"]
