@@ -203,7 +203,7 @@ def _python_dir(profile: Profile, kb: KnowledgeBase, setup: str) -> str:
 def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: tuple[str, ...], site_packages: str) -> list[str]:
     """Library directories of pip-installed NVIDIA wheels, where the KB says each one puts them
     (``kb.libraries.wheel_lib_dirs``: nvidia-cudnn-cu11 -> nvidia/cudnn/lib, nvidia-cublas 13 -> nvidia/cu13/lib)."""
-    dirs = set()
+    dirs: set[str] = set()
     for pin in pip_pins:
         wheel = nvidia_wheel(pin)
         if wheel is not None:
