@@ -21,9 +21,14 @@ from pathlib import Path
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.paths import kb_data_dir
 
-# modules whose code shapes the loaded rows: a change in any of them invalidates the cache
-_CODE = ("models.py", "loader.py", "knowledge.py", "validate.py", "versions.py", "cache.py")
 _PREFIX = "kb-"
+
+
+def code_files() -> list[Path]:
+    """The code that shapes the loaded rows: every module of the ``kb`` package (the row models, wherever a new
+    table puts its own, the loader, the validation, the queries); a change in any of them invalidates the cache.
+    A directory listing, not a hand-kept list, so no row module can be left out."""
+    return sorted(Path(__file__).resolve().parent.glob("*.py"))
 
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:
@@ -42,8 +47,7 @@ def cache_key(data_dir: Path) -> str:
 
     digest = hashlib.sha256()
     digest.update(f"{sys.version_info[:3]}|{pydantic.VERSION}\0".encode())
-    code_dir = Path(__file__).resolve().parent
-    for label, path in [(f"code/{n}", code_dir / n) for n in _CODE] + [
+    for label, path in [(f"code/{p.name}", p) for p in code_files()] + [
         (f"data/{p.name}", p) for p in sorted(data_dir.glob("*.yaml"))
     ]:
         digest.update(label.encode() + b"\0")

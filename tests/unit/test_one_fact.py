@@ -49,3 +49,26 @@ def test_cuda11_wheel_directories_unchanged(kb: KnowledgeBase) -> None:
                        packages={"pip": ["nvidia-cudnn-cu11==8.6.0.163", "nvidia-cuda-nvcc-cu11==11.8.89"]})
     site = "/opt/env/lib/python3.10/site-packages/nvidia"
     assert _library_path(profile, kb) == [f"{site}/cuda_nvcc/lib", f"{site}/cudnn/lib"]
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    return found.union(*(_subclasses(c) for c in found)) if found else found
+
+
+def test_kb_cache_key_covers_every_module_that_defines_a_row() -> None:
+    """The cache key hashed a hand-written list of modules without kb/libraries.py: a new field on its rows left
+    the key unchanged, and a cached row raised AttributeError. Every module a cached KB's classes come from is
+    in the key, whatever new table module is added."""
+    import sys
+    from pathlib import Path
+
+    import envgen.kb.loader  # noqa: F401  (imports every row model)
+    from envgen.kb.cache import code_files
+    from envgen.kb.knowledge import KnowledgeBase
+    from envgen.kb.models import Row
+
+    defining = {Path(str(sys.modules[c.__module__].__file__)).resolve() for c in {*_subclasses(Row), KnowledgeBase}}
+    assert any(p.name == "libraries.py" for p in defining)
+    keyed = {p.resolve() for p in code_files()}
+    assert defining <= keyed, f"left out of the cache key: {sorted(str(p) for p in defining - keyed)}"
