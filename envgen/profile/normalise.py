@@ -45,12 +45,14 @@ UNMODELLED: dict[str, str] = {
     "build it in an image of its own, outside envgen",
 }
 
-# conda packages that are frameworks: envgen installs frameworks with pip (the wheels its knowledge
-# base describes), so a conda build would be a second, unchecked copy.
-CONDA_FRAMEWORKS = frozenset(
-    {"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-base", "pytorch", "pytorch-gpu",
-     "pytorch-cuda", "torchvision", "torchaudio", "jax", "jaxlib"}
-)
+# conda packages that are frameworks -> the frameworks field that installs them (envgen installs frameworks with
+# pip, the wheels its knowledge base describes, so a conda build would be a second, unchecked copy); the ones
+# envgen does not model at all are refused for the reason UNMODELLED gives.
+CONDA_FRAMEWORKS: dict[str, str] = {
+    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow",
+    "tensorflow-base": "tensorflow", "pytorch": "pytorch", "pytorch-gpu": "pytorch", "pytorch-cuda": "pytorch",
+    "torchvision": "torchvision", "torchaudio": "torchaudio",
+}
 
 _PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
 
@@ -200,11 +202,14 @@ class _Normaliser:
             name_part = spec.split("::", 1)[-1]
             name, version = canonical(name_part.split("=")[0]), name_part.split("=")[1]
             loc = ("packages", "conda", index)
+            if name in UNMODELLED:
+                raise ProfileError(f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {UNMODELLED[name]}",
+                                   fix=f"remove {name} from packages.conda")
             if name in CONDA_FRAMEWORKS:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: envgen installs frameworks from the pip "
                     "wheels its knowledge base describes, not from conda",
-                    fix=f"move it to frameworks: (frameworks.{'pytorch' if 'torch' in name else 'tensorflow'})",
+                    fix=f"move it to frameworks: (frameworks.{CONDA_FRAMEWORKS[name]})",
                 )
             if name in seen and seen[name][1] != version:
                 first = ("packages", "conda", seen[name][0])
