@@ -28,7 +28,7 @@ from envgen.docker import (
     run_container,
 )
 from envgen.docker.images import tag_all
-from envgen.errors import InputError, SmokeFailed
+from envgen.errors import BuildFailed, InputError, SmokeFailed
 from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, prefetch
@@ -113,11 +113,17 @@ def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig,
 
 
 def freeze(client: DockerClient, image_id: str) -> str:
-    """The environment's complete, resolved package list (`pip freeze --all`): the lock as built."""
-    result = run_container(client, image_id, ["python", "-m", "pip", "freeze", "--all",
-                                              "--disable-pip-version-check"], gpus="none")
+    """The environment's complete, resolved package list (`pip freeze --all`): the lock as built. A freeze that
+    fails is an error: the image is then neither sealed nor tagged (its label would vouch for the error text)."""
+    command = ["python", "-m", "pip", "freeze", "--all", "--disable-pip-version-check"]
+    result = run_container(client, image_id, command, gpus="none")
     if result.exit_code != 0:
-        return f"# pip freeze failed (exit {result.exit_code})\n"
+        last = next((line for line in reversed(result.output.splitlines()) if line.strip()), "no output")
+        raise BuildFailed(
+            f"`{' '.join(command[:5])}` in image {image_id[:19]} failed (exit {result.exit_code}): {last.strip()}; "
+            "the image was not sealed or tagged",
+            fix=f"run `docker run --rm {image_id[:19]} {' '.join(command[:5])}` to see why",
+        ).with_tail(result.output)
     lines = sorted(line for line in result.output.splitlines() if line and not line.startswith("WARNING"))
     return "\n".join(lines) + "\n"
 
