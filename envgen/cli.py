@@ -127,7 +127,7 @@ def check_cmd(
                                  "with uv (needs the package index)."),
 ) -> None:
     """Check a profile against the compatibility knowledge base before anything is built."""
-    from envgen.check import HostSpec, check_profile
+    from envgen.check import HostSpec, build_context, judge
     from envgen.check.report import findings_to_json, format_findings
     from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
@@ -138,7 +138,8 @@ def check_cmd(
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
     kb = load_kb_cached(cache_dir(os.environ))
-    findings = check_profile(loaded, kb, host)
+    ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
+    findings = judge(ctx)
     if resolve:
         from envgen.errors import ResolverUnavailable
         from envgen.lock.witness import witness
@@ -153,7 +154,7 @@ def check_cmd(
         from envgen.check.scope import scope_line
 
         typer.echo(format_findings(findings))
-        typer.echo(scope_line(loaded, kb))
+        typer.echo(scope_line(ctx))
     if any(f.severity == "error" for f in findings):
         raise typer.Exit(1)
 

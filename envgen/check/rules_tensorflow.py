@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.packages import cuda_sources, cudnn_sources
 from envgen.check.util import cuda_compatible, cudart_soname, finding
 from envgen.kb.versions import at_least, minor, vtuple
+from envgen.plan.packages import cuda_sources, cudnn_sources
 
 
 def tf_known(ctx: CheckContext) -> list[Finding]:

@@ -17,17 +17,16 @@ from envgen import __version__
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.kb.libraries import nvidia_wheel, wheel_lib_dirs
 from envgen.mirrors import mirror_ref
+from envgen.plan.expected import Expected
+from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
-from envgen.render.stack import StackPins, resolve_pins
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
 CONTENT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH@@"
 SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
-ENV_PREFIX = "/opt/env"
 
 
 def _data(name: str) -> dict[str, Any]:
@@ -85,7 +84,7 @@ class RenderPlan:
     env: tuple[tuple[str, str], ...]
     labels: tuple[tuple[str, str], ...]
     runtime_apt: tuple[str, ...]
-    expected: Mapping[str, Any]
+    expected: Expected  # what the smoke probe compares the image against (the install plan's)
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
@@ -191,47 +190,6 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
     return BasePin(image=image, from_ref=from_ref, digest=digest, local=profile.local_base)
 
 
-def _python_dir(profile: Profile, kb: KnowledgeBase, setup: str) -> str:
-    """lib/pythonX.Y inside /opt/env: the profile's Python for conda, the base's otherwise."""
-    if setup == "conda":
-        return f"python{profile.python_minor}"
-    info = kb.base_image(profile.base)
-    version = info.python if info and info.python else profile.python
-    return "python" + ".".join(version.split(".")[:2])
-
-
-def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: tuple[str, ...], site_packages: str) -> list[str]:
-    """Library directories of pip-installed NVIDIA wheels, where the KB says each one puts them
-    (``kb.libraries.wheel_lib_dirs``: nvidia-cudnn-cu11 -> nvidia/cudnn/lib, nvidia-cublas 13 -> nvidia/cu13/lib)."""
-    dirs: set[str] = set()
-    for pin in pip_pins:
-        wheel = nvidia_wheel(pin)
-        if wheel is not None:
-            dirs.update(f"{site_packages}/{d}" for d in wheel_lib_dirs(kb.cuda_libraries, wheel))
-    return sorted(dirs)
-
-
-def environment(
-    profile: Profile, kb: KnowledgeBase, pins: Pins, stack: StackPins, python_dir: str
-) -> tuple[tuple[str, str], ...]:
-    env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
-    gpu = profile.cuda is not None
-    if gpu:
-        libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
-        libs += nvidia_lib_dirs(kb, pins.pip + pins.pip_extra, f"{ENV_PREFIX}/lib/{python_dir}/site-packages")
-        if libs:
-            env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        env["NVIDIA_VISIBLE_DEVICES"] = "all"
-        env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
-        require = stack.require_cuda or profile.cuda
-        env["NVIDIA_REQUIRE_CUDA"] = f"cuda>={require}"
-    for key, value in profile.env.items():
-        if key in env:
-            raise RenderError(f"profile env {key} would replace envgen's own {key}", fix=f"remove env.{key}")
-        env[key] = value
-    return tuple(sorted(env.items()))
-
-
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
     fixed = _data("labels.yaml")
     oci = "org.opencontainers.image."
@@ -305,14 +263,14 @@ def render_context(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    stack: StackPins | None = None,
+    install: InstallPlan | None = None,
     use_lock: bool = True,
 ) -> RenderPlan:
-    """The plan for one profile. ``stack`` defaults to ``resolve_stack(profile, kb)``'s pins.
+    """The plan for one profile. ``install`` defaults to ``envgen.plan.resolve_stack(profile, kb)``.
     ``use_lock``: read the lock file beside the profile's YAML file, if there is one (``envgen lock``
     itself renders without it)."""
     config = config or UserConfig()
-    stack = resolve_pins(profile, kb) if stack is None else stack
+    install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     setups = _data("python_setups.yaml")
     tools = _data("tools.yaml")
@@ -320,9 +278,9 @@ def render_context(
     raw = setups[key]
     setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]))
     pins = Pins(
-        conda=tuple(exact_conda(p) for p in (*profile.packages.conda, *stack.conda)),
-        pip=stack.pip,
-        pip_extra=tuple(profile.packages.pip),
+        conda=tuple(exact_conda(p) for p in install.user_conda),
+        pip=tuple(install.framework_pip),
+        pip_extra=tuple(install.user_pip),
         apt=tuple(profile.packages.apt),
     )
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
@@ -347,13 +305,13 @@ def render_context(
         base=base,
         python_setup=setup,
         pins=pins,
-        pip=PipSources(stack.pip_index_urls, stack.pip_find_links),
+        pip=PipSources(tuple(install.pip_index_urls), tuple(install.pip_find_links)),
         micromamba={k: str(v) for k, v in tools["micromamba"].items()},
         conda_pip=str(tools["conda_pip"]["version"]),
-        env=environment(profile, kb, pins, stack, _python_dir(profile, kb, key)),
+        env=install.env,
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
-        expected=dict(stack.expected),
+        expected=install.expected,
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
         secrets=secrets,

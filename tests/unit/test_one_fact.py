@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from envgen.check.context import build_context
-from envgen.check.libraries import EXTRAS
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.plan.libraries import EXTRAS
 from envgen.profile import Profile
 from envgen.render.plan import render_context
 
@@ -72,3 +72,31 @@ def test_kb_cache_key_covers_every_module_that_defines_a_row() -> None:
     assert any(p.name == "libraries.py" for p in defining)
     keyed = {p.resolve() for p in code_files()}
     assert defining <= keyed, f"left out of the cache key: {sorted(str(p) for p in defining - keyed)}"
+
+
+def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`envgen check` built its CheckContext four times (the rules, the lock rule's resolve_stack, the scope
+    line's context and its resolve_stack): now one stack and one install plan serve every reader."""
+    from typer.testing import CliRunner
+
+    import envgen.check.context as context
+    from envgen.cli import app
+
+    calls = {"rows": 0, "plan": 0}
+    rows, plan = context.resolve_rows, context.install_plan
+
+    def counted_rows(*args: Any) -> Any:
+        calls["rows"] += 1
+        return rows(*args)
+
+    def counted_plan(*args: Any) -> Any:
+        calls["plan"] += 1
+        return plan(*args)
+
+    monkeypatch.setattr(context, "resolve_rows", counted_rows)
+    monkeypatch.setattr(context, "install_plan", counted_plan)
+    monkeypatch.setattr("envgen.plan.install.resolve_rows", counted_rows)
+    monkeypatch.setattr("envgen.plan.install.install_plan", counted_plan)
+    result = CliRunner().invoke(app, ["check", "a100-pypi"])
+    assert "looked at:" in result.output, result.output
+    assert calls == {"rows": 1, "plan": 1}

@@ -5,7 +5,7 @@ For the image: every distribution that puts one of those sonames on disk (the ba
 packages, NVIDIA's pip wheels named in the profile, and the wheels a framework pulls in itself),
 where it lands, whether that directory is on the search path a by-soname ``dlopen`` uses, and in
 which install stage it arrives (a later stage overwrites a file an earlier one wrote).
-Pure functions; ``CheckContext.libraries`` holds their result for one context, and the rules in
+Pure functions; ``Stack.libraries`` holds their result for one profile, and the rules in
 ``rules_libraries``, the smoke test's expectations and the `looked at:` line read it there.
 """
 
@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from envgen.check.context import CheckContext
-from envgen.check.packages import base_cudnn, base_provides_cuda, conda_pins
 from envgen.kb.libraries import CudaLibrary, nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.packages import base_cudnn, base_provides_cuda, conda_pins
+from envgen.plan.stack import Stack
 
 # install stages, in the order the Dockerfile runs them
 BASE, CONDA, ENVIRONMENT, EXTRAS = 0, 1, 2, 3
+STAGES = ("base", "conda", "environment", "extras")  # by those numbers
 STAGE_NAMES = {BASE: "the base image", CONDA: "the conda environment", ENVIRONMENT: "the environment stage",
                EXTRAS: "the extras stage (packages.pip)"}
 
@@ -68,17 +69,17 @@ def _soname(row: CudaLibrary, cuda: str, cudnn: str | None) -> str | None:
     return row.soname("2")
 
 
-def _families(ctx: CheckContext, families: list[str]) -> list[CudaLibrary]:
+def _families(ctx: Stack, families: list[str]) -> list[CudaLibrary]:
     rows = [ctx.kb.cuda_library(f) for f in families]
     return [r for r in rows if r is not None]
 
 
-def tensorflow_uses_image_cuda(ctx: CheckContext) -> bool:
+def tensorflow_uses_image_cuda(ctx: Stack) -> bool:
     """A GPU TensorFlow that is not NGC's (whose libraries the NGC image provides) and not a CPU build."""
     return bool(ctx.gpu and ctx.tf_build and ctx.ngc is None and ctx.tf_package != "tensorflow-cpu")
 
 
-def needs(ctx: CheckContext) -> list[Need]:
+def needs(ctx: Stack) -> list[Need]:
     """Every soname each GPU framework of the image loads, with how it finds it."""
     out: list[Need] = []
     version = ctx.profile.frameworks.tensorflow
@@ -111,12 +112,12 @@ def needs(ctx: CheckContext) -> list[Need]:
     return out
 
 
-def survey(ctx: CheckContext) -> Libraries:
+def survey(ctx: Stack) -> Libraries:
     wanted = needs(ctx)
     return Libraries(tuple(wanted), tuple(providers(ctx, wanted)))
 
 
-def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
+def providers(ctx: Stack, wanted: list[Need]) -> list[Provider]:
     """Every CUDA library file the image will hold, by distribution (``wanted``: ``needs(ctx)``)."""
     profile, kb = ctx.profile, ctx.kb
     out: list[Provider] = []
@@ -157,7 +158,7 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
     return out
 
 
-def _framework_wheel_deps(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
+def _framework_wheel_deps(ctx: Stack, wanted: list[Need]) -> list[Provider]:
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []
