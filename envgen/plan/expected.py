@@ -56,8 +56,8 @@ class Expected(BaseModel):
         return getattr(self, key)
 
     def document(self) -> dict[str, Any]:
-        """The JSON the probe reads."""
-        return self.model_dump(mode="json", exclude={"schema_id"})
+        """The JSON the probe reads, its schema id under ``schema`` (as the smoke report's)."""
+        return {"schema": self.schema_id, **self.model_dump(mode="json", exclude={"schema_id"})}
 
 
 def expected_libraries(stack: Stack) -> list[ExpectedLibrary]:
