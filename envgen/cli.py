@@ -134,10 +134,10 @@ def check_cmd(
 
     if platform not in ("linux", "windows"):
         raise InputError(f"option --platform = {platform!r} is not known", fix="use linux or windows")
-    loaded = load_profile(profile)
+    kb = load_kb_cached(cache_dir(os.environ))
+    loaded = load_profile(profile, kb=kb)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
-    kb = load_kb_cached(cache_dir(os.environ))
     ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
     findings = judge(ctx)
     if resolve:

@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -26,6 +27,9 @@ from pydantic_core import CoreSchema, core_schema
 
 from envgen.errors import shown
 from envgen.profile.normalise import normalise
+
+# model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
+NORMALISED = "envgen.normalised"
 
 # --- value patterns -------------------------------------------------------------------------
 
@@ -287,10 +291,10 @@ class Profile(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _normalise(cls, data: Any) -> Any:
+    def _normalise(cls, data: Any, info: ValidationInfo) -> Any:
         """Frameworks named in packages.pip move to frameworks; defaults are filled (profiles made in
-        code get the same treatment as loaded ones, which went through it with line numbers)."""
-        if not isinstance(data, dict):
+        code get the same treatment as loaded ones, which went through it with line numbers, once)."""
+        if not isinstance(data, dict) or (info.context or {}).get(NORMALISED):
             return data
         return normalise(data, {}, Path("<profile>")).data
 

@@ -100,3 +100,25 @@ def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPat
     result = CliRunner().invoke(app, ["check", "a100-pypi"])
     assert "looked at:" in result.output, result.output
     assert calls == {"rows": 1, "plan": 1}
+
+
+def test_building_a_profile_reads_no_knowledge_base(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The model's validation is pure: an NGC profile made in code gets no KB read; load_profile applies the NGC
+    defaults with the knowledge base its caller gives, and normalises once."""
+    import envgen.kb.cache as cache
+    from envgen.profile import load_profile
+    from envgen.profile.loader import profile_notes
+
+    def no_read(*_: Any) -> Any:
+        raise AssertionError("the knowledge base was read")
+
+    monkeypatch.setattr(cache, "load_kb_cached", no_read)
+    made = Profile.model_validate({"name": "ngc", "base": "nvcr.io/nvidia/tensorflow:23.12-tf2-py3",
+                                   "python": "3.10", "cuda": "12.3", "gpu": {"targets": ["A100"]}})
+    assert made.cudnn is None  # the model read nothing; the release's 8.9.7 comes with load_profile
+    path = tmp_path / "ngc.yaml"
+    path.write_text("name: ngc\nbase: nvcr.io/nvidia/tensorflow:23.12-tf2-py3\ngpu: {targets: [A100]}\n")
+    loaded = load_profile(str(path), kb=load_kb())
+    assert (loaded.cuda, loaded.cudnn, loaded.python) == ("12.3", "8.9.7", "3.10")
+    notes = profile_notes(loaded)
+    assert notes is not None and any(d.startswith("cuda: '12.3'") for d in notes.defaults)
