@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import InputError
+from envgen.vocabulary import LABEL_PREFIX
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
-LABEL_PREFIX = "io.envgen."
 
 
 @dataclass(frozen=True)

@@ -41,13 +41,13 @@ from envgen.profile.lockfile import (
     sorted_entries,
 )
 from envgen.render.plan import RenderPlan, lock_target, render_context, wheelhouse_covers
+from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 # Build args that route pip (mirrors, proxies): the host's resolution takes the same route.
-ROUTE_ARGS = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY",
-              "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+ROUTE_ARGS = ARGS_PIP_ROUTE
 def platform_note(platforms: Sequence[str], glibc: str | None) -> str:
     origin = f"the base image's glibc {glibc}" if glibc else "glibc of the base image unknown"
     return f"manylinux x86_64 (--platform {platforms[0]} down to {platforms[-1]}, {len(platforms)} tags; {origin})"
@@ -233,8 +233,8 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     if uv_url:
         fields.append(("uv-wheel", uv_url))
     # SOURCE_DATE_EPOCH for the build: the upload time of the newest locked archive, so it only moves
-    # when the lock does (315532800 = 1980-01-01, the earliest a zip file can say, when unknown).
-    fields.append(("source-date-epoch", str(max(newest) if newest else 315532800)))
+    # when the lock does (SOURCE_DATE_EPOCH_DEFAULT, 1980-01-01, when unknown).
+    fields.append(("source-date-epoch", str(max(newest) if newest else SOURCE_DATE_EPOCH_DEFAULT)))
     base_input: str | None = None
     apt_input: tuple[str, ...] | None = None
     apt_entries: tuple[AptEntry, ...] = ()

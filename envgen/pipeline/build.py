@@ -39,10 +39,18 @@ from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import SEALED_REPORT, run_planned
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.tiers import TIER_LABEL, host_plan
+from envgen.pipeline.tiers import host_plan
 from envgen.profile import Profile
 from envgen.render import RenderResult, render, render_in_memory
 from envgen.smoke.report import SmokeReport
+from envgen.vocabulary import (
+    LABEL_CONTENT_HASH,
+    LABEL_FREEZE_SHA256,
+    LABEL_SMOKE,
+    LABEL_SMOKE_MODE,
+    LABEL_SMOKE_TESTED_IMAGE,
+    LABEL_SMOKE_TIER,
+)
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -148,9 +156,9 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
-        labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}" '
-                  f'{TIER_LABEL}="{report.tier or ""}"',
-                  f'LABEL io.envgen.smoke-tested-image="{image_id}" io.envgen.freeze-sha256="{freeze_hash}"']
+        labels = [f'LABEL {LABEL_SMOKE}="{report.status}" {LABEL_SMOKE_MODE}="{report.mode}" '
+                  f'{LABEL_SMOKE_TIER}="{report.tier or ""}"',
+                  f'LABEL {LABEL_SMOKE_TESTED_IMAGE}="{image_id}" {LABEL_FREEZE_SHA256}="{freeze_hash}"']
         committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
         container.remove(force=True)
@@ -252,7 +260,7 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
                   env: Mapping[str, str] | None) -> BuildOutcome:
     # Looked up under the lock: a build of the same content that just finished left its image here.
     current = inspect_image(client, planned_tag)
-    if current and current.labels.get("io.envgen.content-hash") == content_hash:
+    if current and current.labels.get(LABEL_CONTENT_HASH) == content_hash:
         record = store.get(current.id)
         if (record and record.passed) or not smoke:
             outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,

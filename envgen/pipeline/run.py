@@ -16,6 +16,7 @@ from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import gpus_for
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import LIBRARIES
+from envgen.vocabulary import LABEL_GPU_REQUIRED
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -31,7 +32,7 @@ def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None
     from envgen.pipeline.tiers import host_plan
 
     out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
-    gpu_required = image.labels.get("io.envgen.gpu-required") != "false"
+    gpu_required = image.labels.get(LABEL_GPU_REQUIRED) != "false"
     run_planned(client, image.id, host_plan(gpu_required, env, gpus),
                 **smoke_kwargs(client, image.id, image.labels, store))
     return store.get(image.id)

@@ -19,12 +19,10 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
+from envgen.vocabulary import ARGS_FORWARDED
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
-BAKE_ARGS = (
-    "APT_MIRROR", "CONDA_CHANNEL_ALIAS", "CONDA_CHANNEL_MIRRORS", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
-    "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
-)
+BAKE_ARGS = ARGS_FORWARDED
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,14 @@ from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
+from envgen.vocabulary import (
+    LABEL_CONTENT_HASH,
+    LABEL_GPU_REQUIRED,
+    LABEL_PROFILE,
+    LABEL_PROFILE_HASH,
+    LABEL_VERSION,
+    SOURCE_DATE_EPOCH_DEFAULT,
+)
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
 CONTENT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH@@"
@@ -143,6 +151,7 @@ class RenderPlan:
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
+            "source_date_epoch_default": SOURCE_DATE_EPOCH_DEFAULT,
         }
 
 
@@ -201,12 +210,12 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         f"{oci}source": str(fixed["source"]),
         f"{oci}licenses": str(fixed["licenses"]),
         f"{oci}base.name": base.image,
-        "io.envgen.profile": profile.name,
-        "io.envgen.profile-hash": phash,
-        "io.envgen.content-hash": CONTENT_HASH_TOKEN,
-        "io.envgen.version": __version__,
+        LABEL_PROFILE: profile.name,
+        LABEL_PROFILE_HASH: phash,
+        LABEL_CONTENT_HASH: CONTENT_HASH_TOKEN,
+        LABEL_VERSION: __version__,
         # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
-        "io.envgen.gpu-required": "true" if profile.gpu.required else "false",
+        LABEL_GPU_REQUIRED: "true" if profile.gpu.required else "false",
     }
     if base.digest:
         values[f"{oci}base.digest"] = base.digest

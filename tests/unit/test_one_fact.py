@@ -122,3 +122,22 @@ def test_building_a_profile_reads_no_knowledge_base(monkeypatch: pytest.MonkeyPa
     assert (loaded.cuda, loaded.cudnn, loaded.python) == ("12.3", "8.9.7", "3.10")
     notes = profile_notes(loaded)
     assert notes is not None and any(d.startswith("cuda: '12.3'") for d in notes.defaults)
+
+
+def test_the_vocabulary_is_spelled_once() -> None:
+    """Label keys, the SOURCE_DATE_EPOCH default and the glibc assumed when unknown are stated in
+    envgen/vocabulary.py alone (the stdlib-only probe, copied into images, keeps its own)."""
+    import re
+    from pathlib import Path
+
+    import envgen
+    from envgen.lock.lock_uv import uv_platform
+    from envgen.lock.wheels import manylinux_platforms
+
+    root = Path(envgen.__file__).parent
+    spelled = re.compile(r"""["']io\.envgen\.[a-z0-9-]*["']|315532800""")
+    wrong = [f"{p.relative_to(root)}:{n}" for p in sorted(root.rglob("*.py"))
+             if "probe" not in p.parts and p.name != "vocabulary.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if spelled.search(line)]
+    assert not wrong, wrong
+    assert manylinux_platforms(None)[0] == f"manylinux_{uv_platform(None).split('manylinux_')[1]}_x86_64"
