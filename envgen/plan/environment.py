@@ -37,7 +37,7 @@ def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: Sequence[str], site_packages: s
 def environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
                 require_cuda: str | None) -> tuple[tuple[str, str], ...]:
     env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
-    if profile.cuda is not None:
+    if profile.is_gpu:
         libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
         libs += nvidia_lib_dirs(kb, pip_pins, f"{ENV_PREFIX}/lib/{python_dir(profile, kb)}/site-packages")
         if libs:

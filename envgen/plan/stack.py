@@ -41,7 +41,7 @@ class Stack:
 
     @property
     def gpu(self) -> bool:
-        return self.profile.gpu.required
+        return self.profile.is_gpu
 
     @functools.cached_property
     def libraries(self) -> Libraries:

@@ -341,6 +341,13 @@ class Profile(Strict):
         return None
 
     @property
+    def is_gpu(self) -> bool:
+        """A GPU profile: one whose image must see a GPU (``gpu.required``, which needs ``cuda``). The one notion
+        the install plan (CUDA builds, NVIDIA_* variables, library path), the exports (``--gpus``), the image's
+        io.envgen.gpu-required label and the smoke tiers share."""
+        return self.gpu.required
+
+    @property
     def is_ngc(self) -> bool:
         return self.base.startswith("nvcr.io/nvidia/")
 

@@ -58,7 +58,7 @@ def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
     """The image an export runs: the one `envgen build` tags, in the user's namespace."""
     profile = ctx.plan.profile
     return ExportItem(profile, image_tag(profile.name, ctx.content_hash, config.namespace), ctx.content_hash,
-                      profile.cuda is not None, target=profile.name.replace(".", "-"))
+                      profile.is_gpu, target=profile.name.replace(".", "-"))
 
 
 def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:

@@ -215,7 +215,7 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         LABEL_CONTENT_HASH: CONTENT_HASH_TOKEN,
         LABEL_VERSION: __version__,
         # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
-        LABEL_GPU_REQUIRED: "true" if profile.gpu.required else "false",
+        LABEL_GPU_REQUIRED: "true" if profile.is_gpu else "false",
     }
     if base.digest:
         values[f"{oci}base.digest"] = base.digest

@@ -141,3 +141,15 @@ def test_the_vocabulary_is_spelled_once() -> None:
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if spelled.search(line)]
     assert not wrong, wrong
     assert manylinux_platforms(None)[0] == f"manylinux_{uv_platform(None).split('manylinux_')[1]}_x86_64"
+
+
+def test_one_notion_of_a_gpu_profile(kb: KnowledgeBase) -> None:
+    """A profile with a CUDA version but gpu.required: false got the CPU torch build from the plan and the
+    NVIDIA_* variables and library path from the render (which asked `cuda is not None`): now both ask is_gpu."""
+    profile = _profile(base="nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", cuda="11.8", python="3.10",
+                       gpu={"required": False}, frameworks={"pytorch": "2.1.2"},
+                       packages={"pip": ["nvidia-cudnn-cu11==8.6.0.163"]})
+    plan = render_context(profile, kb, use_lock=False)
+    assert not profile.is_gpu and "torch==2.1.2+cpu" in plan.pins.pip
+    assert not any(key.startswith("NVIDIA_") or key == "LD_LIBRARY_PATH" for key, _ in plan.env)
+    assert dict(plan.labels)["io.envgen.gpu-required"] == "false"
