@@ -30,6 +30,7 @@ from envgen.docker import (
 from envgen.docker.images import tag_all
 from envgen.errors import BuildFailed, InputError, SmokeFailed
 from envgen.files import write_atomically
+from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.mirrors import mirror_ref
@@ -183,7 +184,7 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
                  "apt and pip packages")
         return
     lock = read_lock(path)
-    image = profile.base.split("@", 1)[0]
+    image = parse_ref(profile.base).tagged
     if lock.base_image_id:
         changed = check_local_base(client, image, lock.base_image_id, path.name)
         if changed:

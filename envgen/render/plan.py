@@ -16,6 +16,7 @@ import yaml
 from envgen import __version__
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
+from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.plan.expected import Expected
@@ -170,8 +171,7 @@ def python_setup_key(profile: Profile) -> str:
         return "conda"
     if profile.is_ngc:
         return "ngc"
-    repository = profile.base.split("@", 1)[0].rsplit(":", 1)[0]
-    if repository in ("python", "library/python", "docker.io/library/python"):
+    if parse_ref(profile.base).repository == "python":
         return "python-image"
     return "debian"
 
@@ -185,18 +185,17 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
     """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
     a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
     info = kb.base_image(profile.base)
+    named = parse_ref(profile.base)
     digest = None if profile.local_base else (info.digest if info else None)
-    if lock is not None and lock.base_digest and "@" not in profile.base:
+    if lock is not None and lock.base_digest and named.digest is None:
         digest = lock.base_digest
-    if "@" in profile.base:
-        from_ref = profile.base
-        digest = profile.base.split("@", 1)[1]
+    if named.digest:
+        from_ref, digest = profile.base, named.digest
     elif digest:
         from_ref = f"{profile.base}@{digest}"
     else:
         from_ref = profile.base
-    image = profile.base.split("@", 1)[0]
-    return BasePin(image=image, from_ref=from_ref, digest=digest, local=profile.local_base)
+    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base)
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:

@@ -153,3 +153,26 @@ def test_one_notion_of_a_gpu_profile(kb: KnowledgeBase) -> None:
     assert not profile.is_gpu and "torch==2.1.2+cpu" in plan.pins.pip
     assert not any(key.startswith("NVIDIA_") or key == "LD_LIBRARY_PATH" for key, _ in plan.env)
     assert dict(plan.labels)["io.envgen.gpu-required"] == "false"
+
+
+@pytest.mark.parametrize(("ref", "name", "tag", "digest", "repository"), [
+    ("ubuntu", "ubuntu", None, None, "ubuntu"),
+    ("docker.io/library/python:3.11-slim", "docker.io/library/python", "3.11-slim", None, "python"),
+    ("localhost:5000/envgen/x", "localhost:5000/envgen/x", None, None, "localhost:5000/envgen/x"),
+    ("localhost:5000/python@sha256:ab", "localhost:5000/python", None, "sha256:ab", "localhost:5000/python"),
+    ("nvidia/cuda:12.1.0-runtime-ubuntu22.04@sha256:cd", "nvidia/cuda", "12.1.0-runtime-ubuntu22.04", "sha256:cd",
+     "nvidia/cuda"),
+])
+def test_one_image_reference_parser(ref: str, name: str, tag: str | None, digest: str | None,
+                                    repository: str) -> None:
+    """One parser (envgen.imageref) behind the KB's keys, the engine's tags, the render's FROM and the locks:
+    ``localhost:5000/python`` was read as repository ``localhost`` by the render's own split."""
+    from envgen.docker.images import split_ref
+    from envgen.imageref import parse_ref
+    from envgen.kb.images import parse_image
+
+    parsed = parse_ref(ref)
+    assert (parsed.name, parsed.tag, parsed.digest, parsed.repository) == (name, tag, digest, repository)
+    assert parse_image(ref).repository == repository and parse_image(ref).tag == (tag or "latest")
+    if digest is None:
+        assert split_ref(ref) == (name, tag or "latest")
