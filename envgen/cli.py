@@ -210,9 +210,9 @@ def suggest_cmd(
         if path is None:
             typer.echo(("---\n" if not result.single else "") + text, nl=False)
         else:
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
+            from envgen.files import USER_FILE, write_atomically
+
+            write_atomically(path, text, USER_FILE)
             written.append(path)
     _err(summary(result, written))
 

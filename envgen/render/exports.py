@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import jinja2
 from envgen import __version__
 from envgen.config import DEFAULT_SHM_SIZE, UserConfig
 from envgen.errors import InputError, RenderError
+from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
@@ -184,12 +184,7 @@ def export(
     written = []
     for rel, text in sorted(files.items()):
         path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        if path.name.endswith(EXECUTABLE_SUFFIXES):
-            tmp.chmod(0o755)
-        tmp.replace(path)
+        write_atomically(path, text, EXECUTABLE if path.name.endswith(EXECUTABLE_SUFFIXES) else USER_FILE)
         written.append(path)
     return written
 
