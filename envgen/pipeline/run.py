@@ -16,7 +16,7 @@ from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import gpus_for
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import LIBRARIES
-from envgen.vocabulary import LABEL_GPU_REQUIRED
+from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -57,6 +57,10 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         )
     gpus = gpus_for(image.labels, gpus)
     route = None
+    if gpus == "none" and image.labels.get(LABEL_GPU_REQUIRED) == "true":
+        out(f"envgen: warning: {image.labels.get(LABEL_PROFILE, target)} is a GPU profile and --gpus none "
+            "gives its container no GPU: the frameworks run on the CPU without an error (torch.cuda.is_available() "
+            "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":
         route = _gate_and_route(image.labels, gpus, config.gpu_route, env)
         if not force and record is not None and record.tier == LIBRARIES:

@@ -34,6 +34,15 @@ class ExpectedTarget(BaseModel):
     compute_capability: str | None
 
 
+class ExpectedBase(BaseModel):
+    """The frameworks the base image provides (``base_provides``) and the interpreter whose environment holds them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str
+    frameworks: dict[str, str]  # frameworks: key -> the version declared
+
+
 class Expected(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -49,15 +58,19 @@ class Expected(BaseModel):
     gpu_required: bool
     arch_list: list[str]
     ptx: list[str]
-    libraries: list[ExpectedLibrary]
+    libraries: list[ExpectedLibrary] | None  # None: the base's own frameworks find theirs (base_provides)
     gpu_targets: list[ExpectedTarget]
+    base_provides: ExpectedBase | None = None  # written only when the profile has base_provides
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
 
     def document(self) -> dict[str, Any]:
         """The JSON the probe reads, its schema id under ``schema`` (as the smoke report's)."""
-        return {"schema": self.schema_id, **self.model_dump(mode="json", exclude={"schema_id"})}
+        doc = self.model_dump(mode="json", exclude={"schema_id"})
+        if self.base_provides is None:
+            del doc["base_provides"]
+        return {"schema": self.schema_id, **doc}
 
 
 def expected_libraries(stack: Stack) -> list[ExpectedLibrary]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.kb.versions import minor, vtuple
 from envgen.plan.environment import environment
-from envgen.plan.expected import Expected, ExpectedTarget, expected_libraries
+from envgen.plan.expected import Expected, ExpectedBase, ExpectedTarget, expected_libraries
 from envgen.plan.libraries import STAGES
 from envgen.plan.stack import Stack, cuda_in_use, resolve_rows
 from envgen.profile import Profile
@@ -80,6 +80,12 @@ def _torch_pins(stack: Stack) -> list[str]:
     return pins
 
 
+def _framework_of(pin: str) -> str:
+    """The frameworks: key of a framework pin: torch==2.1.2+cu118 -> pytorch."""
+    name = pin.split("==", 1)[0]
+    return "pytorch" if name == "torch" else name
+
+
 def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     """(pip pins, preinstalled) for TensorFlow."""
     profile, version = stack.profile, stack.profile.frameworks.tensorflow
@@ -87,6 +93,8 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
         return [], []
     if stack.ngc is not None and stack.ngc.framework == "tensorflow":
         return [], [f"tensorflow=={stack.ngc.framework_version}"]
+    if "tensorflow" in profile.base_frameworks:
+        return [], [f"tensorflow=={version}"]
     if profile.frameworks.tensorflow_package is None:
         notes.append(f"TensorFlow {version} is installed as `{stack.tf_package}` (the distribution that "
                      f"carries {'GPU' if stack.gpu else 'CPU'} support for this release)")
@@ -102,6 +110,7 @@ def _required_cuda(stack: Stack) -> str | None:
 
 def expected(stack: Stack) -> Expected:
     profile, ngc, tf_build, variant = stack.profile, stack.ngc, stack.tf_build, stack.torch_variant
+    provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
     tf_cuda = None
     if ngc is not None and ngc_tf:
@@ -120,32 +129,38 @@ def expected(stack: Stack) -> Expected:
         gpu_required=stack.gpu,
         arch_list=list(variant.arch_list) if variant is not None else [],
         ptx=list(variant.ptx) if variant is not None else [],
-        libraries=expected_libraries(stack),
+        # frameworks of the base find their own libraries: the probe derives them from what they report
+        libraries=expected_libraries(stack) if not provided or stack.libraries.needs else None,
         gpu_targets=[ExpectedTarget(name=t.label, compute_capability=t.model.compute_capability if t.model else None)
                      for t in stack.targets],
+        base_provides=None if profile.base_provides is None else ExpectedBase(
+            python=profile.base_provides.python,
+            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
     )
 
 
 def install_plan(stack: Stack) -> InstallPlan:
-    notes: list[str] = []
+    profile, notes = stack.profile, list[str]()
+    provided = profile.base_frameworks  # what the base image holds is not installed again
     tf_pins, preinstalled = _tensorflow(stack, notes)
-    if stack.torch_variant_note:
+    torch_pins = _torch_pins(stack)
+    preinstalled += [pin for pin in torch_pins if _framework_of(pin) in provided]
+    if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
-    variant = stack.torch_variant
+    variant = stack.torch_variant if "pytorch" not in provided else None
     index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
     find_links = [variant.index_url] if variant is not None and variant.find_links else []
-    profile = stack.profile
     return InstallPlan(
         profile=profile,
         kb=stack.kb,
-        framework_pip=[*tf_pins, *_torch_pins(stack)],
+        framework_pip=[*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)],
         user_pip=list(profile.packages.pip),
         pip_index_urls=index_urls,
         pip_find_links=find_links,
         user_conda=list(profile.packages.conda) if profile.installer == "conda" else [],
         preinstalled=preinstalled,
         tensorflow_package=stack.tf_package,
-        torch_variant=variant,
+        torch_variant=stack.torch_variant,
         required_cuda_for_driver=_required_cuda(stack),
         expected=expected(stack),
         notes=notes,

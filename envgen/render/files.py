@@ -54,7 +54,7 @@ def probe_files(directory: Path | None = None) -> dict[str, bytes]:
 def profile_document(plan: RenderPlan) -> dict[str, Any]:
     """/etc/envgen/profile.json: the profile's identity (no mirrors) and the expected facts."""
     doc = dict(plan.profile.identity())
-    doc["expected"] = plan.expected.document()
+    doc["expected"] = dict(plan.expected)
     return doc
 
 

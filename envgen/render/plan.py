@@ -19,7 +19,6 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
-from envgen.plan.expected import Expected
 from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
@@ -60,6 +59,10 @@ class PythonSetup:
     build_apt: tuple[str, ...]
     runtime_apt: tuple[str, ...]
     venv_args: tuple[str, ...]
+    interpreter: str = "python3"  # what makes the venv: the base's python3, or base_provides.python
+    # base_provides: the interpreter's own site directories go on /opt/env's path (a .pth), since a venv
+    # made from another venv does not see that venv's packages
+    base_site: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class RenderPlan:
     env: tuple[tuple[str, str], ...]
     labels: tuple[tuple[str, str], ...]
     runtime_apt: tuple[str, ...]
-    expected: Expected  # what the smoke probe compares the image against (the install plan's)
+    expected: Mapping[str, Any]  # what the smoke probe compares the image against: the plan's Expected.document()
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
@@ -169,6 +172,8 @@ def exact_conda(spec: str) -> str:
 def python_setup_key(profile: Profile) -> str:
     if profile.installer == "conda":
         return "conda"
+    if profile.base_provides is not None:
+        return "base-env"
     if profile.is_ngc:
         return "ngc"
     if parse_ref(profile.base).repository == "python":
@@ -284,7 +289,9 @@ def render_context(
     tools = _data("tools.yaml")
     key = python_setup_key(profile)
     raw = setups[key]
-    setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]))
+    setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]),
+                        profile.base_provides.python if profile.base_provides else "python3",
+                        profile.base_provides is not None)
     pins = Pins(
         conda=tuple(exact_conda(p) for p in install.user_conda),
         pip=tuple(install.framework_pip),
@@ -319,7 +326,7 @@ def render_context(
         env=install.env,
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
-        expected=install.expected,
+        expected=install.expected.document(),
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
         secrets=secrets,
