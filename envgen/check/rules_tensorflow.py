@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.util import cuda_compatible, cudart_soname, finding
+from envgen.check.util import finding
 from envgen.kb.versions import at_least, minor, vtuple
 from envgen.plan.packages import cuda_sources, cudnn_sources
 
@@ -77,10 +77,10 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
     if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
         return []
     provided = cuda_sources(ctx.profile, ctx.kb)
-    good = [s for s in provided if cuda_compatible(s.version, build.cuda)]
+    good = [s for s in provided if ctx.kb.serves_cuda(s.version, build.cuda)]
     if not good:
         have = ", ".join(f"CUDA {s.version} ({s.origin})" for s in provided) or "no CUDA libraries"
-        soname = cudart_soname(build.cuda)
+        soname = ctx.kb.cudart_soname(build.cuda) or f"the CUDA {build.cuda} runtime"
         fix = (
             f"give TensorFlow the CUDA {build.cuda} user-space libraries (conda cudatoolkit={build.cuda} "
             f"or pip nvidia-*-cu{vtuple(build.cuda)[0]} packages, or a CUDA {build.cuda} base image)"

@@ -65,6 +65,17 @@ class KnowledgeBase:
     def cuda_library(self, family: str) -> CudaLibrary | None:
         return next((row for row in self.cuda_libraries if row.family == family), None)
 
+    def cudart_soname(self, cuda: str) -> str | None:
+        """The CUDA runtime a build for ``cuda`` loads (cuda_libraries.yaml's cudart row): libcudart.so.11.0."""
+        row = self.cuda_library("cudart")
+        return row.soname(cuda) if row is not None else None
+
+    def serves_cuda(self, provided: str, needed: str) -> bool:
+        """Does a CUDA runtime ``provided`` serve a build for ``needed``? When both load one soname (the cudart
+        row: one per minor before 11, one per major from 11); a release the row lacks serves only its own minor."""
+        have, want = self.cudart_soname(provided), self.cudart_soname(needed)
+        return have == want if have and want else minor(provided) == minor(needed)
+
     def framework_libraries_for(self, framework: str, version: str, package: str | None) -> FrameworkLibraries | None:
         """How ``framework`` ``version`` (installed as ``package``) finds its CUDA libraries; a row for the
         exact package wins over an ``any`` row."""
@@ -249,7 +260,7 @@ class KnowledgeBase:
                 reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>",
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
-        cuda, cudnn_tag, os_name = m.group("cuda"), m.group("cudnn"), m.group("os")
+        cuda, cudnn_tag, os_name, flavor = m.group("cuda"), m.group("cudnn"), m.group("os"), m.group("flavor")
         # the tag's cuDNN suffix: "8" for -cudnn8-, "" for a bare -cudnn- (CUDA >= 12.4), None for no cuDNN
         suffix = cudnn_tag[len("cudnn") :] if cudnn_tag else None
         row = next((r for r in self.cuda_images if r.cuda == minor(cuda)), None)
@@ -265,6 +276,7 @@ class KnowledgeBase:
                 os=os_name,
                 python=python,
                 digest=digest,
+                flavor=flavor,
                 reason=f"CUDA {cuda} is not in the tag table",
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
@@ -284,6 +296,7 @@ class KnowledgeBase:
             os=os_name,
             python=python,
             digest=digest,
+            flavor=flavor,
             reason="; ".join(problems),
             row_key=row.key,
             source=row.source,

@@ -224,6 +224,8 @@ class BaseImageInfo(Row):
     os: str | None = None
     python: str | None = None
     digest: str | None = None
+    # nvidia/cuda's tag flavour: "base" carries only the CUDA runtime's minimum (no libraries), "runtime", "devel"
+    flavor: str | None = None
     reason: str = ""
     row_key: str = ""
 

@@ -176,3 +176,19 @@ def test_one_image_reference_parser(ref: str, name: str, tag: str | None, digest
     assert parse_image(ref).repository == repository and parse_image(ref).tag == (tag or "latest")
     if digest is None:
         assert split_ref(ref) == (name, tag or "latest")
+
+
+def test_cuda_sources_are_read_from_the_library_rows(kb: KnowledgeBase) -> None:
+    """plan.packages had its own name patterns (nvidia-cuda-runtime-cu(\\d+), a set of conda names) and check.util
+    its own cudart sonames; both read cuda_libraries.yaml's rows now, so CUDA 13's suffix-less wheel counts."""
+    from envgen.plan.packages import base_provides_cuda, cuda_sources, cudnn_sources
+
+    profile = _profile(base="ubuntu:24.04", cuda="13.0", python="3.12",
+                       packages={"pip": ["nvidia-cuda-runtime==13.0.96", "nvidia-cudnn-cu13==9.13.0.50"]})
+    assert [(s.version, s.cuda_major) for s in cuda_sources(profile, kb)] == [("13.0", 13)]
+    assert [(s.version, s.cuda_major) for s in cudnn_sources(profile, kb)] == [("9.13.0.50", 13)]
+    assert kb.cudart_soname("11.8") == "libcudart.so.11.0" and kb.serves_cuda("11.2", "11.8")
+    assert not kb.serves_cuda("10.2", "10.1") and kb.serves_cuda("12.1", "12.4")
+    flavours = {tag: base_provides_cuda(_profile(base=f"nvidia/cuda:{tag}", cuda="12.1", python="3.10"), kb)
+                for tag in ("12.1.1-base-ubuntu22.04", "12.1.1-runtime-ubuntu22.04")}
+    assert flavours == {"12.1.1-base-ubuntu22.04": False, "12.1.1-runtime-ubuntu22.04": True}
