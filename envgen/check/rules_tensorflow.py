@@ -87,10 +87,8 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
         )
         if vtuple(build.series) >= (2, 14):
             fix += f", or install tensorflow[and-cuda]=={version} so pip brings them"
-        elif build.series in ("2.12", "2.13"):
-            fix += (
-                ": TensorFlow's own guide uses conda cudatoolkit=11.8.0 and pip nvidia-cudnn-cu11==8.6.0.163"
-            )
+        elif (recipe := ctx.kb.tf_libraries(build.cuda)) is not None and recipe.pip_cudnn:
+            fix += f": TensorFlow's own guide uses conda {' '.join(recipe.conda)} and pip {recipe.pip_cudnn}"
         return [
             finding(
                 "error",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.images import CUDA_TAG_RE, parse_image
-from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
@@ -44,6 +44,7 @@ class KnowledgeBase:
     cuda_images: list[CudaImageRow] = field(default_factory=list)
     os_images: list[OsImageRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
+    tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
     framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
@@ -64,6 +65,10 @@ class KnowledgeBase:
 
     def cuda_library(self, family: str) -> CudaLibrary | None:
         return next((row for row in self.cuda_libraries if row.family == family), None)
+
+    def tf_libraries(self, cuda: str) -> TensorflowLibraries | None:
+        """How a profile gives a TensorFlow build for ``cuda`` its libraries (tensorflow_libraries.yaml)."""
+        return next((r for r in self.tensorflow_libraries if r.cuda == cuda), None)
 
     def cudart_soname(self, cuda: str) -> str | None:
         """The CUDA runtime a build for ``cuda`` loads (cuda_libraries.yaml's cudart row): libcudart.so.11.0."""

@@ -118,3 +118,18 @@ class FrameworkLibraries(Row):
         if self.since and v < vtuple(self.since):
             return False
         return not (self.until and v >= vtuple(self.until))
+
+
+class TensorflowLibraries(Row):
+    """How a profile gives TensorFlow built for ``cuda`` its CUDA/cuDNN libraries (before tensorflow[and-cuda])."""
+
+    FILE: ClassVar[str] = "tensorflow_libraries.yaml"
+
+    cuda: str
+    cudnn: str
+    conda: list[str]
+    pip_cudnn: str | None = None  # "nvidia-cudnn-cu11==8.6.0.163": cuDNN from NVIDIA's wheel, not conda
+
+    @property
+    def key(self) -> str:
+        return self.cuda

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     CudaImageRow,
     CudaToolkit,
@@ -41,6 +41,7 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "os_images": (OsImageRow, "os_images"),
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
+    "tensorflow_libraries": (TensorflowLibraries, "tensorflow_libraries"),
 }
 
 

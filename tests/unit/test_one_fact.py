@@ -192,3 +192,15 @@ def test_cuda_sources_are_read_from_the_library_rows(kb: KnowledgeBase) -> None:
     flavours = {tag: base_provides_cuda(_profile(base=f"nvidia/cuda:{tag}", cuda="12.1", python="3.10"), kb)
                 for tag in ("12.1.1-base-ubuntu22.04", "12.1.1-runtime-ubuntu22.04")}
     assert flavours == {"12.1.1-base-ubuntu22.04": False, "12.1.1-runtime-ubuntu22.04": True}
+
+
+def test_tensorflow_library_advice_is_the_kb_row(kb: KnowledgeBase) -> None:
+    """The tf-cuda-mismatch fix for TF 2.12 named TensorFlow's guide pins in the rule's text while suggest read them
+    from suggest/recipes.yaml; both read kb/data/tensorflow_libraries.yaml now."""
+    from envgen.check import check_profile
+
+    profile = _profile(base="ubuntu:22.04", cuda="11.8", python="3.10", frameworks={"tensorflow": "2.12.0"})
+    [mismatch] = [f for f in check_profile(profile, kb) if f.code == "tf-cuda-mismatch"]
+    row = kb.tf_libraries("11.8")
+    assert row is not None and row.pip_cudnn == "nvidia-cudnn-cu11==8.6.0.163"
+    assert f"conda {' '.join(row.conda)} and pip {row.pip_cudnn}" in mismatch.fix
