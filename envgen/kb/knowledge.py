@@ -20,6 +20,7 @@ from envgen.kb.models import (
     OsImageRow,
     Row,
     TensorflowBuild,
+    TensorflowPackage,
     TorchRelease,
     TorchVariant,
 )
@@ -45,6 +46,7 @@ class KnowledgeBase:
     os_images: list[OsImageRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
     tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
+    tensorflow_packages: list[TensorflowPackage] = field(default_factory=list)
     framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
@@ -111,11 +113,16 @@ class KnowledgeBase:
     def tensorflow_package(self, version: str, gpu: bool) -> str:
         """The pip distribution to install for a GPU (or CPU-only) build of ``version``."""
         if not gpu:
-            return "tensorflow-cpu" if vtuple(version) >= (1, 15) else "tensorflow"
+            return "tensorflow-cpu" if self._tf_package_exists("tensorflow-cpu", version) else "tensorflow"
         row = self.tensorflow_build(version)
         if row is None:
-            return "tensorflow[and-cuda]" if vtuple(version) >= (2, 14) else "tensorflow"
+            return "tensorflow[and-cuda]" if self._tf_package_exists("tensorflow[and-cuda]", version) else "tensorflow"
         return row.gpu_package
+
+    def _tf_package_exists(self, package: str, version: str) -> bool:
+        """Whether the distribution exists for ``version`` (tensorflow_packages.yaml: its first release)."""
+        row = next((r for r in self.tensorflow_packages if r.package == package), None)
+        return row is not None and vtuple(version) >= vtuple(row.since)
 
     # --- PyTorch ----------------------------------------------------------------------------
 

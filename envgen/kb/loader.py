@@ -20,6 +20,7 @@ from envgen.kb.models import (
     NgcRelease,
     OsImageRow,
     TensorflowBuild,
+    TensorflowPackage,
     TorchRelease,
 )
 from envgen.paths import kb_data_dir
@@ -42,6 +43,7 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
     "tensorflow_libraries": (TensorflowLibraries, "tensorflow_libraries"),
+    "tensorflow_packages": (TensorflowPackage, "tensorflow_packages"),
 }
 
 

@@ -204,3 +204,16 @@ def test_tensorflow_library_advice_is_the_kb_row(kb: KnowledgeBase) -> None:
     row = kb.tf_libraries("11.8")
     assert row is not None and row.pip_cudnn == "nvidia-cudnn-cu11==8.6.0.163"
     assert f"conda {' '.join(row.conda)} and pip {row.pip_cudnn}" in mismatch.fix
+
+
+def test_tensorflow_package_thresholds_are_kb_rows(kb: KnowledgeBase) -> None:
+    """kb.tensorflow_package compared with (1, 15) and (2, 14) in code; the first releases of tensorflow-cpu and
+    tensorflow[and-cuda] are rows of tensorflow_packages.yaml now."""
+    from dataclasses import replace
+
+    since = {r.package: r.since for r in kb.tensorflow_packages}
+    assert since == {"tensorflow-cpu": "1.15", "tensorflow[and-cuda]": "2.14"}
+    assert kb.tensorflow_package("1.14.0", False) == "tensorflow"
+    assert kb.tensorflow_package("2.4.0", False) == "tensorflow-cpu"
+    assert kb.tensorflow_package("2.99.0", True) == "tensorflow[and-cuda]"
+    assert replace(kb, tensorflow_packages=[]).tensorflow_package("2.99.0", True) == "tensorflow"
