@@ -36,7 +36,9 @@ def test_probe_runs_on_python_37() -> None:
 def test_probe_is_small_and_standalone() -> None:
     files = sorted(p.name for p in probe_dir().iterdir() if p.is_file())
     assert "envgen_probe.py" in files and "diagnoses.json" in files
-    assert len(files) <= 8
+    # split by kind of check (files under ~400 lines), still small as a whole: it is copied into every image
+    assert len(files) <= 24
+    assert sum((probe_dir() / name).stat().st_size for name in files) < 256 * 1024
     for path in probe_dir().glob("*.py"):
         text = path.read_text()
         assert "import envgen" not in text and "from envgen" not in text, path.name
@@ -157,7 +159,8 @@ def _fake_torch(capability: tuple[int, int], arch_list: list[str]) -> SimpleName
 def test_torch_kernels_check_with_arch_override(monkeypatch) -> None:
     common = probe_module("probe_common")
     probe_torch = probe_module("probe_torch")
-    monkeypatch.setattr(probe_torch, "_import_torch", lambda: _fake_torch((9, 0), ["sm_80", "sm_90"]))
+    fake = _fake_torch((9, 0), ["sm_80", "sm_90"])
+    monkeypatch.setattr(probe_module("probe_torch_base"), "_import_torch", lambda: fake)
     ctx = common.Context({"gpu": {"required": True}}, arch_override=["sm_50", "sm_60"],
                          diagnoses=common.load_diagnoses())
     ctx.mode, ctx.gpus = "gpu", [{"name": "H200"}]
