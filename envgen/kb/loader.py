@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
+from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
 from envgen.kb.models import (
@@ -41,6 +42,9 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "os_images": (OsImageRow, "os_images"),
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
+    "extensions": (ExtensionPackage, "extensions"),
+    "host_compilers": (HostCompiler, "host_compilers"),
+    "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
 }
 
 

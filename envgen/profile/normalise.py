@@ -39,10 +39,6 @@ UNMODELLED: dict[str, str] = {
     "frameworks.tensorflow",
     "intel-tensorflow": "Intel's CPU build is not modelled; use frameworks.tensorflow with tensorflow_package: "
     "tensorflow-cpu",
-    "jax": "JAX is not in envgen's knowledge base, so its CUDA needs can be neither checked nor smoke-tested; "
-    "build it in an image of its own, outside envgen",
-    "jaxlib": "JAX is not in envgen's knowledge base, so its CUDA needs can be neither checked nor smoke-tested; "
-    "build it in an image of its own, outside envgen",
 }
 
 # conda packages that are frameworks: envgen installs frameworks with pip (the wheels its knowledge

@@ -1,0 +1,152 @@
+"""GPU extension packages (kb/data/extensions.yaml): the GPUs their kernels run on, the torch they were built
+for, the CUDA major they load, the cuDNN JAX needs against the one torch pins, and PyPI's other ``apex``."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.extensions import Extension, cc_min, extensions, image_cuda, torch_cuda
+from envgen.check.findings import Finding
+from envgen.check.util import finding
+from envgen.kb.extensions import satisfies, torch_cudnn_pin
+from envgen.kb.versions import cc_tuple, vtuple
+
+
+def gpu_too_old(ctx: CheckContext) -> list[Finding]:
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        oldest, cite = cc_min(ext, ctx.kb)
+        if oldest is None or not ctx.gpu:
+            continue
+        for target in ctx.targets:
+            if target.model is None or cc_tuple(target.model.compute_capability) >= cc_tuple(oldest):
+                continue
+            said = f': the first call fails with "{ext.row.failure}"' if ext.row.failure else ""
+            out.append(finding(
+                "error", "ext-gpu-too-old",
+                f"{ext.label} does not run on {target.label} (compute capability "
+                f"{target.model.compute_capability}); its kernels need compute capability {oldest} or newer{said}",
+                f"run it on a GPU of compute capability {oldest} or newer, or drop {ext.row.package} from "
+                "packages.pip",
+                cite,
+            ))
+    return out
+
+
+def needs_torch(ctx: CheckContext) -> list[Finding]:
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        if not ext.row.needs_torch:
+            continue
+        if ctx.profile.torch_version is None:
+            out.append(finding(
+                "error", "ext-needs-torch",
+                f"{ext.label} is a PyTorch extension, and the profile installs no torch",
+                "add frameworks.pytorch (a torch build for the profile's CUDA)", ext.cite()))
+        elif ctx.gpu and ctx.torch_variant is not None and torch_cuda(ctx) is None:
+            out.append(finding(
+                "error", "ext-needs-cuda-torch",
+                f"{ext.label} runs CUDA kernels, and torch {ctx.profile.torch_version}+{ctx.torch_variant.tag} is "
+                "a CPU-only build",
+                "use a CUDA build of torch (frameworks.pytorch with a +cuXXX variant)", ext.cite()))
+    return out
+
+
+def torch_mismatch(ctx: CheckContext) -> list[Finding]:
+    torch = ctx.profile.torch_version
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        spec = ext.release.torch if ext.release is not None else None
+        if torch is None or satisfies(torch, spec):
+            continue
+        fitting = [r.versions for r in ext.row.releases if satisfies(torch, r.torch) and r.torch]
+        said = f' ("{ext.row.failure}")' if ext.row.failure else ""
+        out.append(finding(
+            "error", "ext-torch-mismatch",
+            f"{ext.label} was built for torch{spec} (its wheel's Requires-Dist), and the profile pins torch "
+            f"{torch}: pip replaces torch with a build envgen did not check, or the extension fails to load{said}",
+            f"pin {ext.row.package}{' '.join(fitting)} for torch {torch}" if fitting else
+            f"pin torch to a release {ext.row.package} {ext.version} was built for (torch{spec})",
+            ext.cite(),
+        ))
+    return out
+
+
+def cuda_major(ctx: CheckContext) -> list[Finding]:
+    """cupy-cudaNNx and jax[cudaNN] load CUDA NN's libraries: the image's must be the same major."""
+    cuda = image_cuda(ctx)
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        major = ext.row.cuda_major_for(ext.extras)
+        if major is None or cuda is None or not ctx.gpu or vtuple(cuda)[0] == major:
+            continue
+        jax = ext.row.package == "jax"
+        out.append(finding(
+            "warning" if jax else "error", "ext-cuda-mismatch",
+            f"{ext.label} is built for CUDA {major}, and this image's CUDA is {cuda}"
+            + (": its own CUDA wheels come beside the framework's, two cuDNN copies with one soname "
+               "(libcudnn.so.9) in one process, whichever loads first serving both" if jax else
+               f": it loads CUDA {major}'s libraries (libnvrtc.so.{major}, libcublas.so.{major}), which no "
+               "package here provides"),
+            f"use the build for CUDA {vtuple(cuda)[0]}"
+            + (f" (jax[cuda{vtuple(cuda)[0]}])" if jax else f" (cupy-cuda{vtuple(cuda)[0]}x)"),
+            ext.cite(),
+        ))
+    return out
+
+
+def _cudnn_pin(ctx: CheckContext, major: int) -> tuple[str, str, str] | None:
+    """(version, who pins it, cite) of the nvidia-cudnn-cu<major> the image gets: the profile's own pin in
+    packages.pip, else the one torch's wheel requires."""
+    wheel = f"nvidia-cudnn-cu{major}"
+    for spec in ctx.profile.packages.pip:
+        name, _, version = spec.partition("==")
+        if name.strip().lower() == wheel:
+            return version, f"packages.pip pins {wheel}=={version}", "packages.pip"
+    torch, cuda = ctx.profile.torch_version, torch_cuda(ctx)
+    if torch is None or cuda is None or vtuple(cuda)[0] != major:
+        return None
+    pin = torch_cudnn_pin(ctx.kb.torch_cudnn_pins, torch, cuda)
+    if pin is None:
+        return None
+    return pin.cudnn, f"torch {torch}+cu{cuda.replace('.', '')} pins {wheel}=={pin.cudnn}", pin.cite()
+
+
+def jax_cudnn(ctx: CheckContext) -> list[Finding]:
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        major = ext.row.cuda_major_for(ext.extras)
+        spec = ext.release.cudnn.get(str(major)) if ext.release is not None and major else None
+        pinned = _cudnn_pin(ctx, major) if spec and major else None
+        if pinned is None or satisfies(pinned[0], spec):
+            continue
+        version, who, _cite = pinned
+        fitting = [f"torch{r.torch}+cu{r.cuda.replace('.', '')} ({r.cudnn})" for r in ctx.kb.torch_cudnn_pins
+                   if vtuple(r.cuda)[0] == major and satisfies(r.cudnn, spec)]
+        out.append(finding(
+            "error", "ext-cudnn-clash",
+            f"{ext.label} needs nvidia-cudnn-cu{major}{spec}, and {who}: pip finds no solution, and forced "
+            f'together JAX\'s first GPU call fails ("{ext.row.failure}")',
+            "pick a torch whose cuDNN meets JAX's: " + (", ".join(fitting) or "none in the knowledge base")
+            + f", or a JAX release whose cuDNN floor {version} meets",
+            ext.cite(),
+        ))
+    return out
+
+
+def other_project(ctx: CheckContext) -> list[Finding]:
+    return [
+        finding(
+            "error", "ext-not-on-pypi",
+            f"{ext.label}: {ext.row.pypi_other_project}",
+            f"drop {ext.row.package} from packages.pip: torch.amp replaces apex.amp and torch's fused optimizers "
+            "(torch.optim.AdamW(fused=True)) FusedAdam; NVIDIA Apex itself is built from its repository, outside PyPI",
+            ext.cite(),
+        )
+        for ext in extensions(ctx.profile, ctx.kb)
+        if ext.row.pypi_other_project
+    ]
+
+
+RULES = (gpu_too_old, needs_torch, torch_mismatch, cuda_major, jax_cudnn, other_project)
+
+__all__ = ["RULES", "Extension"]
