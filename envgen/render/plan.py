@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from envgen import __version__
+from envgen.check.extensions import SourceBuildPlan
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.kb.knowledge import KnowledgeBase
@@ -22,6 +23,7 @@ from envgen.mirrors import mirror_ref
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
+from envgen.render.srcbuild import source_builds
 from envgen.render.stack import StackPins, resolve_pins
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
@@ -95,6 +97,8 @@ class RenderPlan:
     lock: Lock | None = None
     # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
     conda_lock: str | None = None
+    # packages.pip entries PyPI has as an sdist only, built in stages of their own (render.srcbuild)
+    source_builds: tuple[SourceBuildPlan, ...] = ()
 
     @property
     def uv_install(self) -> bool:
@@ -145,6 +149,7 @@ class RenderPlan:
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
+            "source_builds": self.source_builds,
         }
 
 
@@ -320,10 +325,12 @@ def render_context(
     key = python_setup_key(profile)
     raw = setups[key]
     setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]))
+    builds = source_builds(profile, kb)
+    built = {plan.spec for plan in builds}
     pins = Pins(
         conda=tuple(exact_conda(p) for p in (*profile.packages.conda, *stack.conda)),
         pip=stack.pip,
-        pip_extra=tuple(profile.packages.pip),
+        pip_extra=tuple(p for p in profile.packages.pip if p not in built),
         apt=tuple(profile.packages.apt),
     )
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
@@ -361,6 +368,7 @@ def render_context(
         wheelhouse=wheelhouse,
         lock=lock,
         conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
+        source_builds=builds,
     )
 
 
