@@ -52,10 +52,11 @@ def test_flash_attn_builds_in_the_devel_twin_for_the_profile_gpus(files: dict[st
         assert "COPY --from=build /opt/env /opt/env" in stage and "python3-dev" in stage
 
 
-def test_deepspeed_builds_without_nvcc_and_the_image_takes_the_last_stage(files: dict[str, str]) -> None:
+def test_deepspeed_builds_after_flash_attn_and_the_image_takes_the_last_stage(files: dict[str, str]) -> None:
     text = files["Dockerfile"]
-    assert "FROM srcbuild1 AS srcbuild2" in text
+    assert "FROM nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04 AS srcbuild2" in text
     stage = text.split("AS srcbuild2", 1)[1].split("AS runtime", 1)[0]
+    assert "COPY --from=srcbuild1 /opt/extras /opt/extras" in stage  # flash-attn's result carried on
     assert 'DS_BUILD_OPS="0"' in stage and '"deepspeed==0.19.8"' in stage
     runtime = text.split("AS runtime", 1)[1]
     assert "COPY --from=srcbuild2 /opt/extras/ /opt/env/" in runtime
