@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envgen.check.context import CheckContext, build_context
+from envgen.check.extensions import extensions
 from envgen.check.rules_driver import cuda_in_use
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.kb.versions import minor, vtuple
@@ -127,6 +128,10 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
             for t in ctx.targets
         ],
     }
+    packages = [{"package": e.row.package, "module": e.row.module, "version": e.version}
+                for e in extensions(profile, ctx.kb)]
+    if packages:  # the probe imports each and, in the GPU tier, calls it once (probe_ext)
+        expected["extensions"] = packages
     return ResolvedStack(
         pip=pip,
         pip_index_urls=index_urls,
