@@ -106,4 +106,17 @@ def runtime_nvcc(ctx: CheckContext) -> list[Finding]:
     ]
 
 
-RULES = (build_setup, runtime_nvcc)
+def runtime_cc(ctx: CheckContext) -> list[Finding]:
+    return [
+        finding(
+            "info", "ext-runtime-cc",
+            f"{ext.label} compiles native code with a C compiler when it first runs a kernel (without one: "
+            f'"{ext.row.runtime_cc}"): the render installs gcc, libc6-dev and the Python headers into the image',
+            "nothing to do", ext.cite(),
+        )
+        for ext in extensions(ctx.profile, ctx.kb)
+        if ext.row.runtime_cc and ctx.gpu
+    ]
+
+
+RULES = (build_setup, runtime_nvcc, runtime_cc)

@@ -91,6 +91,9 @@ class ExtensionPackage(Row):
     failure: str = ""  # its exact words at the first call on an older GPU
     pypi_other_project: str = ""  # PyPI's distribution of that name is someone else's project (apex)
     runtime_nvcc: str = ""  # compiles its kernels at run time (DeepSpeed ops): what it prints without nvcc
+    # builds native code with the C compiler at run time (Triton's launcher, at the first kernel): what it prints
+    # without one; the render puts a C compiler and the Python headers into the image
+    runtime_cc: str = ""
     build: SourceBuild | None = None
     releases: list[ExtensionRelease] = Field(default=[])
 

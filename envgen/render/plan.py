@@ -23,7 +23,7 @@ from envgen.mirrors import mirror_ref
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
-from envgen.render.srcbuild import source_builds
+from envgen.render.srcbuild import runtime_compiler_apt, source_builds
 from envgen.render.stack import StackPins, resolve_pins
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
@@ -333,7 +333,7 @@ def render_context(
         pip_extra=tuple(p for p in profile.packages.pip if p not in built),
         apt=tuple(profile.packages.apt),
     )
-    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
+    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(runtime_compiler_apt(profile, kb, key))))
     lock = find_lock(profile, pins.pip, runtime_apt) if use_lock else None
     if lock is not None and lock.field("target"):
         expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))

@@ -19,3 +19,17 @@ def source_builds(profile: Profile, kb: KnowledgeBase) -> tuple[SourceBuildPlan,
     ctx = build_context(profile, kb, None)
     plans = (source_build(ctx, ext) for ext in extensions(profile, kb))
     return tuple(plan for plan in plans if plan is not None)
+
+
+# What a package that compiles native code at run time (Triton's launcher) needs in the image: a C compiler with
+# the C library headers, and the system Python's headers where the environment uses the system Python (Debian and
+# Ubuntu bases; python images and conda environments carry their own).
+RUNTIME_CC_APT = ("gcc", "libc6-dev")
+SYSTEM_PYTHON_HEADERS = ("python3-dev",)
+
+
+def runtime_compiler_apt(profile: Profile, kb: KnowledgeBase, setup_key: str) -> tuple[str, ...]:
+    """apt packages the image needs because a ``packages.pip`` entry compiles C at run time (GPU profiles)."""
+    if not profile.gpu.required or not any(e.row.runtime_cc for e in extensions(profile, kb)):
+        return ()
+    return RUNTIME_CC_APT + (SYSTEM_PYTHON_HEADERS if setup_key == "debian" else ())

@@ -73,3 +73,13 @@ def test_hadolint_passes(files: dict[str, str], variant: str, tmp_path: Path) ->
     done = subprocess.run([binary, "--no-color", "--config", str(REPO / ".hadolint.yaml"), str(path)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_triton_gets_a_c_compiler_and_the_python_headers_in_the_image(tmp_path: Path) -> None:
+    path = tmp_path / "tri.yaml"
+    path.write_text(PROFILE.replace("name: attn", "name: tri").replace(
+        "[flash-attn==2.8.3, einops==0.8.1, deepspeed==0.19.8]", "[triton==3.4.0]"))
+    result = render_in_memory(load_profile(str(path), env={}), load_kb())
+    runtime = result.files["Dockerfile"].decode().split("AS runtime", 1)[1]
+    install = runtime.split("apt-get install", 1)[1].split(";", 1)[0]
+    assert {"gcc", "libc6-dev", "python3-dev"} <= set(install.split())
