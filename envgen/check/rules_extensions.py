@@ -71,6 +71,29 @@ def torch_mismatch(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def cuda_build(ctx: CheckContext) -> list[Finding]:
+    """A wheel with native libraries per CUDA minor (bitsandbytes) must carry the one for torch.version.cuda."""
+    cuda = torch_cuda(ctx)
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        builds = ext.release.cuda_builds if ext.release is not None else []
+        if not builds or cuda is None or not ctx.gpu or cuda in builds:
+            continue
+        fitting = [r.versions for r in ext.row.releases if cuda in r.cuda_builds]
+        said = ext.row.load_failure.replace("{cuda}", cuda.replace(".", ""))
+        out.append(finding(
+            "error", "ext-no-cuda-build",
+            f"{ext.label} carries native libraries for CUDA {', '.join(builds)}, and torch "
+            f"{ctx.profile.torch_version}+{ctx.torch_variant.tag if ctx.torch_variant else ''} is built with CUDA "
+            f'{cuda}: its first call fails ("{said}")',
+            (f"pin {ext.row.package}{' or '.join(fitting[-3:])} (built for CUDA {cuda})" if fitting else
+             f"use a torch build for one of CUDA {', '.join(builds)}")
+            + (f"; {ext.row.load_override}" if ext.row.load_override else ""),
+            ext.cite(),
+        ))
+    return out
+
+
 def cuda_major(ctx: CheckContext) -> list[Finding]:
     """cupy-cudaNNx and jax[cudaNN] load CUDA NN's libraries: the image's must be the same major."""
     cuda = image_cuda(ctx)
@@ -147,6 +170,6 @@ def other_project(ctx: CheckContext) -> list[Finding]:
     ]
 
 
-RULES = (gpu_too_old, needs_torch, torch_mismatch, cuda_major, jax_cudnn, other_project)
+RULES = (gpu_too_old, needs_torch, torch_mismatch, cuda_build, cuda_major, jax_cudnn, other_project)
 
 __all__ = ["RULES", "Extension"]

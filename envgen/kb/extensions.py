@@ -63,6 +63,9 @@ class ExtensionRelease(BaseModel):
     torch: str | None = None  # specifier on torch (Requires-Dist, or the build it was made for)
     cudnn: dict[str, str] = Field(default={})  # CUDA major -> specifier on the nvidia-cudnn wheel it requires
     wheel: bool  # PyPI has a Linux x86_64 wheel (else an sdist only: a source build)
+    # the CUDA "major.minor" releases its wheel carries native libraries for, picked by torch.version.cuda
+    # (bitsandbytes: libbitsandbytes_cuda128.so); empty: not per CUDA minor
+    cuda_builds: list[Ver] = Field(default=[])
     source: Source
     unverified: bool = False
 
@@ -90,6 +93,8 @@ class ExtensionPackage(Row):
     cc_min: CC | None = None  # oldest GPU its kernels run on
     failure: str = ""  # its exact words at the first call on an older GPU
     pypi_other_project: str = ""  # PyPI's distribution of that name is someone else's project (apex)
+    load_failure: str = ""  # what it says when it has no native library for torch's CUDA ({cuda}: "128")
+    load_override: str = ""  # the package's own way to load another CUDA minor's library
     runtime_nvcc: str = ""  # compiles its kernels at run time (DeepSpeed ops): what it prints without nvcc
     # builds native code with the C compiler at run time (Triton's launcher, at the first kernel): what it prints
     # without one; the render puts a C compiler and the Python headers into the image

@@ -73,3 +73,13 @@ def test_torch_cudnn_pins_are_the_wheels_requires_dist(kb: KnowledgeBase) -> Non
             cuda = ".".join(next(iter(runtime[0].specifier)).version.split(".")[:2])
             row = torch_cudnn_pin(kb.torch_cudnn_pins, version, cuda)
             assert row is not None and row.cudnn == pinned, (version, cuda)
+
+
+def test_bitsandbytes_cuda_builds_are_the_wheels_libraries(kb: KnowledgeBase) -> None:
+    row = kb.extension("bitsandbytes")
+    assert row is not None
+    for version, files in FIXTURE["wheel_files"]["bitsandbytes"].items():
+        release = row.release(version)
+        assert release is not None and release.versions == f"=={version}", version
+        carried = {m.group(1) for m in (re.search(r"cuda(\d+)\.so", f) for f in files["cuda_libraries"]) if m}
+        assert {c.replace(".", "") for c in release.cuda_builds} == carried, version
