@@ -3,6 +3,7 @@ memory-efficient attention (float32 attention on the same GPU), an 8-bit matmul 
 CuPy kernel compiled at run time (NVRTC), DeepSpeed's accelerator, a Triton kernel, a JAX ``jit`` on the GPU.
 Each is ``call(ctx, module) -> (message, figures)`` and raises ``Fail``. Python 3.7+."""
 
+import codecs
 import math
 
 from probe_common import CaptureStderr, Fail, Skip
@@ -94,7 +95,7 @@ def call_cupy(ctx, module):
     module.cuda.Stream.null.synchronize()
     got = [float(v) for v in y[[0, 1, n - 1]].get()]
     props = module.cuda.runtime.getDeviceProperties(0)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    name = codecs.decode(props["name"], "utf-8") if isinstance(props["name"], bytes) else str(props["name"])
     figures = {"n": n, "device": name, "cuda_runtime": module.cuda.runtime.runtimeGetVersion(),
                "values": got}
     if got != [1.0, 3.0, 2.0 * (n - 1) + 1]:
