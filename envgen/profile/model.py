@@ -386,4 +386,7 @@ class Profile(Strict):
     def identity(self) -> dict[str, object]:
         """What defines the environment: everything but the route packages take (mirrors)
         and the `extends` link (already merged)."""
-        return self.model_dump(mode="json", exclude={"mirrors", "extends"})
+        # base_provides only when set: a profile without it keeps the identity (and hash) it had before the
+        # field existed, so its images stay cache hits
+        return self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
+            {"base_provides"} if self.base_provides is None else set()))
