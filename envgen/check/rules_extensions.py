@@ -51,6 +51,26 @@ def needs_torch(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def cpu_only(ctx: CheckContext) -> list[Finding]:
+    """A GPU package in a CPU-only profile: an sdist of CUDA kernels cannot be built, a wheel fails at first call."""
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        gpu_only = ext.row.cc_min is not None or ext.row.cuda_major_for(ext.extras) is not None
+        if ctx.gpu or not gpu_only:
+            continue
+        build = ext.row.build
+        sdist = build is not None and build.nvcc and ext.release is not None and not ext.release.wheel
+        out.append(finding(
+            "error" if sdist else "warning", "ext-needs-gpu",
+            f"{ext.label} runs CUDA kernels, and the profile is CPU-only (gpu.required: false)"
+            + (f': PyPI has its sdist only, and building it needs CUDA ("{build.failure}")' if sdist and build else
+               ": it installs, and its first GPU call fails"),
+            f"drop {ext.row.package}, or make the profile a GPU one (gpu.required: true, cuda, gpu.targets)",
+            ext.cite(),
+        ))
+    return out
+
+
 def torch_mismatch(ctx: CheckContext) -> list[Finding]:
     torch = ctx.profile.torch_version
     out = []
@@ -66,6 +86,24 @@ def torch_mismatch(ctx: CheckContext) -> list[Finding]:
             f"{torch}: pip replaces torch with a build envgen did not check, or the extension fails to load{said}",
             f"pin {ext.row.package}{' '.join(fitting)} for torch {torch}" if fitting else
             f"pin torch to a release {ext.row.package} {ext.version} was built for (torch{spec})",
+            ext.cite(),
+        ))
+    return out
+
+
+def python_version(ctx: CheckContext) -> list[Finding]:
+    out = []
+    for ext in extensions(ctx.profile, ctx.kb):
+        spec = ext.release.python if ext.release is not None else None
+        if spec is None or satisfies(ctx.profile.python, spec):
+            continue
+        fitting = [r.versions for r in ext.row.releases if r.python and satisfies(ctx.profile.python, r.python)]
+        out.append(finding(
+            "error", "ext-python",
+            f"{ext.label} requires Python{spec} (Requires-Python of its files), and the profile's Python is "
+            f"{ctx.profile.python}: pip finds no version of it that matches",
+            f"pin {ext.row.package}{fitting[-1]} for Python {ctx.profile.python}" if fitting else
+            f"use a Python{spec}",
             ext.cite(),
         ))
     return out
@@ -170,6 +208,7 @@ def other_project(ctx: CheckContext) -> list[Finding]:
     ]
 
 
-RULES = (gpu_too_old, needs_torch, torch_mismatch, cuda_build, cuda_major, jax_cudnn, other_project)
+RULES = (gpu_too_old, needs_torch, cpu_only, torch_mismatch, python_version, cuda_build, cuda_major, jax_cudnn,
+         other_project)
 
 __all__ = ["RULES", "Extension"]

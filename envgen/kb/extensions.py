@@ -61,6 +61,7 @@ class ExtensionRelease(BaseModel):
 
     versions: str  # specifier on the package's own version: ">=2.8,<2.9", "==0.0.32.post2"
     torch: str | None = None  # specifier on torch (Requires-Dist, or the build it was made for)
+    python: str | None = None  # the Requires-Python every file of these releases declares
     cudnn: dict[str, str] = Field(default={})  # CUDA major -> specifier on the nvidia-cudnn wheel it requires
     wheel: bool  # PyPI has a Linux x86_64 wheel (else an sdist only: a source build)
     # the CUDA "major.minor" releases its wheel carries native libraries for, picked by torch.version.cuda
@@ -69,7 +70,7 @@ class ExtensionRelease(BaseModel):
     source: Source
     unverified: bool = False
 
-    @field_validator("versions", "torch")
+    @field_validator("versions", "torch", "python")
     @classmethod
     def _specifiers(cls, value: str | None) -> str | None:
         return _specifier(value)

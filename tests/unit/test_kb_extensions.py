@@ -83,3 +83,13 @@ def test_bitsandbytes_cuda_builds_are_the_wheels_libraries(kb: KnowledgeBase) ->
         assert release is not None and release.versions == f"=={version}", version
         carried = {m.group(1) for m in (re.search(r"cuda(\d+)\.so", f) for f in files["cuda_libraries"]) if m}
         assert {c.replace(".", "") for c in release.cuda_builds} == carried, version
+
+
+def test_release_python_is_what_every_file_declares(kb: KnowledgeBase) -> None:
+    for row in kb.extensions:
+        declared = FIXTURE["requires_python"].get(row.package, {})
+        for release in row.releases:
+            if release.python is None:
+                continue
+            found = {rp for version, rps in declared.items() if satisfies(version, release.versions) for rp in rps}
+            assert found == {release.python}, (row.package, release.versions, found)
