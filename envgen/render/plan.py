@@ -108,8 +108,10 @@ class RenderPlan:
     def uv_install(self) -> bool:
         """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no
         resolution): the lock names uv's wheel, and the base's own Python (Debian or python images) runs it."""
-        return (self.installer == "pip" and self.lock is not None and self.lock.uv is not None
-                and self.lock.uv_wheel is not None and self.python_setup.key in ("debian", "python-image"))
+        # sdist-only extension packages are built in stages of their own: the staged (pip) path
+        return (not self.source_builds and self.installer == "pip" and self.lock is not None
+                and self.lock.uv is not None and self.lock.uv_wheel is not None
+                and self.python_setup.key in ("debian", "python-image"))
 
     def apt_pins(self, packages: Sequence[str]) -> tuple[str, ...]:
         """apt-get install arguments: with a lock that pins apt, every package the lock resolved for
