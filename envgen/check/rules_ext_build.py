@@ -5,11 +5,11 @@ profile's GPUs; and packages that compile their kernels at run time (DeepSpeed's
 from __future__ import annotations
 
 from envgen.check.context import CheckContext
-from envgen.check.extensions import Extension, extensions, has_nvcc, needs_source_build, source_build, torch_cuda
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.extensions import gcc_max, os_gcc
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.extensions import Extension, extensions, has_nvcc, needs_source_build, source_build, torch_cuda
 
 
 def _nvcc_cuda(ctx: CheckContext) -> str | None:
@@ -18,7 +18,7 @@ def _nvcc_cuda(ctx: CheckContext) -> str | None:
 
 
 def _where(ctx: CheckContext, ext: Extension) -> str:
-    plan = source_build(ctx, ext)
+    plan = source_build(ctx.stack, ext)
     return plan.stage_base if plan is not None and plan.stage_base else ctx.profile.base
 
 
@@ -28,14 +28,14 @@ def build_setup(ctx: CheckContext) -> list[Finding]:
         build = ext.row.build
         if build is None or not needs_source_build(ext) or not ctx.gpu:
             continue
-        plan = source_build(ctx, ext)
+        plan = source_build(ctx.stack, ext)
         sdist = f"{ext.label} has no wheel on PyPI (an sdist only)"
         if build.nvcc and not has_nvcc(ctx.profile) and (plan is None or plan.stage_base is None):
             out.append(finding(
                 "error", "ext-build-needs-nvcc",
                 f"{sdist}: building it needs nvcc, and base {ctx.profile.base} has no CUDA toolkit and no "
                 f'nvidia/cuda devel twin to build in; pip stops with "{build.failure}"',
-                f"use an nvidia/cuda devel (or runtime) base of CUDA {torch_cuda(ctx) or 'torch was built with'}: "
+                f"use an nvidia/cuda devel (or runtime) base of CUDA {torch_cuda(ctx.stack) or 'of torch'}: "
                 "the render then builds it in the devel stage and copies the result", ext.cite()))
             continue
         out.extend(_nvcc_matches(ctx, ext, sdist) if build.nvcc else [])
@@ -51,7 +51,7 @@ def build_setup(ctx: CheckContext) -> list[Finding]:
 
 
 def _nvcc_matches(ctx: CheckContext, ext: Extension, sdist: str) -> list[Finding]:
-    build, nvcc, torch = ext.row.build, _nvcc_cuda(ctx), torch_cuda(ctx)
+    build, nvcc, torch = ext.row.build, _nvcc_cuda(ctx), torch_cuda(ctx.stack)
     if build is None or nvcc is None:
         return []
     out = []

@@ -4,11 +4,11 @@ for, the CUDA major they load, the cuDNN JAX needs against the one torch pins, a
 from __future__ import annotations
 
 from envgen.check.context import CheckContext
-from envgen.check.extensions import Extension, cc_min, extensions, image_cuda, torch_cuda
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.extensions import satisfies, torch_cudnn_pin
 from envgen.kb.versions import cc_tuple, vtuple
+from envgen.plan.extensions import Extension, cc_min, extensions, image_cuda, torch_cuda
 
 
 def gpu_too_old(ctx: CheckContext) -> list[Finding]:
@@ -42,7 +42,7 @@ def needs_torch(ctx: CheckContext) -> list[Finding]:
                 "error", "ext-needs-torch",
                 f"{ext.label} is a PyTorch extension, and the profile installs no torch",
                 "add frameworks.pytorch (a torch build for the profile's CUDA)", ext.cite()))
-        elif ctx.gpu and ctx.torch_variant is not None and torch_cuda(ctx) is None:
+        elif ctx.gpu and ctx.torch_variant is not None and torch_cuda(ctx.stack) is None:
             out.append(finding(
                 "error", "ext-needs-cuda-torch",
                 f"{ext.label} runs CUDA kernels, and torch {ctx.profile.torch_version}+{ctx.torch_variant.tag} is "
@@ -111,7 +111,7 @@ def python_version(ctx: CheckContext) -> list[Finding]:
 
 def cuda_build(ctx: CheckContext) -> list[Finding]:
     """A wheel with native libraries per CUDA minor (bitsandbytes) must carry the one for torch.version.cuda."""
-    cuda = torch_cuda(ctx)
+    cuda = torch_cuda(ctx.stack)
     out = []
     for ext in extensions(ctx.profile, ctx.kb):
         builds = ext.release.cuda_builds if ext.release is not None else []
@@ -134,7 +134,7 @@ def cuda_build(ctx: CheckContext) -> list[Finding]:
 
 def cuda_major(ctx: CheckContext) -> list[Finding]:
     """cupy-cudaNNx and jax[cudaNN] load CUDA NN's libraries: the image's must be the same major."""
-    cuda = image_cuda(ctx)
+    cuda = image_cuda(ctx.stack)
     out = []
     for ext in extensions(ctx.profile, ctx.kb):
         major = ext.row.cuda_major_for(ext.extras)
@@ -163,7 +163,7 @@ def _cudnn_pin(ctx: CheckContext, major: int) -> tuple[str, str, str] | None:
         name, _, version = spec.partition("==")
         if name.strip().lower() == wheel:
             return version, f"packages.pip pins {wheel}=={version}", "packages.pip"
-    torch, cuda = ctx.profile.torch_version, torch_cuda(ctx)
+    torch, cuda = ctx.profile.torch_version, torch_cuda(ctx.stack)
     if torch is None or cuda is None or vtuple(cuda)[0] != major:
         return None
     pin = torch_cudnn_pin(ctx.kb.torch_cudnn_pins, torch, cuda)

@@ -1,25 +1,12 @@
-"""Source builds of GPU extension packages that PyPI has as an sdist only (flash-attn, deepspeed): which
-``packages.pip`` entries are built from source, in which stage (the devel twin of a runtime base, for nvcc), with
-the architecture list of the profile's GPUs and the package's build variables. The facts are the check's
-(``envgen.check.extensions.source_build``); this module only picks them for the render."""
+"""What the image needs for GPU extension packages beyond the install plan's source builds
+(``plan.extensions.source_builds``, written by templates/docker/srcbuild.j2): the runtime packages of a package
+that compiles native code when it runs (Triton's launcher)."""
 
 from __future__ import annotations
 
-from envgen.check.context import build_context
-from envgen.check.extensions import SourceBuildPlan, extensions, source_build
 from envgen.kb import KnowledgeBase
+from envgen.plan.extensions import extensions
 from envgen.profile import Profile
-
-
-def source_builds(profile: Profile, kb: KnowledgeBase) -> tuple[SourceBuildPlan, ...]:
-    """One plan per ``packages.pip`` entry built from its sdist, in profile order (GPU profiles only: a
-    CPU-only image installs what pip finds)."""
-    if not profile.gpu.required:
-        return ()
-    ctx = build_context(profile, kb, None)
-    plans = (source_build(ctx, ext) for ext in extensions(profile, kb))
-    return tuple(plan for plan in plans if plan is not None)
-
 
 # What a package that compiles native code at run time (Triton's launcher) needs in the image: a C compiler with
 # the C library headers, and the system Python's headers where the environment uses the system Python (Debian and

@@ -83,3 +83,16 @@ def test_triton_gets_a_c_compiler_and_the_python_headers_in_the_image(tmp_path: 
     runtime = result.files["Dockerfile"].decode().split("AS runtime", 1)[1]
     install = runtime.split("apt-get install", 1)[1].split(";", 1)[0]
     assert {"gcc", "libc6-dev", "python3-dev"} <= set(install.split())
+
+
+def test_the_probe_is_told_which_extension_packages_to_call(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "attn.yaml"
+    path.write_text(PROFILE)
+    result = render_in_memory(load_profile(str(path), env={}), load_kb())
+    expected = json.loads(result.files["envgen/profile.json"])["expected"]
+    assert expected["extensions"] == [
+        {"package": "flash-attn", "module": "flash_attn", "version": "2.8.3"},
+        {"package": "deepspeed", "module": "deepspeed", "version": "0.19.8"},
+    ]

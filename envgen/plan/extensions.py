@@ -1,16 +1,17 @@
-"""The GPU extension packages a profile installs (kb/data/extensions.yaml) and the facts their rules and the
-render share: which CUDA the image's framework was built for, and how a source build is set up (the stage it
-runs in, its architecture list). Pure functions over the check context."""
+"""The GPU extension packages a profile installs (kb/data/extensions.yaml) and what the install plan makes of
+them: which CUDA the image's framework was built for, and how a package PyPI has as an sdist only is built (the
+stage it runs in, its architecture list from the profile's GPUs). Pure functions over the profile's stack; the
+check's rules judge them, the render writes the build stages."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from envgen.check.context import CheckContext
 from envgen.kb import KnowledgeBase
 from envgen.kb.extensions import ExtensionPackage, ExtensionRelease
 from envgen.kb.versions import cc_tuple, minor
+from envgen.plan.stack import Stack
 from envgen.profile import Profile
 from envgen.profile.normalise import canonical
 
@@ -47,15 +48,15 @@ def extensions(profile: Profile, kb: KnowledgeBase) -> list[Extension]:
     return out
 
 
-def torch_cuda(ctx: CheckContext) -> str | None:
+def torch_cuda(stack: Stack) -> str | None:
     """The CUDA "major.minor" the image's torch was built for (torch.version.cuda), None without a CUDA torch."""
-    variant = ctx.torch_variant
+    variant = stack.torch_variant
     return minor(variant.cuda) if variant is not None and variant.cuda else None
 
 
-def image_cuda(ctx: CheckContext) -> str | None:
+def image_cuda(stack: Stack) -> str | None:
     """The CUDA the image's libraries are for: torch's build, else the profile's, else the base image's."""
-    cuda = torch_cuda(ctx) or ctx.profile.cuda or (ctx.base.cuda if ctx.base is not None else None)
+    cuda = torch_cuda(stack) or stack.profile.cuda or (stack.base.cuda if stack.base is not None else None)
     return minor(cuda) if cuda else None
 
 
@@ -89,12 +90,11 @@ def arch_list(ccs: list[str], fmt: str, supported: list[str]) -> list[str]:
     return [cc.replace(".", "") if fmt == "digits" else cc for cc in sorted(chosen, key=cc_tuple)]
 
 
-def target_ccs(ctx: CheckContext) -> list[str]:
-    """The compute capabilities of the profile's GPUs (gpu.targets and the host's); without any, those torch
-    has kernels for."""
-    ccs = [t.model.compute_capability for t in ctx.targets if t.model is not None]
-    if not ccs and ctx.torch_variant is not None:
-        ccs = [f"{a[3:-1]}.{a[-1]}" for a in ctx.torch_variant.arch_list if a.startswith("sm_")]
+def target_ccs(stack: Stack) -> list[str]:
+    """The compute capabilities of the profile's GPUs (gpu.targets); without any, those torch has kernels for."""
+    ccs = [t.model.compute_capability for t in stack.targets if t.model is not None]
+    if not ccs and stack.torch_variant is not None:
+        ccs = [f"{a[3:-1]}.{a[-1]}" for a in stack.torch_variant.arch_list if a.startswith("sm_")]
     return ccs
 
 
@@ -124,13 +124,13 @@ def needs_source_build(ext: Extension) -> bool:
     return ext.row.build is not None and ext.release is not None and not ext.release.wheel
 
 
-def source_build(ctx: CheckContext, ext: Extension) -> SourceBuildPlan | None:
+def source_build(stack: Stack, ext: Extension) -> SourceBuildPlan | None:
     """The build of ``ext`` from its sdist, or None when PyPI has a wheel for it (or the KB has no recipe)."""
     build = ext.row.build
     if build is None or not needs_source_build(ext):
         return None
     env: list[tuple[str, str]] = []
-    ccs = target_ccs(ctx)
+    ccs = target_ccs(stack)
     archs = arch_list(ccs, build.arch_format, build.archs)
     if archs:
         env.append((build.arch_env, ";".join(archs)))
@@ -138,5 +138,14 @@ def source_build(ctx: CheckContext, ext: Extension) -> SourceBuildPlan | None:
         env.append(("TORCH_CUDA_ARCH_LIST", ";".join(arch_list(ccs, "dotted", []))))
     env.append(("MAX_JOBS", str(build.max_jobs)))
     env.extend(sorted(build.env.items()))
-    twin = None if has_nvcc(ctx.profile) or not build.nvcc else devel_twin(ctx.profile, ctx.kb)
+    twin = None if has_nvcc(stack.profile) or not build.nvcc else devel_twin(stack.profile, stack.kb)
     return SourceBuildPlan(ext.spec, twin, tuple(env), tuple(build.build_requires))
+
+
+def source_builds(stack: Stack) -> list[SourceBuildPlan]:
+    """One plan per ``packages.pip`` entry built from its sdist, in profile order (GPU profiles only: a CPU-only
+    image installs what pip finds, and the check says why that fails)."""
+    if not stack.gpu:
+        return []
+    plans = (source_build(stack, ext) for ext in extensions(stack.profile, stack.kb))
+    return [plan for plan in plans if plan is not None]
