@@ -93,3 +93,23 @@ def test_release_python_is_what_every_file_declares(kb: KnowledgeBase) -> None:
                 continue
             found = {rp for version, rps in declared.items() if satisfies(version, release.versions) for rp in rps}
             assert found == {release.python}, (row.package, release.versions, found)
+
+
+def test_a_host_compiler_newer_than_nvcc_accepts_is_an_error(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """No nvidia/cuda tag pairs an OS with a GCC its nvcc refuses, so the rule is shown with the OS row changed."""
+    import dataclasses
+
+    from envgen.check import check_profile
+    from envgen.kb.extensions import HostCompiler
+    from envgen.profile import load_profile
+
+    rows = [r for r in kb.host_compilers if r.os != "ubuntu22.04"]
+    rows.append(HostCompiler(os="ubuntu22.04", gcc=13, source="a test: GCC 13 on Ubuntu 22.04"))
+    changed = dataclasses.replace(kb, host_compilers=rows)
+    path = tmp_path / "p.yaml"
+    path.write_text('name: p\nbase: nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\npython: "3.10"\ncuda: "11.8"\n'
+                    'gpu: {targets: [A100]}\nframeworks: {pytorch: 2.1.2+cu118}\npackages: {pip: [flash-attn==2.6.3]}\n')
+    found = {f.code: f for f in check_profile(load_profile(str(path), env={}), changed)}
+    assert "ext-build-host-compiler" in found
+    assert "gcc versions later than 11 are not supported" in found["ext-build-host-compiler"].message
+    assert "ext-build-host-compiler" not in {f.code for f in check_profile(load_profile(str(path), env={}), kb)}
