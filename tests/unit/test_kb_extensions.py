@@ -108,7 +108,8 @@ def test_a_host_compiler_newer_than_nvcc_accepts_is_an_error(kb: KnowledgeBase, 
     changed = dataclasses.replace(kb, host_compilers=rows)
     path = tmp_path / "p.yaml"
     path.write_text('name: p\nbase: nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\npython: "3.10"\ncuda: "11.8"\n'
-                    'gpu: {targets: [A100]}\nframeworks: {pytorch: 2.1.2+cu118}\npackages: {pip: [flash-attn==2.6.3]}\n')
+                    'gpu: {targets: [A100]}\nframeworks: {pytorch: 2.1.2+cu118}\n'
+                    'packages: {pip: [flash-attn==2.6.3]}\n')
     found = {f.code: f for f in check_profile(load_profile(str(path), env={}), changed)}
     assert "ext-build-host-compiler" in found
     assert "gcc versions later than 11 are not supported" in found["ext-build-host-compiler"].message
