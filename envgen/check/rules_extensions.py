@@ -181,14 +181,16 @@ def jax_cudnn(ctx: CheckContext) -> list[Finding]:
         if pinned is None or satisfies(pinned[0], spec):
             continue
         version, who, _cite = pinned
-        fitting = [f"torch{r.torch}+cu{r.cuda.replace('.', '')} ({r.cudnn})" for r in ctx.kb.torch_cudnn_pins
+        torches = [f"torch{r.torch} for CUDA {r.cuda} (cuDNN {r.cudnn})" for r in ctx.kb.torch_cudnn_pins
                    if vtuple(r.cuda)[0] == major and satisfies(r.cudnn, spec)]
+        jaxes = [f"{ext.row.package}{ext.extras}{r.versions}" for r in ext.row.releases
+                 if str(major) in r.cudnn and satisfies(version, r.cudnn[str(major)])]
         out.append(finding(
             "error", "ext-cudnn-clash",
             f"{ext.label} needs nvidia-cudnn-cu{major}{spec}, and {who}: pip finds no solution, and forced "
             f'together JAX\'s first GPU call fails ("{ext.row.failure}")',
-            "pick a torch whose cuDNN meets JAX's: " + (", ".join(fitting) or "none in the knowledge base")
-            + f", or a JAX release whose cuDNN floor {version} meets",
+            "pick a torch whose cuDNN meets JAX's (" + ("; ".join(torches) or "none in the knowledge base")
+            + f"), or a JAX release whose cuDNN floor {version} meets (" + ("; ".join(jaxes) or "none known") + ")",
             ext.cite(),
         ))
     return out
