@@ -9,6 +9,7 @@ from envgen.check.util import finding
 from envgen.kb.extensions import satisfies, torch_cudnn_pin
 from envgen.kb.versions import cc_tuple, vtuple
 from envgen.plan.extensions import Extension, cc_min, extensions, image_cuda, torch_cuda
+from envgen.plan.packages import cuda_sources
 
 
 def gpu_too_old(ctx: CheckContext) -> list[Finding]:
@@ -132,26 +133,45 @@ def cuda_build(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def _cuda_majors(ctx: CheckContext, ext: Extension) -> set[int]:
+    """The CUDA majors whose libraries the image has for a package that brings none of its own: torch's wheels',
+    the base image's and the CUDA runtimes packages.conda/pip name (plan.packages.cuda_sources), and its own
+    ``[ctk]`` extra (cupy-cudaNNx[ctk] installs the CUDA NN toolkit wheels)."""
+    majors = {vtuple(source.version)[0] for source in cuda_sources(ctx.profile, ctx.kb)}
+    torch = torch_cuda(ctx.stack)
+    if torch is not None:
+        majors.add(vtuple(torch)[0])
+    major = ext.row.cuda_major_for(ext.extras)
+    if major is not None and "ctk" in ext.extras.strip("[]").split(","):
+        majors.add(major)
+    return majors
+
+
 def cuda_major(ctx: CheckContext) -> list[Finding]:
-    """cupy-cudaNNx and jax[cudaNN] load CUDA NN's libraries: the image's must be the same major."""
-    cuda = image_cuda(ctx.stack)
+    """cupy-cudaNNx loads CUDA NN's libraries, which the image must have; jax[cudaNN] brings its own, and beside a
+    torch of another CUDA major puts a second cuDNN in the process."""
     out = []
     for ext in extensions(ctx.profile, ctx.kb):
         major = ext.row.cuda_major_for(ext.extras)
-        if major is None or cuda is None or not ctx.gpu or vtuple(cuda)[0] == major:
+        if major is None or not ctx.gpu:
             continue
         jax = ext.row.package == "jax"
-        out.append(finding(
-            "warning" if jax else "error", "ext-cuda-mismatch",
-            f"{ext.label} is built for CUDA {major}, and this image's CUDA is {cuda}"
-            + (": its own CUDA wheels come beside the framework's, two cuDNN copies with one soname "
-               "(libcudnn.so.9) in one process, whichever loads first serving both" if jax else
-               f": it loads CUDA {major}'s libraries (libnvrtc.so.{major}, libcublas.so.{major}), which no "
-               "package here provides"),
-            f"use the build for CUDA {vtuple(cuda)[0]}"
-            + (f" (jax[cuda{vtuple(cuda)[0]}])" if jax else f" (cupy-cuda{vtuple(cuda)[0]}x)"),
-            ext.cite(),
-        ))
+        torch = torch_cuda(ctx.stack)
+        if jax and torch is not None and vtuple(torch)[0] != major:
+            out.append(finding(
+                "warning", "ext-cuda-mismatch",
+                f"{ext.label} is built for CUDA {major}, and torch for CUDA {torch}: JAX's own CUDA wheels come "
+                "beside torch's, two cuDNN copies with one soname (libcudnn.so.9) in one process, whichever loads "
+                "first serving both",
+                f"use jax[cuda{vtuple(torch)[0]}]", ext.cite()))
+        elif not jax and major not in _cuda_majors(ctx, ext):
+            cuda = image_cuda(ctx.stack) or "none"
+            out.append(finding(
+                "error", "ext-cuda-mismatch",
+                f"{ext.label} is built for CUDA {major}, and this image's CUDA is {cuda}: it loads CUDA {major}'s "
+                f"libraries (libnvrtc.so.{major}, libcublas.so.{major}), which no package here provides",
+                f"use the build for the image's CUDA (cupy-cuda{vtuple(cuda)[0] if cuda != 'none' else 'XX'}x), "
+                f"or {ext.row.package}[ctk] to install CUDA {major}'s libraries with it", ext.cite()))
     return out
 
 
