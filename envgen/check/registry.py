@@ -10,6 +10,8 @@ from envgen.check import (
     rules_cpu,
     rules_cudnn,
     rules_driver,
+    rules_ext_build,
+    rules_extensions,
     rules_gpu,
     rules_libraries,
     rules_lock,
@@ -35,5 +37,7 @@ RULES: tuple[Rule, ...] = (
     *rules_driver.RULES,
     *rules_ngc.RULES,
     *rules_cpu.RULES,
+    *rules_extensions.RULES,
+    *rules_ext_build.RULES,
     *rules_lock.RULES,
 )

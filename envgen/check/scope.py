@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from envgen.check.context import CheckContext
+from envgen.plan.extensions import extensions
 
 
 def scope_line(ctx: CheckContext) -> str:
@@ -11,7 +12,10 @@ def scope_line(ctx: CheckContext) -> str:
              f"Python {profile.python}"]
     parts += stack.framework_pip
     parts += stack.preinstalled
-    extra = len(profile.packages.pip) + len(profile.packages.conda) + len(profile.packages.apt)
+    gpu_packages = [e.label for e in extensions(profile, ctx.kb)]
+    if gpu_packages:
+        parts.append("GPU extension package(s) " + ", ".join(gpu_packages))
+    extra = len(profile.packages.pip) + len(profile.packages.conda) + len(profile.packages.apt) - len(gpu_packages)
     if extra:
         parts.append(f"{extra} other package(s)")
     wanted = {n.soname for n in ctx.libraries.needs}

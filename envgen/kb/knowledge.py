@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from envgen.errors import KnowledgeBaseError
+from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.images import CUDA_TAG_RE, parse_image
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
@@ -48,6 +49,9 @@ class KnowledgeBase:
     tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
     tensorflow_packages: list[TensorflowPackage] = field(default_factory=list)
     framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
+    extensions: list[ExtensionPackage] = field(default_factory=list)
+    host_compilers: list[HostCompiler] = field(default_factory=list)
+    torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
 
@@ -95,13 +99,21 @@ class KnowledgeBase:
         """The ``cite()`` of every row marked ``unverified`` (torch variants cited as release+variant), gathered
         once per knowledge base: every check_profile reads it, and `envgen suggest` runs dozens."""
         rows: list[Row] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
-                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images]
+                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images,
+                           *self.extensions, *self.host_compilers, *self.torch_cudnn_pins]
         out = {r.cite() for r in rows if r.unverified}
+        out |= {ext.cite_release(r) for ext in self.extensions for r in ext.releases if r.unverified}
         for release in self.pytorch:
             if release.unverified:
                 out.add(release.cite())
             out |= {release.cite_variant(v) for v in release.variants if v.unverified}
         return frozenset(out)
+
+    # --- GPU extension packages (extensions.yaml) ----------------------------------------------
+
+    def extension(self, package: str) -> ExtensionPackage | None:
+        """The row of a pip distribution (canonical name: ``flash-attn``, ``cupy-cuda12x``, ``jax``)."""
+        return next((row for row in self.extensions if row.package == package), None)
 
     # --- TensorFlow -------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
+from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
@@ -44,6 +45,9 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
     "tensorflow_libraries": (TensorflowLibraries, "tensorflow_libraries"),
     "tensorflow_packages": (TensorflowPackage, "tensorflow_packages"),
+    "extensions": (ExtensionPackage, "extensions"),
+    "host_compilers": (HostCompiler, "host_compilers"),
+    "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
 }
 
 

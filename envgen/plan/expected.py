@@ -43,6 +43,16 @@ class ExpectedBase(BaseModel):
     frameworks: dict[str, str]  # frameworks: key -> the version declared
 
 
+class ExpectedExtension(BaseModel):
+    """A GPU extension package of packages.pip (kb/data/extensions.yaml): the probe imports it and calls it once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    package: str
+    module: str
+    version: str
+
+
 class Expected(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -61,6 +71,7 @@ class Expected(BaseModel):
     libraries: list[ExpectedLibrary] | None  # None: the base's own frameworks find theirs (base_provides)
     gpu_targets: list[ExpectedTarget]
     base_provides: ExpectedBase | None = None  # written only when the profile has base_provides
+    extensions: list[ExpectedExtension] | None = None  # written only when packages.pip has one
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -68,8 +79,9 @@ class Expected(BaseModel):
     def document(self) -> dict[str, Any]:
         """The JSON the probe reads, its schema id under ``schema`` (as the smoke report's)."""
         doc = self.model_dump(mode="json", exclude={"schema_id"})
-        if self.base_provides is None:
-            del doc["base_provides"]
+        for key in ("base_provides", "extensions"):
+            if doc[key] is None:
+                del doc[key]
         return {"schema": self.schema_id, **doc}
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.kb.versions import minor, vtuple
 from envgen.plan.environment import environment
-from envgen.plan.expected import Expected, ExpectedBase, ExpectedTarget, expected_libraries
+from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
+from envgen.plan.extensions import SourceBuildPlan, extensions, source_builds
 from envgen.plan.libraries import STAGES
 from envgen.plan.stack import Stack, cuda_in_use, resolve_rows
 from envgen.profile import Profile
@@ -31,6 +32,8 @@ class InstallPlan:
     required_cuda_for_driver: str | None  # the CUDA version NVIDIA_REQUIRE_CUDA should name
     expected: Expected
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
+    # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
+    source_builds: list[SourceBuildPlan] = field(default_factory=list)
 
     @property
     def pip(self) -> list[str]:
@@ -136,6 +139,8 @@ def expected(stack: Stack) -> Expected:
         base_provides=None if profile.base_provides is None else ExpectedBase(
             python=profile.base_provides.python,
             frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
+        extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
+                    for e in extensions(profile, stack.kb)] or None,
     )
 
 
@@ -164,6 +169,7 @@ def install_plan(stack: Stack) -> InstallPlan:
         required_cuda_for_driver=_required_cuda(stack),
         expected=expected(stack),
         notes=notes,
+        source_builds=source_builds(stack),
     )
 
 

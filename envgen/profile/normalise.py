@@ -42,10 +42,6 @@ UNMODELLED: dict[str, str] = {
     "frameworks.tensorflow",
     "intel-tensorflow": "Intel's CPU build is not modelled; use frameworks.tensorflow with tensorflow_package: "
     "tensorflow-cpu",
-    "jax": "JAX is not in envgen's knowledge base, so its CUDA needs can be neither checked nor smoke-tested; "
-    "build it in an image of its own, outside envgen",
-    "jaxlib": "JAX is not in envgen's knowledge base, so its CUDA needs can be neither checked nor smoke-tested; "
-    "build it in an image of its own, outside envgen",
 }
 
 # conda packages that are frameworks -> the frameworks field that installs them (envgen installs frameworks with
@@ -55,6 +51,15 @@ CONDA_FRAMEWORKS: dict[str, str] = {
     "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow",
     "tensorflow-base": "tensorflow", "pytorch": "pytorch", "pytorch-gpu": "pytorch", "pytorch-cuda": "pytorch",
     "torchvision": "torchvision", "torchaudio": "torchaudio",
+}
+
+# conda builds of packages whose pip wheels envgen models in packages.pip (kb/data/extensions.yaml), not as
+# frameworks: refused with the pip way in.
+_JAX_CONDA = ("envgen models JAX's pip wheels (jax[cuda12] or jax[cuda13] in packages.pip: their cuDNN needs are "
+              "checked against the other frameworks'), not conda's builds")
+CONDA_AS_PIP: dict[str, tuple[str, str]] = {
+    "jax": (_JAX_CONDA, "move it to packages.pip as jax[cuda12]==<version> (or jax[cuda13])"),
+    "jaxlib": (_JAX_CONDA, "drop jaxlib and put jax[cuda12]==<version> (or jax[cuda13]) in packages.pip"),
 }
 
 _PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
@@ -208,6 +213,9 @@ class _Normaliser:
             if name in UNMODELLED:
                 raise ProfileError(f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {UNMODELLED[name]}",
                                    fix=f"remove {name} from packages.conda")
+            if name in CONDA_AS_PIP:
+                reason, way = CONDA_AS_PIP[name]
+                raise ProfileError(f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {reason}", fix=way)
             if name in CONDA_FRAMEWORKS:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: envgen installs frameworks from the pip "

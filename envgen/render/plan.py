@@ -19,10 +19,12 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
+from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
     LABEL_GPU_REQUIRED,
@@ -105,13 +107,17 @@ class RenderPlan:
     lock: Lock | None = None
     # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
     conda_lock: str | None = None
+    # packages.pip entries PyPI has as an sdist only, built in stages of their own (plan.extensions)
+    source_builds: tuple[SourceBuildPlan, ...] = ()
 
     @property
     def uv_install(self) -> bool:
         """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no
         resolution): the lock names uv's wheel, and the base's own Python (Debian or python images) runs it."""
-        return (self.installer == "pip" and self.lock is not None and self.lock.uv is not None
-                and self.lock.uv_wheel is not None and self.python_setup.key in ("debian", "python-image"))
+        # sdist-only extension packages are built in stages of their own: the staged (pip) path
+        return (not self.source_builds and self.installer == "pip" and self.lock is not None
+                and self.lock.uv is not None and self.lock.uv_wheel is not None
+                and self.python_setup.key in ("debian", "python-image"))
 
     def apt_pins(self, packages: Sequence[str]) -> tuple[str, ...]:
         """apt-get install arguments: with a lock that pins apt, every package the lock resolved for
@@ -155,6 +161,7 @@ class RenderPlan:
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
+            "source_builds": self.source_builds,
             "source_date_epoch_default": SOURCE_DATE_EPOCH_DEFAULT,
         }
 
@@ -295,10 +302,10 @@ def render_context(
     pins = Pins(
         conda=tuple(exact_conda(p) for p in install.user_conda),
         pip=tuple(install.framework_pip),
-        pip_extra=tuple(install.user_pip),
+        pip_extra=tuple(p for p in install.user_pip if p not in {b.spec for b in install.source_builds}),
         apt=tuple(profile.packages.apt),
     )
-    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
+    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(runtime_compiler_apt(profile, kb, key))))
     lock = find_lock(profile, pins.pip, runtime_apt) if use_lock else None
     if lock is not None and lock.field("target"):
         expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
@@ -333,6 +340,7 @@ def render_context(
         wheelhouse=wheelhouse,
         lock=lock,
         conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
+        source_builds=tuple(install.source_builds),
     )
 
 

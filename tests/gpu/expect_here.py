@@ -1,7 +1,10 @@
 """Write a resolved-profile JSON (the probe's --expect) that matches the Python and PyTorch of this
 machine, so that an honest probe run here passes. Used by the GPU tests and the validation runs.
 
-    python tests/gpu/expect_here.py OUT.json [--cpu-only] [--matmul-size 4096]
+    python tests/gpu/expect_here.py OUT.json [--cpu-only] [--matmul-size 4096] [--extensions]
+
+--extensions adds every GPU extension package installed here (flash-attn, xformers, bitsandbytes, CuPy, Apex,
+DeepSpeed, Triton, JAX) to expected.extensions, as envgen does for a profile's packages.pip.
 """
 
 from __future__ import annotations
@@ -45,14 +48,43 @@ def build(cpu_only: bool, matmul_size: int) -> dict:
     }
 
 
+# import name -> how envgen's knowledge base names the distribution (kb/data/extensions.yaml)
+EXTENSIONS = ("flash_attn", "xformers", "bitsandbytes", "cupy", "apex", "deepspeed", "triton", "jax")
+
+
+def installed_extensions() -> list[dict[str, str]]:
+    """{package, module, version} of each extension package importable here (cupy: cupy-cuda12x/13x)."""
+    import importlib
+    import importlib.util
+    from importlib import metadata
+
+    owners = metadata.packages_distributions()
+    out = []
+    for module in EXTENSIONS:
+        if importlib.util.find_spec(module) is None:
+            continue
+        names = sorted(owners.get(module) or [module], key=lambda d: (d.lower().replace("_", "-") !=
+                                                                       module.replace("_", "-"), d))
+        try:
+            dist, version = names[0], metadata.version(names[0])
+        except metadata.PackageNotFoundError:  # not installed by pip: the module's own version
+            dist, version = module, str(importlib.import_module(module).__version__)
+        out.append({"package": dist.lower().replace("_", "-"), "module": module, "version": version})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--cpu-only", action="store_true")
     parser.add_argument("--matmul-size", type=int, default=4096)
+    parser.add_argument("--extensions", action="store_true")
     args = parser.parse_args()
+    doc = build(args.cpu_only, args.matmul_size)
+    if args.extensions:
+        doc["expected"]["extensions"] = installed_extensions()
     with open(args.out, "w", encoding="utf-8") as handle:
-        json.dump(build(args.cpu_only, args.matmul_size), handle, indent=2)
+        json.dump(doc, handle, indent=2)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,6 @@ def test_frameworks_in_pip_are_lifted_with_their_lines(tmp_path: Path) -> None:
      "contradicts 'frameworks.tensorflow' = '2.12.0'"),
     (["torch==2.1.2+cu121"], "frameworks: {pytorch: 2.1.2+cu118}", "contradicts 'frameworks.pytorch'"),
     (["tf-nightly==2.16.0.dev20231101"], "", "nightly build"),
-    (["jax[cuda12]==0.4.30"], "", "JAX is not in envgen's knowledge base"),
     (["tensorflow[foo]==2.12.0"], "", "the extra [foo] of tensorflow is not modelled"),
 ])
 def test_contradictions_and_unmodelled_are_one_line_errors(tmp_path: Path, pip: list[str], frameworks: str,
@@ -66,6 +65,14 @@ def test_contradictions_and_unmodelled_are_one_line_errors(tmp_path: Path, pip: 
     line = err.value.one_line()
     assert says in line and "\n" not in line
     assert line.startswith(str(path))
+
+
+def test_jax_is_modelled_not_refused(tmp_path: Path) -> None:
+    """JAX stays a package of packages.pip (envgen's check reads its cuDNN needs, kb/data/extensions.yaml)."""
+    path = write(tmp_path, "name: p\nbase: debian:bookworm-slim\npython: \"3.11\"\ncuda: \"12.8\"\n"
+                           "gpu: {targets: [A100]}\npackages:\n  pip:\n    - jax[cuda12]==0.12.0.1\n")
+    profile = load_profile(str(path))
+    assert profile.packages.pip == ["jax[cuda12]==0.12.0.1"]
 
 
 def test_conda_framework_and_conda_pip_clash(tmp_path: Path) -> None:
@@ -86,8 +93,8 @@ def test_conda_framework_and_conda_pip_clash(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("conda", "says"), [
-    ("jax=0.4.20", "JAX is not in envgen's knowledge base"),  # was "move it to frameworks: (frameworks.tensorflow)"
-    ("jaxlib=0.4.20", "JAX is not in envgen's knowledge base"),
+    ("jax=0.4.20", "envgen models JAX's pip wheels"),  # was "move it to frameworks: (frameworks.tensorflow)"
+    ("jaxlib=0.4.20", "envgen models JAX's pip wheels"),
     ("torchvision=0.8.2", "frameworks.torchvision"),  # was frameworks.pytorch
     ("pytorch-cuda=11.8", "frameworks.pytorch"),
     ("tensorflow-base=2.4.1", "frameworks.tensorflow"),

@@ -97,7 +97,7 @@ class PowerCappedGpu:
 
 
 def test_time_cuda_reads_peak_after_idle_and_sustained_after_load() -> None:
-    probe_torch = probe_module("probe_torch")
+    probe_torch = probe_module("probe_torch_speed")
     gpu = PowerCappedGpu(fast=0.0014, slow=0.0017)  # bf16 8192 on an H200: ~790 vs ~650 TFLOP/s
     peak, sustained, plan = probe_torch.time_cuda(gpu.torch(), gpu.product, 10.0, sleep=gpu.sleep)
     assert peak == pytest.approx(0.0014)
@@ -108,7 +108,7 @@ def test_time_cuda_reads_peak_after_idle_and_sustained_after_load() -> None:
 
 
 def test_tensorflow_gpu_timing_follows_the_same_plan() -> None:
-    probe_tf = probe_module("probe_tf")
+    probe_tf = probe_module("probe_tf_speed")
     gpu = PowerCappedGpu(fast=0.0014, slow=0.0017)
     peak, sustained, plan = probe_tf._time_tf_gpu(gpu.product, lambda _value: None, 10.0, sleep=gpu.sleep,
                                                   clock=lambda: gpu.now)

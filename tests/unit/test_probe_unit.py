@@ -158,7 +158,8 @@ def _fake_torch(capability: tuple[int, int], arch_list: list[str]) -> SimpleName
 def test_torch_kernels_check_with_arch_override(monkeypatch) -> None:
     common = probe_module("probe_common")
     probe_torch = probe_module("probe_torch")
-    monkeypatch.setattr(probe_torch, "_import_torch", lambda: _fake_torch((9, 0), ["sm_80", "sm_90"]))
+    fake = _fake_torch((9, 0), ["sm_80", "sm_90"])
+    monkeypatch.setattr(probe_module("probe_torch_base"), "_import_torch", lambda: fake)
     ctx = common.Context({"gpu": {"required": True}}, arch_override=["sm_50", "sm_60"],
                          diagnoses=common.load_diagnoses())
     ctx.mode, ctx.gpus = "gpu", [{"name": "H200"}]

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import probe_base  # noqa: E402
 import probe_common  # noqa: E402
+import probe_ext  # noqa: E402
 import probe_libs  # noqa: E402
 import probe_system  # noqa: E402
 import probe_tf  # noqa: E402
@@ -62,12 +63,19 @@ def run_libraries(ctx):
         probe_common.run_check(ctx, name, probe_libs.TIER, func)
 
 
+def run_extensions(ctx, call):
+    """GPU extension packages: imported (and, with ``call``, called once on the GPU) after the frameworks."""
+    for name, func in probe_ext.checks(ctx, call=call):
+        probe_common.run_check(ctx, name, probe_ext.TIER, func)
+
+
 def run_all(ctx, tier="all"):
     probe_common.run_check(ctx, "python", None, probe_system.check_python)
     if tier in ("libraries", "all"):
         run_libraries(ctx)
     if tier == "libraries":
         ctx.mode = "libraries"
+        run_extensions(ctx, call=False)
         return
     probe_common.run_check(ctx, "devices", None, probe_system.check_devices)
     if ctx.mode is None:
@@ -79,6 +87,7 @@ def run_all(ctx, tier="all"):
                 break
             probe_common.run_check(ctx, name, module.FRAMEWORK, func)
         module.facts_after(ctx)
+    run_extensions(ctx, call=True)
 
 
 def reached_tier(ctx, tiers, failed):

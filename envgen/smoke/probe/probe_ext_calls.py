@@ -1,0 +1,157 @@
+"""One GPU call per extension package, each against a reference: a flash-attention forward and an xFormers
+memory-efficient attention (float32 attention on the same GPU), an 8-bit matmul (bitsandbytes Linear8bitLt), a
+CuPy kernel compiled at run time (NVRTC), DeepSpeed's accelerator, a Triton kernel, a JAX ``jit`` on the GPU.
+Each is ``call(ctx, module) -> (message, figures)`` and raises ``Fail``. Python 3.7+."""
+
+import codecs
+import math
+
+from probe_common import CaptureStderr, Fail, Skip
+
+NO_CALL = {"apex": "NVIDIA Apex's fused kernels exist only in a source build; the import proves the package"}
+
+
+def _torch_gpu(ctx):
+    """torch on a usable GPU, for the packages that run on torch tensors."""
+    facts = ctx.frameworks.get("torch") or {}
+    if not facts.get("gpu_ok"):
+        raise Skip("torch cannot use the GPU (see torch.devices): the call needs CUDA tensors")
+    import torch
+    return torch
+
+
+def _rel(torch, value, reference):
+    diff = value.float() - reference.float()
+    return float(torch.norm(diff) / torch.norm(reference.float()))
+
+
+def _attention_reference(torch, q, k, v, causal):
+    """softmax(q k^T / sqrt(d)) v in float32; q, k, v are (batch, seq, heads, dim)."""
+    q, k, v = (t.float().transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        mask = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).triu(1)
+        scores = scores.masked_fill(mask, float("-inf"))
+    return (scores.softmax(-1) @ v).transpose(1, 2)
+
+
+def _qkv(torch, shape=(2, 256, 8, 64)):
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    return [torch.randn(*shape, device="cuda", dtype=torch.float16, generator=gen) for _ in range(3)]
+
+
+def call_flash_attn(ctx, module):
+    torch = _torch_gpu(ctx)
+    from flash_attn import flash_attn_func
+    q, k, v = _qkv(torch)
+    out = flash_attn_func(q, k, v, causal=True)
+    torch.cuda.synchronize()
+    error = _rel(torch, out, _attention_reference(torch, q, k, v, True))
+    figures = {"shape": list(q.shape), "dtype": "fp16", "causal": True, "rel_error": float("%.3g" % error)}
+    if not error < 2e-2:
+        raise Fail("flash_attn_func differs from the float32 attention (relative error %.3g)" % error, figures)
+    return "flash_attn_func forward %s fp16 causal matches float32 attention (rel error %.2g)" % (
+        "x".join(str(s) for s in q.shape), error), figures
+
+
+def call_xformers(ctx, module):
+    torch = _torch_gpu(ctx)
+    import xformers.ops
+    q, k, v = _qkv(torch)
+    out = xformers.ops.memory_efficient_attention(q, k, v)
+    torch.cuda.synchronize()
+    error = _rel(torch, out, _attention_reference(torch, q, k, v, False))
+    figures = {"shape": list(q.shape), "dtype": "fp16", "rel_error": float("%.3g" % error)}
+    if not error < 2e-2:
+        raise Fail("memory_efficient_attention differs from float32 attention (relative error %.3g)" % error,
+                   figures)
+    return "memory_efficient_attention matches float32 attention (rel error %.2g)" % error, figures
+
+
+def call_bitsandbytes(ctx, module):
+    torch = _torch_gpu(ctx)
+    torch.manual_seed(4)
+    dense = torch.nn.Linear(256, 128, bias=False).half()
+    int8 = module.nn.Linear8bitLt(256, 128, bias=False, has_fp16_weights=False, threshold=0.0)
+    int8.load_state_dict(dense.state_dict())
+    int8 = int8.cuda()  # the weights are quantised to int8 here
+    x = torch.randn(32, 256, device="cuda", dtype=torch.float16)
+    out = int8(x)
+    torch.cuda.synchronize()
+    reference = x.float() @ dense.weight.cuda().float().t()
+    error = _rel(torch, out, reference)
+    figures = {"shape": [32, 256, 128], "weight_dtype": str(int8.weight.dtype).replace("torch.", ""),
+               "rel_error": float("%.3g" % error)}
+    if not error < 5e-2:
+        raise Fail("8-bit matmul differs from the fp32 product (relative error %.3g)" % error, figures)
+    return "Linear8bitLt 8-bit matmul (32x256 @ 256x128) matches fp32 (rel error %.2g)" % error, figures
+
+
+def call_cupy(ctx, module):
+    n = 1 << 20
+    kernel = module.ElementwiseKernel("float32 x", "float32 y", "y = 2 * x + 1", "envgen_probe_axpb")
+    x = module.arange(n, dtype=module.float32)
+    y = kernel(x)
+    module.cuda.Stream.null.synchronize()
+    got = [float(v) for v in y[[0, 1, n - 1]].get()]
+    props = module.cuda.runtime.getDeviceProperties(0)
+    name = codecs.decode(props["name"], "utf-8") if isinstance(props["name"], bytes) else str(props["name"])
+    figures = {"n": n, "device": name, "cuda_runtime": module.cuda.runtime.runtimeGetVersion(),
+               "values": got}
+    if got != [1.0, 3.0, 2.0 * (n - 1) + 1]:
+        raise Fail("CuPy kernel gave %s, expected [1, 3, %d]" % (got, 2 * (n - 1) + 1), figures)
+    return "ElementwiseKernel compiled (NVRTC) and ran on %s" % name, figures
+
+
+def call_deepspeed(ctx, module):
+    from deepspeed.accelerator import get_accelerator
+    accelerator = get_accelerator()
+    figures = {"accelerator": accelerator.device_name(), "available": bool(accelerator.is_available())}
+    if figures["accelerator"] != "cuda" or not figures["available"]:
+        raise Fail("DeepSpeed's accelerator is %s (available %s), not CUDA" % (
+            figures["accelerator"], figures["available"]), figures)
+    return "DeepSpeed accelerator cuda, %d device(s)" % accelerator.device_count(), dict(
+        figures, devices=accelerator.device_count())
+
+
+def call_triton(ctx, module):
+    torch = _torch_gpu(ctx)
+    import probe_ext_triton
+    error, n = probe_ext_triton.vector_add(torch)
+    figures = {"n": n, "max_abs_error": error}
+    if error != 0.0:
+        raise Fail("Triton vector add differs from torch's (max error %g)" % error, figures)
+    return "a Triton kernel (vector add, n=%d) compiled and matches torch" % n, figures
+
+
+def call_jax(ctx, module):
+    import jax.numpy as jnp
+    error = "no GPU device"
+    with CaptureStderr() as captured:
+        try:
+            gpus = module.devices("gpu")
+        except RuntimeError as exc:  # "Unknown backend: 'gpu' requested", after the CUDA backend failed
+            gpus, error = [], exc
+    ctx.logs["jax"] = captured.text
+    if not gpus:
+        raise Fail("JAX has no GPU backend: %s" % error, log=captured.text)
+    f = module.jit(lambda a: jnp.dot(a, a.T) + 1.0)
+    a = module.device_put(jnp.ones((256, 256), dtype=jnp.float32), gpus[0])
+    out = f(a).block_until_ready()
+    value = float(out[0, 0])
+    placed = str(getattr(out, "devices", lambda: {gpus[0]})())
+    figures = {"device": str(gpus[0]), "result_devices": placed, "value": value, "gpus": len(gpus)}
+    if value != 257.0:
+        raise Fail("jax.jit result %s, expected 257.0" % value, figures)
+    return "jax.jit ran on %s: result matches" % gpus[0], figures
+
+
+CALLS = {
+    "flash_attn": call_flash_attn,
+    "xformers": call_xformers,
+    "bitsandbytes": call_bitsandbytes,
+    "cupy": call_cupy,
+    "deepspeed": call_deepspeed,
+    "triton": call_triton,
+    "jax": call_jax,
+}

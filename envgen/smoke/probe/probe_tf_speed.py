@@ -1,0 +1,110 @@
+"""TensorFlow speed check of the envgen probe: matmul TFLOP/s, peak and sustained, against the CPU.
+Python 3.7+."""
+
+import time
+
+from probe_common import (
+    PAUSE_S,
+    PEAK_ITERS,
+    PEAK_WARMUP,
+    PEAK_WINDOWS,
+    SUSTAIN_BATCHES,
+    SUSTAIN_LOAD_S,
+    median,
+    plan_speed,
+    speed_budget,
+    tflops,
+)
+from probe_tf_base import _device, _precisions, _require_tf, _Tf32
+
+
+def _time_tf(tf, func, sync, target_s=0.05, repeats=7, warmup=2):
+    """Median seconds per call: batches of calls bracketed by a device sync (fetching a value
+    produced after the batch waits for the whole stream), sized to ~target_s."""
+    sync(func())
+    began = time.perf_counter()
+    sync(func())
+    once = max(time.perf_counter() - began, 1e-6)
+    iters = int(max(1, min(2000, target_s / once)))
+    samples = []
+    for attempt in range(warmup + repeats):
+        began = time.perf_counter()
+        for _ in range(iters):
+            result = func()
+        sync(result)
+        if attempt >= warmup:
+            samples.append((time.perf_counter() - began) / iters)
+    return median(samples), iters
+
+
+def _time_tf_gpu(func, sync, share_s, sleep=time.sleep, clock=time.perf_counter):
+    """The GPU speed plan of probe_common.plan_speed for TensorFlow: (peak seconds per call, sustained
+    seconds per call or None, plan). A host timer between device syncs (fetching a value produced
+    last waits for the whole stream) brackets each timed loop."""
+
+    def timed(count):
+        sync(func())
+        began = clock()
+        for _ in range(count):
+            result = func()
+        sync(result)
+        return clock() - began
+
+    sync(func())
+    plan = plan_speed(timed(1), share_s)
+    peaks = []
+    for _ in range(plan.windows):
+        sleep(plan.pause_s)  # idle: the SM clock comes back from a power-capped state
+        for _ in range(max(0, plan.warmup - 1)):
+            func()
+        peaks.append(timed(plan.iters) / plan.iters)  # timed() starts with the last warm-up product
+    sustained = None
+    if plan.sustain_iters:
+        for _ in range(plan.sustain_load):
+            func()
+        sustained = median([timed(plan.sustain_iters) / plan.sustain_iters
+                            for _ in range(plan.sustain_batches)])
+    return median(peaks), sustained, plan
+
+
+def check_speed(ctx):
+    tf = _require_tf(ctx)
+    device = _device(ctx)
+
+    def sync(tensor):
+        return tensor[0, 0].numpy()
+
+    figures = {}
+    n_cpu = min(ctx.matmul_size, 1024)
+    with tf.device("/CPU:0"):
+        a = tf.random.normal((n_cpu, n_cpu))
+        b = tf.random.normal((n_cpu, n_cpu))
+        cpu_s, _iters = _time_tf(tf, lambda: tf.matmul(a, b), sync, target_s=0.2, repeats=3, warmup=1)
+    figures["cpu_fp32_tflops"] = round(tflops(n_cpu, cpu_s), 4)
+    figures["cpu_n"] = n_cpu
+    if device.startswith("/CPU"):
+        return "CPU fp32 matmul %.3f TFLOP/s (n=%d)" % (figures["cpu_fp32_tflops"], n_cpu), figures
+    rows = _precisions(tf, device)
+    share_s = speed_budget(ctx, len(rows))
+    n = ctx.matmul_size
+    figures["n"] = n
+    figures["method"] = ("host timer between device syncs; peak: %d products after %d warm-up and an idle "
+                         "pause of %gs, median of %d windows; sustained: after %gs of load, median of %d batches"
+                         % (PEAK_ITERS, PEAK_WARMUP, PAUSE_S, PEAK_WINDOWS, SUSTAIN_LOAD_S, SUSTAIN_BATCHES))
+    figures["budget_s_per_precision"] = round(share_s, 2)
+    parts = []
+    for label, dtype, tf32 in rows:
+        with _Tf32(tf, tf32), tf.device(device):
+            pair = (tf.random.normal((n, n), dtype=dtype), tf.random.normal((n, n), dtype=dtype))
+            peak_s, sustained_s, plan = _time_tf_gpu(lambda ops=pair: tf.matmul(ops[0], ops[1]), sync, share_s)
+        figures[label + "_tflops"] = round(tflops(n, peak_s), 2)
+        figures[label + "_tflops_sustained"] = round(tflops(n, sustained_s), 2) if sustained_s else None
+        figures[label + "_iters"] = plan.iters
+        text = "%s %.1f" % (label, figures[label + "_tflops"])
+        if sustained_s:
+            text += " (%.1f)" % figures[label + "_tflops_sustained"]
+        parts.append(text)
+    figures["speedup_fp32_vs_cpu"] = round(figures["fp32_tflops"] / figures["cpu_fp32_tflops"], 1)
+    return ("matmul n=%d TFLOP/s, peak (sustained): %s; fp32 %.0fx the CPU"
+            % (n, ", ".join(parts), figures["speedup_fp32_vs_cpu"]), figures)
+

@@ -1,0 +1,89 @@
+"""The probe's extension-package checks (probe_ext) without a GPU: which packages it checks, the import and
+version gate, the library tier's import-only run, the GPU tier's call and its skip; the GPU calls themselves run
+on the device machine (tests/gpu/test_probe_ext_gpu.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_probe_helpers import probe_module
+
+
+def _fake_package(root: Path, module: str, version: str) -> None:
+    (root / module).mkdir()
+    (root / module / "__init__.py").write_text(f'__version__ = "{version}"\n')
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _fake_package(tmp_path, "xformers", "0.0.32.post2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def _ctx(expect: dict | None = None):
+    common = probe_module("probe_common")
+    return common, common.Context(expect or {}, diagnoses=common.load_diagnoses())
+
+
+def _expect(*rows: tuple[str, str, str]) -> dict:
+    return {"gpu": {"required": True},
+            "expected": {"extensions": [{"package": p, "module": m, "version": v} for p, m, v in rows]}}
+
+
+def test_the_profile_names_the_packages_and_a_bare_run_finds_them(fake: Path) -> None:
+    ext = probe_module("probe_ext")
+    _common, ctx = _ctx(_expect(("flash-attn", "flash_attn", "2.8.3")))
+    assert [name for name, _ in ext.checks(ctx)] == ["ext.flash-attn"]
+    _common, bare = _ctx()
+    assert "ext.xformers" in [name for name, _ in ext.checks(bare)]
+
+
+def test_library_tier_imports_and_compares_the_version(fake: Path) -> None:
+    ext = probe_module("probe_ext")
+    common, ctx = _ctx(_expect(("xformers", "xformers", "0.0.32.post2")))
+    (name, func), = ext.checks(ctx, call=False)
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert entry["status"] == "pass" and "GPU tier" in entry["message"]
+    assert entry["figures"]["version"] == "0.0.32.post2"
+    common, ctx = _ctx(_expect(("xformers", "xformers", "0.0.31")))
+    (name, func), = ext.checks(ctx, call=False)
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert entry["status"] == "fail" and "version mismatch" in entry["message"]
+
+
+def test_a_missing_package_the_profile_names_fails() -> None:
+    ext = probe_module("probe_ext")
+    common, ctx = _ctx(_expect(("flash-attn", "envgen_no_such_module", "2.8.3")))
+    (name, func), = ext.checks(ctx, call=False)
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert entry["status"] == "fail" and "expected by the profile but cannot be imported" in entry["message"]
+
+
+def test_gpu_tier_calls_once_or_skips_without_a_gpu(fake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ext, calls = probe_module("probe_ext"), probe_module("probe_ext_calls")
+    called = []
+    monkeypatch.setitem(calls.CALLS, "xformers", lambda ctx, module: (called.append(module) or "ran", {"x": 1}))
+    common, ctx = _ctx(_expect(("xformers", "xformers", "0.0.32.post2")))
+    ctx.mode, ctx.gpus = "gpu", [{"name": "H200"}]
+    (name, func), = ext.checks(ctx)
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert entry["status"] == "pass" and entry["message"].endswith("; ran") and entry["figures"]["x"] == 1
+    assert len(called) == 1
+    ctx.mode, ctx.gpus = "cpu-only", []
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert entry["status"] == "skipped" and "GPU call skipped" in entry["message"]
+
+
+def test_every_known_package_has_a_call_or_a_reason() -> None:
+    ext, calls = probe_module("probe_ext"), probe_module("probe_ext_calls")
+    for module, _package in ext.KNOWN:
+        assert module in calls.CALLS or module in calls.NO_CALL, module
+
+
+def test_the_probe_knows_every_module_the_knowledge_base_names() -> None:
+    from envgen.kb import load_kb
+
+    known = {module for module, _package in probe_module("probe_ext").KNOWN}
+    assert {row.module for row in load_kb().extensions} <= known
