@@ -22,7 +22,8 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.paths import kb_data_dir
 
 # modules whose code shapes the loaded rows: a change in any of them invalidates the cache
-_CODE = ("models.py", "loader.py", "knowledge.py", "validate.py", "versions.py", "cache.py")
+_CODE = ("models.py", "loader.py", "knowledge.py", "validate.py", "versions.py", "cache.py", "libraries.py",
+         "pypackages.py", "specifiers.py")
 _PREFIX = "kb-"
 
 

@@ -24,6 +24,7 @@ from envgen.kb.models import (
     TorchVariant,
 )
 from envgen.kb.names import model_number, normalise
+from envgen.kb.pypackages import FrameworkRequires, PackageBreak
 from envgen.kb.versions import minor, same_prefix, same_version, vtuple
 
 # compute capability queries: "8.6", "sm_86" / "sm_120", and bare "86" / "120" (only when plausible)
@@ -45,6 +46,8 @@ class KnowledgeBase:
     os_images: list[OsImageRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
     framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
+    package_breaks: list[PackageBreak] = field(default_factory=list)
+    framework_requires: list[FrameworkRequires] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
 
@@ -77,13 +80,23 @@ class KnowledgeBase:
         """The ``cite()`` of every row marked ``unverified`` (torch variants cited as release+variant), gathered
         once per knowledge base: every check_profile reads it, and `envgen suggest` runs dozens."""
         rows: list[Row] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
-                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images]
+                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images,
+                           *self.package_breaks]
         out = {r.cite() for r in rows if r.unverified}
         for release in self.pytorch:
             if release.unverified:
                 out.add(release.cite())
             out |= {release.cite_variant(v) for v in release.variants if v.unverified}
         return frozenset(out)
+
+    # --- the Python-package layer ----------------------------------------------------------
+
+    def requires_of(self, distribution: str, version: str, build: str | None = None) -> FrameworkRequires | None:
+        """The recorded Requires-Dist of exactly this release (and, for torch, CUDA build), else None."""
+        base = version.split("+", 1)[0]
+        rows = [r for r in self.framework_requires if r.distribution == distribution
+                and same_version(r.version, base) and (r.build is None or build is None or r.build == build)]
+        return next((r for r in rows if r.version == base), rows[0] if rows else None)
 
     # --- TensorFlow -------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from envgen.kb.models import (
     TensorflowBuild,
     TorchRelease,
 )
+from envgen.kb.pypackages import FrameworkRequires, PackageBreak
 from envgen.paths import kb_data_dir
 
 # libyaml's C loader when PyYAML was built with it (5x faster on these files), else the pure-Python one;
@@ -41,6 +42,8 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "os_images": (OsImageRow, "os_images"),
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
+    "python_packages": (PackageBreak, "package_breaks"),
+    "framework_requires": (FrameworkRequires, "framework_requires"),
 }
 
 
