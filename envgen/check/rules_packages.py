@@ -120,7 +120,7 @@ def _reported(ctx: CheckContext, have: dict[str, Installed]) -> set[tuple[str, s
 def _requires(ctx: CheckContext, have: dict[str, Installed]) -> Stated:
     out = []
     for item in have.values():
-        row = ctx.kb.requires_of(item.name, item.version, item.build if item.name == "torch" else None)
+        row = item.requires_row(ctx.kb)
         if row is not None:
             out.append((item, row, row.active(ctx.profile.python_minor, item.extras)))
     return out

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from envgen.check.context import build_context
+from envgen.check.context import CheckContext
 from envgen.check.installs import installed
-from envgen.check.stack import resolve_stack
-from envgen.kb import KnowledgeBase
-from envgen.profile import Profile
 
 
-def scope_line(profile: Profile, kb: KnowledgeBase) -> str:
-    ctx = build_context(profile, kb, None)
-    stack = resolve_stack(profile, kb)
+def scope_line(ctx: CheckContext) -> str:
+    profile, stack = ctx.profile, ctx.plan
     parts = [f"base {profile.base}" + (" (in the knowledge base)" if ctx.base is not None else " (not in the KB)"),
              f"Python {profile.python}"]
-    parts += [pin for pin in stack.pip if pin not in profile.packages.pip]
+    parts += stack.framework_pip
     parts += stack.preinstalled
     extra = len(profile.packages.pip) + len(profile.packages.conda) + len(profile.packages.apt)
     if extra:
@@ -24,10 +20,10 @@ def scope_line(profile: Profile, kb: KnowledgeBase) -> str:
         origins = {p.origin for p in ctx.libraries.providers if p.soname in wanted}
         parts.append(f"{len(wanted)} CUDA soname(s) the frameworks load, from {len(origins)} distribution(s)")
     have = installed(ctx)
-    stated = [i.label for i in have.values() if kb.requires_of(i.name, i.version, i.build) is not None]
+    stated = [i.label for i in have.values() if i.requires_row(ctx.kb) is not None]
     if stated:
         parts.append(f"the Requires-Dist of {', '.join(stated)}")
-    parts.append(f"{len(have)} distribution(s) against {len(kb.package_breaks)} known package breaks")
-    if ctx.targets:
-        parts.append("GPU " + ", ".join(t.label for t in ctx.targets))
+    parts.append(f"{len(have)} distribution(s) against {len(ctx.kb.package_breaks)} known package breaks")
+    if ctx.stack.targets:
+        parts.append("GPU " + ", ".join(t.label for t in ctx.stack.targets))
     return "looked at: " + "; ".join(parts)

@@ -13,7 +13,7 @@ import pytest
 
 from envgen.check import check_profile
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.pipeline.witness import witness
+from envgen.lock.witness import witness
 from envgen.profile import load_profile
 
 HEAD = """\
