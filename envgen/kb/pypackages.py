@@ -20,7 +20,7 @@ Release = Annotated[str, Field(pattern=r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?$
 class Side(BaseModel):
     """One side of a pair: any of these distributions (PEP 503 names) at a version the specifier admits."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     names: list[str] = Field(min_length=1)
     versions: Specifier = ""  # PEP 440 specifier such as "<2.12"; empty: any version
 
@@ -29,7 +29,7 @@ class Unpinned(BaseModel):
     """pip installs the newest release of an unpinned `other`, and on Python >= ``python_min`` today's newest lies
     in ``other.versions``: an unpinned `other` gets a warning, and ``pin`` (outside the range) is the way out."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     python_min: Ver = "3.0"
     pin: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*$")]
 
