@@ -68,3 +68,14 @@ def test_safe_pins_name_their_rows(kb: KnowledgeBase) -> None:
                                    None))
     assert {pin for pin, _ in pins} == {"numpy==1.26.4", "setuptools==59.5.0"}
     assert all(row.cite().startswith("python_packages.yaml#") for _, row in pins)
+
+
+def test_kb_consistency_catches_a_pin_inside_its_break(kb: KnowledgeBase) -> None:
+    import dataclasses
+
+    row = next(r for r in kb.package_breaks if r.id == "torch-numpy2")
+    assert row.unpinned is not None
+    bad = row.model_copy(update={"unpinned": row.unpinned.model_copy(update={"pin": "numpy==2.0.1"})})
+    broken = dataclasses.replace(kb, package_breaks=[*kb.package_breaks, bad])
+    assert any("torch-numpy2: unpinned.pin numpy==2.0.1" in p for p in broken.problems())
+    assert any("duplicate row 'torch-numpy2'" in p for p in broken.problems())
