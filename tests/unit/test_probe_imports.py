@@ -95,3 +95,13 @@ def test_frameworks_missing_are_left_to_their_own_checks(site: Path) -> None:
     common, imports = probe_module("probe_common"), probe_module("probe_imports")
     entry = common.run_check(_ctx([], {"pytorch": "2.1.2"}), "imports", imports.TIER, imports.check_imports)
     assert entry["status"] == common.PASS and entry["figures"]["imported"] == []
+
+
+def test_a_module_that_needs_the_driver_is_not_a_break_without_one(site: Path) -> None:
+    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("this host has an NVIDIA driver")
+    message = "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory"
+    _dist(site, "gpuext", "gpuext", f"raise ImportError({message[13:]!r})\n")
+    entry = common.run_check(_ctx(["gpuext==1.0"]), "imports", imports.TIER, imports.check_imports)
+    assert entry["status"] == common.PASS and entry["figures"]["needs_driver"] == ["gpuext"]
