@@ -105,3 +105,16 @@ def test_a_module_that_needs_the_driver_is_not_a_break_without_one(site: Path) -
     _dist(site, "gpuext", "gpuext", f"raise ImportError({message[13:]!r})\n")
     entry = common.run_check(_ctx(["gpuext==1.0"]), "imports", imports.TIER, imports.check_imports)
     assert entry["status"] == common.PASS and entry["figures"]["needs_driver"] == ["gpuext"]
+
+
+def test_torch_after_import_call_needs_no_numpy(site: Path) -> None:
+    """torch does not depend on numpy: without it, the from_numpy call is left out, not failed."""
+    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    _dist(site, "torch", "torch", "def from_numpy(a):\n    raise RuntimeError('Numpy is not available')\n")
+    (site / "numpy").mkdir()
+    (site / "numpy" / "__init__.py").write_text("raise ImportError('No module named numpy here')\n")
+    entry = common.run_check(_ctx(["torch==2.2.2"]), "imports", imports.TIER, imports.check_imports)
+    assert entry["status"] == common.PASS, entry
+    (site / "numpy" / "__init__.py").write_text("def zeros(n):\n    return [0.0] * n\n")
+    entry = common.run_check(_ctx(["torch==2.2.2"]), "imports", imports.TIER, imports.check_imports)
+    assert entry["status"] == common.FAIL and entry["diagnosis"]["id"] == "numpy-abi"

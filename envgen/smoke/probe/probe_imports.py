@@ -22,7 +22,8 @@ TIER = "imports"
 CHILD_TIMEOUT_S = 180
 # after the imports: a call that shows a break the import only warns about (torch.from_numpy under NumPy 2)
 AFTER_IMPORT = {
-    "torch": "import numpy, torch\ntorch.from_numpy(numpy.zeros(2))",
+    "torch": ("import torch\ntry:\n    import numpy\nexcept ImportError:\n    numpy = None\n"
+              "if numpy is not None:\n    torch.from_numpy(numpy.zeros(2))"),
 }
 # a native module linked against the driver's library fails to load where no driver is mounted (the library tier
 # runs without a GPU): that is no break of the package, and the GPU tier's own checks load the driver
