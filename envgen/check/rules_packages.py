@@ -61,7 +61,10 @@ def _unpinned_finding(row: PackageBreak, pkg: Installed) -> Finding:
 
 
 def _unpinned(ctx: CheckContext, have: dict[str, Installed]) -> list[tuple[PackageBreak, Installed]]:
-    """Rows whose `other` the profile leaves unpinned where pip's newest choice falls into the break."""
+    """Rows whose `other` the profile leaves unpinned where pip's newest choice falls into the break. Not on a base
+    that carries a Python environment (NGC, base_provides): pip keeps the numpy it finds there when it fits."""
+    if ctx.ngc is not None or ctx.profile.base_frameworks:
+        return []
     out = []
     python = vtuple(ctx.profile.python_minor)
     for row in ctx.kb.package_breaks:
