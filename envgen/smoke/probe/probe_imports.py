@@ -128,11 +128,8 @@ def import_in_child(dist, modules, timeout_s):
     return done.returncode, done.stdout.decode("utf-8", "replace")
 
 
-def check_imports(ctx):
-    """Import every distribution of the profile; fail naming each that does not import cleanly."""
-    wanted = profile_distributions(ctx.expect)
-    if not wanted:
-        raise probe_common.Skip("the profile names no Python distributions")
+def import_all(ctx, wanted):
+    """(passed, failed as (dist, modules, output, diagnosis), missing, needs_driver) over ``wanted``."""
     metadata = installed_metadata(child_path())
     failed, passed, missing, no_driver = [], [], [], []
     breaks = set(d["id"] for d in ctx.diagnoses if d.get("import_break"))
@@ -154,6 +151,15 @@ def check_imports(ctx):
             failed.append((dist, modules, output, found))
         else:
             passed.append(dist)
+    return passed, failed, missing, no_driver
+
+
+def check_imports(ctx):
+    """Import every distribution of the profile; fail naming each that does not import cleanly."""
+    wanted = profile_distributions(ctx.expect)
+    if not wanted:
+        raise probe_common.Skip("the profile names no Python distributions")
+    passed, failed, missing, no_driver = import_all(ctx, wanted)
     figures = {"imported": passed, "failed": [d for d, _, _, _ in failed], "missing": missing,
                "needs_driver": no_driver,
                "diagnoses": dict((d, found["id"]) for d, _, _, found in failed if found)}
