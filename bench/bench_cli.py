@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     py = sys.executable
     envgen = [py, "-m", "envgen"]
-    with tempfile.TemporaryDirectory() as cache:
+    # the baseline gets a cache directory of its own: a KB cache keeps one pickle per directory, so sharing one
+    # would make each checkout evict the other's and both would measure the uncached load
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as baseline_cache:
         env = {**os.environ, "ENVGEN_CACHE_DIR": cache}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         nocache = {**env, "ENVGEN_NO_CACHE": "1"}
@@ -80,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline:
             import site
 
-            old = {**env, "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()])}
+            old = {**env, "ENVGEN_CACHE_DIR": baseline_cache,
+                   "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()])}
             cases += [
                 ("baseline --help", [py, "-S", "-m", "envgen", "--help"], old),
                 ("baseline check", [py, "-S", "-m", "envgen", "check", args.profile, "--gpu", "A100",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.plan.extensions import extensions
+from envgen.check.installs import installed
 
 
 def scope_line(ctx: CheckContext) -> str:
@@ -22,6 +23,11 @@ def scope_line(ctx: CheckContext) -> str:
     if wanted:
         origins = {p.origin for p in ctx.libraries.providers if p.soname in wanted}
         parts.append(f"{len(wanted)} CUDA soname(s) the frameworks load, from {len(origins)} distribution(s)")
+    have = installed(ctx)
+    stated = [i.label for i in have.values() if i.requires_row(ctx.kb) is not None]
+    if stated:
+        parts.append(f"the Requires-Dist of {', '.join(stated)}")
+    parts.append(f"{len(have)} distribution(s) against {len(ctx.kb.package_breaks)} known package breaks")
     if ctx.stack.targets:
         parts.append("GPU " + ", ".join(t.label for t in ctx.stack.targets))
     return "looked at: " + "; ".join(parts)

@@ -26,6 +26,7 @@ from envgen.kb.models import (
     TorchVariant,
 )
 from envgen.kb.names import model_number, normalise
+from envgen.kb.pypackages import FrameworkRequires, PackageBreak
 from envgen.kb.versions import minor, same_prefix, same_version, vtuple
 
 # compute capability queries: "8.6", "sm_86" / "sm_120", and bare "86" / "120" (only when plausible)
@@ -52,6 +53,8 @@ class KnowledgeBase:
     extensions: list[ExtensionPackage] = field(default_factory=list)
     host_compilers: list[HostCompiler] = field(default_factory=list)
     torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
+    package_breaks: list[PackageBreak] = field(default_factory=list)
+    framework_requires: list[FrameworkRequires] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
 
@@ -100,7 +103,7 @@ class KnowledgeBase:
         once per knowledge base: every check_profile reads it, and `envgen suggest` runs dozens."""
         rows: list[Row] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
                            *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images,
-                           *self.extensions, *self.host_compilers, *self.torch_cudnn_pins]
+                           *self.extensions, *self.host_compilers, *self.torch_cudnn_pins, *self.package_breaks]
         out = {r.cite() for r in rows if r.unverified}
         out |= {ext.cite_release(r) for ext in self.extensions for r in ext.releases if r.unverified}
         for release in self.pytorch:
@@ -114,6 +117,15 @@ class KnowledgeBase:
     def extension(self, package: str) -> ExtensionPackage | None:
         """The row of a pip distribution (canonical name: ``flash-attn``, ``cupy-cuda12x``, ``jax``)."""
         return next((row for row in self.extensions if row.package == package), None)
+
+    # --- the Python-package layer ----------------------------------------------------------
+
+    def requires_of(self, distribution: str, version: str, build: str | None = None) -> FrameworkRequires | None:
+        """The recorded Requires-Dist of exactly this release (and, for torch, CUDA build), else None."""
+        base = version.split("+", 1)[0]
+        rows = [r for r in self.framework_requires if r.distribution == distribution
+                and same_version(r.version, base) and (r.build is None or build is None or r.build == build)]
+        return next((r for r in rows if r.version == base), rows[0] if rows else None)
 
     # --- TensorFlow -------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from envgen.kb.models import (
     TensorflowPackage,
     TorchRelease,
 )
+from envgen.kb.pypackages import FrameworkRequires, PackageBreak
 from envgen.paths import kb_data_dir
 
 # libyaml's C loader when PyYAML was built with it (5x faster on these files), else the pure-Python one;
@@ -48,6 +49,8 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "extensions": (ExtensionPackage, "extensions"),
     "host_compilers": (HostCompiler, "host_compilers"),
     "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
+    "python_packages": (PackageBreak, "package_breaks"),
+    "framework_requires": (FrameworkRequires, "framework_requires"),
 }
 
 

@@ -70,6 +70,24 @@ def problems(kb: KnowledgeBase) -> list[str]:
         for entry in cudnn.cuda:
             if "." in entry and kb.cuda(entry) is None and entry not in ("8.0",):
                 out.append(f"cudnn.yaml#{cudnn.version}: CUDA {entry} is not in cuda.yaml")
+    return out + _package_problems(kb)
+
+
+def _package_problems(kb: KnowledgeBase) -> list[str]:
+    """python_packages.yaml and framework_requires.yaml: unique keys, and a way out that leaves the break."""
+    from envgen.kb.specifiers import contains
+
+    out = [f"python_packages.yaml: duplicate row {k!r}" for k, n in Counter(r.id for r in kb.package_breaks).items()
+           if n > 1]
+    out += [f"framework_requires.yaml: duplicate row {k!r}"
+            for k, n in Counter(r.key for r in kb.framework_requires).items() if n > 1]
+    for row in kb.package_breaks:
+        if row.unpinned is None:
+            continue
+        name, version = row.unpinned.pin.split("==")
+        if row.other is None or name not in row.other.names or contains(row.other.versions, version):
+            out.append(f"python_packages.yaml#{row.id}: unpinned.pin {row.unpinned.pin} is not a release of `other` "
+                       "outside the break")
     return out
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from envgen.check import Finding, HostSpec, check_profile
+from envgen.check.context import build_context
+from envgen.check.rules_packages import safe_pins
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase, TensorflowBuild
 from envgen.kb.builds import TorchBuild, driver_fit, tensorflow_builds, torch_builds
@@ -411,6 +413,13 @@ def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Sug
     target = req.gpu if gpu is not None and gpu.segment == "synthetic" else None  # "8.6" stays "8.6"
     data, comments = build_profile(kb, req, c, gpu_label, target)
     profile = Profile.model_validate(data)
+    pins = safe_pins(build_context(profile, kb, None))
+    if pins:  # packages pip would otherwise take too new (numpy 2 beside torch < 2.3)
+        packages = data.setdefault("packages", {})
+        assert isinstance(packages, dict)
+        packages["pip"] = [*packages.get("pip", []), *(pin for pin, _ in pins)]
+        comments += [f"{pin}: {row.shows} fails with a newer one [{row.cite()}]" for pin, row in pins]
+        profile = Profile.model_validate(data)
     findings = check_profile(profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver))
     return Suggestion(c, data, findings, comments)
 

@@ -29,9 +29,11 @@ def run_probe_cli(tmp_path: Path, *args: str) -> tuple[int, dict]:
     return done.returncode, report
 
 
-def expect_file(tmp_path: Path, profile: str) -> Path:
+def expect_file(tmp_path: Path, profile: str, *, packages: bool = True) -> Path:
     data = load_profile(profile).model_dump(mode="json")
     data["python"] = platform.python_version()  # the probe runs on this Python here, not the image's
+    if not packages:  # the image's pip packages are not on this host: the import check would rightly fail
+        data["packages"]["pip"] = []
     path = tmp_path / f"{profile}.json"
     path.write_text(json.dumps(data))
     return path
@@ -53,12 +55,14 @@ def test_gpu_profile_without_gpu_fails_with_diagnoses(tmp_path) -> None:
     # the library tier runs first and fails too: the frameworks it must inspect are missing
     assert by_name["libraries.frameworks"]["diagnosis"]["id"] == "framework-missing"
     assert by_name["libraries.load"]["status"] == "skipped"
-    assert report["summary"]["fail"] == 4 and report["tier"] is None
+    # and the import check: the profile's pip package is not installed on this host's Python
+    assert by_name["imports"]["diagnosis"]["id"] == "package-missing"
+    assert report["summary"]["fail"] == 5 and report["tier"] is None
 
 
 @no_gpu_here
 def test_cpu_only_profile_passes_and_says_so(tmp_path) -> None:
-    code, report = run_probe_cli(tmp_path, "--expect", str(expect_file(tmp_path, "cpu-minimal")))
+    code, report = run_probe_cli(tmp_path, "--expect", str(expect_file(tmp_path, "cpu-minimal", packages=False)))
     by_name = checks(report)
     assert code == 0 and report["status"] == "pass" and report["mode"] == "cpu-only"
     assert by_name["devices"]["status"] == "skipped"

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import probe_base  # noqa: E402
 import probe_common  # noqa: E402
 import probe_ext  # noqa: E402
+import probe_imports  # noqa: E402
 import probe_libs  # noqa: E402
 import probe_system  # noqa: E402
 import probe_tf  # noqa: E402
@@ -73,6 +74,8 @@ def run_all(ctx, tier="all"):
     probe_common.run_check(ctx, "python", None, probe_system.check_python)
     if tier in ("libraries", "all"):
         run_libraries(ctx)
+        for name, func in probe_imports.checks():  # needs no GPU: part of the library tier
+            probe_common.run_check(ctx, name, probe_imports.TIER, func)
     if tier == "libraries":
         ctx.mode = "libraries"
         run_extensions(ctx, call=False)

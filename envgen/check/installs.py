@@ -1,0 +1,68 @@
+"""The Python distributions the install plan puts into the image, by PEP 503 name: the frameworks' pins (as the
+distribution that carries them, with its extras and, for torch, the CUDA build of its local label), the
+frameworks the base image provides, ``packages.pip`` and (conda profiles) ``packages.conda``. An NGC base's
+frameworks are left out: NVIDIA builds them against its own packages."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from envgen.check.context import CheckContext
+from envgen.kb import KnowledgeBase
+from envgen.kb.pypackages import FrameworkRequires
+from envgen.profile.normalise import canonical
+
+_PIP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?==(.+)$")
+
+
+@dataclass(frozen=True)
+class Installed:
+    name: str  # PEP 503 name: "tensorflow", "nvidia-cudnn-cu12"
+    version: str  # "2.15.1", "2.1.2" (without a local label)
+    origin: str  # where it comes from: "frameworks", "base image", "packages.pip", "packages.conda"
+    extras: frozenset[str] = frozenset()
+    build: str | None = None  # torch: the CUDA build (cu121, cpu) of the wheel; "unknown" without a label
+
+    @property
+    def label(self) -> str:
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        build = f"+{self.build}" if self.build and self.build != "unknown" else ""
+        return f"{self.name}{extras}=={self.version}{build}"
+
+    def requires_row(self, kb: KnowledgeBase) -> FrameworkRequires | None:
+        """The recorded Requires-Dist of this wheel: only for what pip installs from the index."""
+        if self.origin != "frameworks":
+            return None
+        return kb.requires_of(self.name, self.version, self.build if self.name == "torch" else None)
+
+
+def _pin(spec: str, origin: str) -> Installed | None:
+    m = _PIP.match(spec)
+    if m is None:
+        return None
+    name = canonical(m.group(1))
+    extras = frozenset(canonical(e) for e in (m.group(2) or "").split(",") if e.strip())
+    version, _, local = m.group(3).partition("+")
+    build = (local or "unknown") if name == "torch" else None
+    return Installed(name, version, origin, extras, build)
+
+
+def installed(ctx: CheckContext) -> dict[str, Installed]:
+    """Every distribution the plan installs, by name (the first statement of a name wins, as the frameworks'
+    stage comes first)."""
+    plan, out = ctx.plan, dict[str, Installed]()
+    specs = [(p, "frameworks") for p in plan.framework_pip]
+    if ctx.ngc is None:
+        specs += [(p, "base image") for p in plan.preinstalled]
+    specs += [(p, "packages.pip") for p in plan.user_pip]
+    for spec, origin in specs:
+        item = _pin(spec, origin)
+        if item is not None:
+            out.setdefault(item.name, item)
+    for spec in plan.user_conda:
+        name, _, rest = spec.split("::", 1)[-1].partition("=")
+        version = rest.split("=", 1)[0]
+        if version:
+            out.setdefault(canonical(name), Installed(canonical(name), version, "packages.conda"))
+    return out

@@ -1,0 +1,196 @@
+"""The Python-package layer: pairs that install yet break when used, limits the metadata states
+(``python_packages.yaml``), the frameworks' own Requires-Dist (``framework_requires.yaml``) against the
+profile's pins, and two frameworks whose exact pins of one distribution disagree (pip refuses the pair)."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding, Severity
+from envgen.check.installs import Installed, installed
+from envgen.check.util import finding
+from envgen.kb.pypackages import FrameworkRequires, PackageBreak, Requirement, Side
+from envgen.kb.specifiers import contains, exact
+from envgen.kb.versions import minor, vtuple
+
+_SEVERITY: dict[str, Severity] = {"runtime": "error", "ceiling": "error", "notice": "info"}
+
+
+def _side(have: dict[str, Installed], names: list[str], versions: str) -> Installed | None:
+    return next((have[n] for n in names if n in have and contains(versions, have[n].version)), None)
+
+
+Held = tuple[Installed, Installed | None]
+Stated = list[tuple[Installed, FrameworkRequires, list[Requirement]]]
+
+
+def _holds(row: PackageBreak, have: dict[str, Installed], env: dict[str, str]) -> Held | None:
+    """(the package, the other or None when the break is its absence) when ``row`` holds for the profile."""
+    pkg = _side(have, row.package.names, row.package.versions)
+    if pkg is None or any(env.get(k) != v for k, v in row.env.items()):
+        return None
+    if row.other is None:
+        return pkg, None
+    others = [have[n] for n in row.other.names if n in have]
+    if row.other_absent:
+        return (pkg, None) if not others else None
+    if row.same_series:
+        other = next((o for o in others if minor(o.version) != minor(pkg.version)), None)
+    else:
+        other = next((o for o in others if contains(row.other.versions, o.version)), None)
+    return (pkg, other) if other is not None else None
+
+
+def _break_finding(row: PackageBreak, pkg: Installed, other: Installed | None) -> Finding:
+    pair = f"{pkg.label} ({pkg.origin})" + (f" with {other.label} ({other.origin})" if other else "")
+    if row.other_absent and row.other is not None:
+        pair += f" without {' or '.join(row.other.names)}"
+    what = {"runtime": "installs (the metadata allows it), but {} fails",
+            "ceiling": "crosses a limit the packages state ({})",
+            "notice": "changes how {} behaves"}[row.kind].format(row.shows)
+    return finding(_SEVERITY[row.kind], f"pkg-{row.kind}", f"{pair} {what}: \"{row.error}\"", row.fix, row.cite())
+
+
+def _unpinned_finding(row: PackageBreak, pkg: Installed) -> Finding:
+    assert row.other is not None
+    names = " or ".join(row.other.names)
+    assert row.unpinned is not None
+    return finding("warning", "pkg-unpinned",
+                   f"{pkg.label} ({pkg.origin}) breaks with {names} {row.other.versions}, and {names} is not "
+                   f"pinned: pip installs its newest release (inside that range) wherever something pulls it in, "
+                   f"and then {row.shows} fails: \"{row.error}\"", f"pin {row.unpinned.pin}; {row.fix}", row.cite())
+
+
+def _unpinned(ctx: CheckContext, have: dict[str, Installed]) -> list[tuple[PackageBreak, Installed]]:
+    """Rows whose `other` the profile leaves unpinned where pip's newest choice falls into the break. Not on a base
+    that carries a Python environment (NGC, base_provides): pip keeps the numpy it finds there when it fits."""
+    if ctx.ngc is not None or ctx.profile.base_frameworks:
+        return []
+    out = []
+    python = vtuple(ctx.profile.python_minor)
+    for row in ctx.kb.package_breaks:
+        if row.unpinned is None or row.other is None or python < vtuple(row.unpinned.python_min):
+            continue
+        pkg = _side(have, row.package.names, row.package.versions)
+        if pkg is not None and not any(n in have for n in row.other.names) and not _capped(ctx, have, row.other):
+            out.append((row, pkg))
+    return out
+
+
+def package_breaks(ctx: CheckContext) -> list[Finding]:
+    have, env = installed(ctx), dict(ctx.profile.env)
+    out = []
+    for row in ctx.kb.package_breaks:
+        held = _holds(row, have, env)
+        if held is not None:
+            out.append(_break_finding(row, *held))
+    return out + [_unpinned_finding(row, pkg) for row, pkg in _unpinned(ctx, have)]
+
+
+def safe_pins(ctx: CheckContext) -> list[tuple[str, PackageBreak]]:
+    """The pins (``numpy==1.26.4``) that keep pip out of the breaks an unpinned package would walk into, with the
+    row each rests on: what `envgen suggest` adds to the profiles it writes."""
+    out: dict[str, tuple[str, PackageBreak]] = {}
+    for row, _ in _unpinned(ctx, installed(ctx)):
+        assert row.unpinned is not None
+        out.setdefault(row.unpinned.pin.split("==")[0], (row.unpinned.pin, row))
+    return list(out.values())
+
+
+def _capped(ctx: CheckContext, have: dict[str, Installed], other: Side) -> bool:
+    """True when an installed framework's own metadata keeps pip below ``other``'s range (TensorFlow's
+    numpy<2.0.0 against a break from numpy>=2.0.0): the newest release is then not what pip installs."""
+    clauses = [c.strip() for c in other.versions.split(",")]
+    lows = [vtuple(c[2:]) for c in clauses if c.startswith(">=")]
+    if not lows:
+        return False
+    for _, _, reqs in _requires(ctx, have):
+        for req in reqs:
+            if req.name in other.names:
+                for clause in (c.strip() for c in req.spec.split(",")):
+                    if clause.startswith("<") and not clause.startswith("<=") and vtuple(clause[1:]) <= lows[0]:
+                        return True
+    return False
+
+
+def _reported(ctx: CheckContext, have: dict[str, Installed]) -> set[tuple[str, str]]:
+    """(package, other) names a python_packages row already reports: its text says more than a range does."""
+    env = dict(ctx.profile.env)
+    return {(pkg.name, other.name) for row in ctx.kb.package_breaks
+            for held in [_holds(row, have, env)] if held is not None and held[1] is not None
+            for pkg, other in [held] if other is not None}
+
+
+def _requires(ctx: CheckContext, have: dict[str, Installed]) -> Stated:
+    out = []
+    for item in have.values():
+        row = item.requires_row(ctx.kb)
+        if row is not None:
+            out.append((item, row, row.active(ctx.profile.python_minor, item.extras)))
+    return out
+
+
+def framework_requires(ctx: CheckContext) -> list[Finding]:
+    """A pin of the profile outside the range a framework's own metadata declares for it."""
+    have = installed(ctx)
+    reported = _reported(ctx, have)
+    out = []
+    for item, row, reqs in _requires(ctx, have):
+        for req in reqs:
+            pin = have.get(req.name)
+            if pin is None or pin.name == item.name or (item.name, pin.name) in reported:
+                continue
+            if not contains(req.spec, pin.version):
+                out.append(finding(
+                    "error", "pkg-requires-conflict",
+                    f"{item.label} declares {req.name}{req.spec} (its wheel's Requires-Dist"
+                    f"{', extra ' + req.extra if req.extra else ''}) but the profile pins {pin.label} "
+                    f"({pin.origin}): pip refuses the pair (ResolutionImpossible)",
+                    f"pin {req.name} to a release that satisfies {req.spec}, or drop the pin and let pip choose",
+                    row.cite()))
+    return out
+
+
+def _exact_pins(reqs: list[Requirement]) -> dict[str, str]:
+    return {r.name: v for r in reqs for v in [exact(r.spec)] if v is not None}
+
+
+def _agreeing(ctx: CheckContext, fixed: dict[str, str], other: Installed) -> list[str]:
+    """The newest two recorded releases of ``other``'s distribution whose exact pins agree with ``fixed``."""
+    out = []
+    for row in ctx.kb.framework_requires:
+        if row.distribution != other.name:
+            continue
+        theirs = _exact_pins(row.active(ctx.profile.python_minor, other.extras))
+        shared = set(fixed) & set(theirs)
+        if shared and all(fixed[n] == theirs[n] for n in shared):
+            out.append(f"{other.name} {row.version}" + (f"+{row.build}" if row.build else ""))
+    return out[-2:]
+
+
+def _pin_fix(ctx: CheckContext, a: tuple[Installed, dict[str, str]], b: tuple[Installed, dict[str, str]]) -> str:
+    ways = [f"{', '.join(found)} (pins agree with {fixed.label})"
+            for (fixed, pins), (other, _) in ((a, b), (b, a)) for found in [_agreeing(ctx, pins, other)] if found]
+    if not ways:
+        ways = ["no recorded release pair agrees"]
+    return ("; ".join(ways) + "; or let one framework take the other's libraries (TensorFlow as `tensorflow`, "
+            "without [and-cuda]: envgen's library rules then check the libraries fit), or build one image per "
+            "framework")
+
+
+def pin_conflicts(ctx: CheckContext) -> list[Finding]:
+    """Two frameworks that pin one distribution exactly, to different versions: no install holds both."""
+    stated = [(item, row, _exact_pins(reqs)) for item, row, reqs in _requires(ctx, installed(ctx))]
+    out = []
+    for i, (a, ra, pa) in enumerate(stated):
+        for b, rb, pb in stated[i + 1:]:
+            clash = [f"{n}=={pa[n]} against {n}=={pb[n]}" for n in sorted(set(pa) & set(pb)) if pa[n] != pb[n]]
+            if clash:
+                out.append(finding(
+                    "error", "pkg-pin-conflict",
+                    f"{a.label} and {b.label} pin the same distributions exactly, to different versions "
+                    f"({'; '.join(clash)}): pip cannot install both (ResolutionImpossible)",
+                    _pin_fix(ctx, (a, pa), (b, pb)), f"{ra.cite()}; {rb.cite()}"))
+    return out
+
+
+RULES = [package_breaks, framework_requires, pin_conflicts]

@@ -1,0 +1,103 @@
+"""Rows of the Python-package layer: pairs of packages that break at run time although their metadata allows
+them, or that the metadata forbids (``python_packages.yaml``, written from the frameworks' trackers and release
+notes), and the frameworks' own ``Requires-Dist`` (``framework_requires.yaml``, read from PyPI's metadata by
+``envgen.kb.refresh.requires``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from envgen.kb.models import Row, Ver
+from envgen.kb.specifiers import Specifier
+
+# a release as PyPI spells it: 2.15.1, 2.15.0.post1, 1.0rc1
+Release = Annotated[str, Field(pattern=r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?$")]
+
+
+class Side(BaseModel):
+    """One side of a pair: any of these distributions (PEP 503 names) at a version the specifier admits."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    names: list[str] = Field(min_length=1)
+    versions: Specifier = ""  # PEP 440 specifier such as "<2.12"; empty: any version
+
+
+class Unpinned(BaseModel):
+    """pip installs the newest release of an unpinned `other`, and on Python >= ``python_min`` today's newest lies
+    in ``other.versions``: an unpinned `other` gets a warning, and ``pin`` (outside the range) is the way out."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    python_min: Ver = "3.0"
+    pin: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*$")]
+
+
+class PackageBreak(Row):
+    FILE: ClassVar[str] = "python_packages.yaml"
+
+    id: str
+    # runtime: the metadata allows the pair and it fails when used; ceiling: a limit the metadata (or the
+    # project's own notes) states, so pip refuses the pair or a careful install avoids it; notice: works, but
+    # behaves differently from what code written for older releases expects
+    kind: Literal["runtime", "ceiling", "notice"]
+    package: Side
+    other: Side | None = None
+    other_absent: bool = False  # the break needs `other` to be missing, not present
+    same_series: bool = False  # the break is `other` on another major.minor than `package`
+    env: dict[str, str] = Field(default={})  # environment values (the profile's `env:`) the break needs
+    unpinned: Unpinned | None = None
+    shows: str  # when it fails: "import tensorflow", "loading a Keras .h5 file"
+    error: str  # the error text users see, as recorded in the source
+    fix: str
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+
+class Requirement(NamedTuple):
+    """One Requires-Dist line. A named tuple, not a model: the table holds ~7,000 of them, and a tuple
+    unpickles from the KB cache ~20x faster than a pydantic model (check's budget is 0.3 s)."""
+
+    name: str
+    spec: Specifier = ""
+    extra: str = ""  # the extra that brings it ("and-cuda"); empty: always
+    python: list[str] = []  # noqa: RUF012 (never mutated) the CPython minors its marker holds for; empty: all
+
+    def as_dict(self) -> dict[str, object]:
+        """The row as the data file writes it (defaults left out)."""
+        defaults = self._field_defaults
+        return {k: v for k, v in self._asdict().items() if k not in defaults or v != defaults[k]}
+
+
+class FrameworkRequires(Row):
+    FILE: ClassVar[str] = "framework_requires.yaml"
+
+    distribution: str
+    version: Release
+    build: str | None = None  # torch: the CUDA build (cu121) its nvidia-* pins belong to
+    python: list[str]
+    # lax for the named tuples (a mapping per line); the tuple's own fields and extra keys are still checked
+    requires: tuple[Requirement, ...] = Field(strict=False)
+
+    @field_validator("requires", mode="before")
+    @classmethod
+    def _shared_strings(cls, value: Any) -> Any:
+        """One string object per distinct name, specifier and Python minor: the KB cache's pickle then stores
+        each once (half the size, a third of the load time)."""
+        if not isinstance(value, list):
+            return value
+        return [{k: (sys.intern(v) if isinstance(v, str) else [sys.intern(p) for p in v] if isinstance(v, list)
+                     else v) for k, v in item.items()} if isinstance(item, dict) else item for item in value]
+
+    @property
+    def key(self) -> str:
+        return f"{self.distribution}=={self.version}" + (f"+{self.build}" if self.build else "")
+
+    def active(self, python: str, extras: frozenset[str]) -> list[Requirement]:
+        """The requirements that hold for a CPython minor with these extras."""
+        return [r for r in self.requires
+                if (not r.extra or r.extra in extras) and (not r.python or python in r.python)]
