@@ -88,7 +88,7 @@ class RealProvider:
 
     def nvml(self) -> Probe:
         try:
-            import pynvml  # type: ignore[import-not-found]
+            import pynvml  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             return Probe(error="pynvml (nvidia-ml-py) is not installed")
         try:
