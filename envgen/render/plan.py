@@ -24,6 +24,8 @@ from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
 from envgen.vocabulary import (
+    ARG_APT_MIRROR,
+    ARG_BLOCKS,
     LABEL_CONTENT_HASH,
     LABEL_GPU_REQUIRED,
     LABEL_PROFILE,
@@ -156,6 +158,9 @@ class RenderPlan:
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
             "source_date_epoch_default": SOURCE_DATE_EPOCH_DEFAULT,
+            # the ARG blocks, from envgen.vocabulary's lists: the names build_args() sets are declared there
+            "arg_lines": {name: "\n".join(f"ARG {arg}" for arg in args) for name, args in ARG_BLOCKS.items()},
+            "arg_names": {"apt_mirror": ARG_APT_MIRROR},
         }
 
 
