@@ -284,9 +284,8 @@ def render_context(
     install: InstallPlan | None = None,
     use_lock: bool = True,
 ) -> RenderPlan:
-    """The plan for one profile. ``install`` defaults to ``envgen.plan.resolve_stack(profile, kb)``.
-    ``use_lock``: read the lock file beside the profile's YAML file, if there is one (``envgen lock``
-    itself renders without it)."""
+    """The plan for one profile (``install``: ``envgen.plan.resolve_stack(profile, kb)``). ``use_lock``: read the
+    lock file beside the profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
     install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
