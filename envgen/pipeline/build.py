@@ -212,28 +212,12 @@ def build(
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
     kb = load_kb()
-    if check:
-        profile, findings = checked_profile(ref, kb)
-    else:
-        from envgen.check import check_profile
-        from envgen.profile import load_profile
-
-        profile = load_profile(ref, env)
-        findings = check_profile(profile, kb)
-        errors = [f for f in findings if f.severity == "error"]
-        echo(f"warning: --no-check: building {profile.name!r} without its compatibility check"
-             + (f"; it has {len(errors)} error(s) that would have stopped the build" if errors else ""))
-    for finding in findings:
-        if finding.severity in ("warning", "error"):
-            echo(f"warning: [{finding.code}] {finding.message}")
+    profile = _profile_to_build(ref, kb, check, env, echo)
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
     check_locked_base(client, profile, echo)
     store = ValidationStore(config.state_dir)
-    if wheelhouse is None and config.mirrors.wheelhouse:
-        wheelhouse = Path(config.mirrors.wheelhouse).expanduser()
-    if wheelhouse is None:
-        wheelhouse = configured_wheelhouse(env)
+    wheelhouse = _wheelhouse(config, wheelhouse, env)
     if wheelhouse:
         echo(f"wheelhouse: {wheelhouse}")
     log_dir = config.state_dir / "logs"
@@ -246,6 +230,34 @@ def build(
                              smoke=smoke, push=push, wheelhouse=wheelhouse, offline=offline,
                              registry=registry, sink=sink, echo=echo, log_dir=log_dir,
                              base_ref=planned.plan.base.from_ref, env=env)
+
+
+def _profile_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
+                      echo: Callable[[str], None]) -> Profile:
+    """The profile, checked (errors stop the build) or, with --no-check, checked only to say what it would have
+    found; its warnings are echoed."""
+    if check:
+        profile, findings = checked_profile(ref, kb)
+    else:
+        from envgen.check import check_profile
+        from envgen.profile import load_profile
+
+        profile = load_profile(ref, env, kb=kb)
+        findings = check_profile(profile, kb)
+        errors = [f for f in findings if f.severity == "error"]
+        echo(f"warning: --no-check: building {profile.name!r} without its compatibility check"
+             + (f"; it has {len(errors)} error(s) that would have stopped the build" if errors else ""))
+    for finding in findings:
+        if finding.severity in ("warning", "error"):
+            echo(f"warning: [{finding.code}] {finding.message}")
+    return profile
+
+
+def _wheelhouse(config: UserConfig, given: Path | None, env: Mapping[str, str] | None) -> Path | None:
+    """--wheelhouse, else the config's mirrors.wheelhouse, else a local directory PIP_FIND_LINKS names."""
+    if given is None and config.mirrors.wheelhouse:
+        given = Path(config.mirrors.wheelhouse).expanduser()
+    return given if given is not None else configured_wheelhouse(env)
 
 
 def _log_name(profile: Profile, content_hash: str) -> str:
