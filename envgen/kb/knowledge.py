@@ -279,11 +279,19 @@ class KnowledgeBase:
         # the cuDNN major the image carries; a bare -cudnn- means the row's cudnn_bare (9), unknown without a row
         cudnn = (row.cudnn_bare if row is not None else None) if suffix == "" else suffix
         python = next((o.python for o in self.os_images if o.os == os_name), None)
-        seen = functools.partial(BaseImageInfo, image=image_ref, cuda=cuda, cudnn=cudnn, os=os_name, python=python,
-                                 digest=digest, flavor=flavor)  # what the tag says; the row adds the rest
         if row is None:
-            return seen(status="unknown", reason=f"CUDA {cuda} is not in the tag table",
-                        source="https://hub.docker.com/r/nvidia/cuda (tag scheme)")
+            return BaseImageInfo(
+                image=image_ref,
+                status="unknown",
+                cuda=cuda,
+                cudnn=cudnn,
+                os=os_name,
+                python=python,
+                digest=digest,
+                flavor=flavor,
+                reason=f"CUDA {cuda} is not in the tag table",
+                source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
+            )
         problems = []
         if cuda not in row.patches:
             problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
@@ -292,4 +300,16 @@ class KnowledgeBase:
         if suffix is not None and suffix not in row.cudnn:
             problems.append(f"no cudnn{suffix} tags for CUDA {row.cuda}")
         status = row.status if row.status == "deleted" or not problems else "unknown"
-        return seen(status=status, reason="; ".join(problems), row_key=row.key, source=row.source)
+        return BaseImageInfo(
+            image=image_ref,
+            status=status,
+            cuda=cuda,
+            cudnn=cudnn,
+            os=os_name,
+            python=python,
+            digest=digest,
+            flavor=flavor,
+            reason="; ".join(problems),
+            row_key=row.key,
+            source=row.source,
+        )
