@@ -53,11 +53,13 @@ def handles_errors(func: F) -> F:
                  "run the command again (the build cache is kept)")
             raise typer.Exit(130) from None
         except Exception as exc:
-            if not type(exc).__module__.startswith("docker."):
+            from envgen.docker.client import as_engine_error
+
+            engine = as_engine_error(exc)  # the Docker SDK's own errors: one line, the engine's exit code
+            if engine is None:
                 raise
-            # The Docker SDK's own errors (an engine that answers oddly, a refused request): one line.
-            _err(f"error: the Docker engine refused the request: {' '.join(str(exc).split())}")
-            raise typer.Exit(1) from None
+            _err(f"error: {engine.one_line()}")
+            raise typer.Exit(engine.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -2,6 +2,11 @@
 
 Library code never prints or exits; it raises one of these. Each carries a message that names
 what was wrong (field, value) and, where one exists, the fix.
+
+Exit codes (README, "Exit codes"): 1 the check found an error (and anything not listed here, the registry's
+refusals included, which scripts already read as 1), 2 bad input, 3 the knowledge base is inconsistent, 4 the
+Docker engine (unreachable, or it refused a request), 5 a build failed, 6 a smoke test failed (or an image has not
+passed one), 7 the host cannot run the image, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -60,14 +65,20 @@ class RenderError(EnvgenError):
     """A template could not be rendered (missing variable, bad output directory)."""
 
 
-class DockerUnavailable(EnvgenError):
-    """The Docker engine cannot be reached (not installed, not running, no permission)."""
+class EngineError(EnvgenError):
+    """The Docker engine failed or refused a request (raised by ``envgen.docker``, the layer that talks to it)."""
 
     exit_code = 4
 
 
+class DockerUnavailable(EngineError):
+    """The Docker engine cannot be reached (not installed, not running, no permission)."""
+
+
 class BuildFailed(EnvgenError):
     """An image build failed. ``log_path`` points at the full build log."""
+
+    exit_code = 5
 
     def __init__(self, message: str, *, fix: str | None = None, log_path: str | None = None,
                  tail: str = "") -> None:
@@ -79,9 +90,13 @@ class BuildFailed(EnvgenError):
 class SmokeFailed(EnvgenError):
     """The smoke test ran and at least one check failed."""
 
+    exit_code = 6
+
 
 class ImageNotValidated(EnvgenError):
     """`envgen run` was asked to start an image that has not passed its smoke test."""
+
+    exit_code = 6
 
 
 class ImageMismatch(EnvgenError):
@@ -99,6 +114,8 @@ class RegistryError(EnvgenError):
 
 class HostIncompatible(EnvgenError):
     """The host (driver, GPU, runtime) cannot run the image; raised by the run-time gate."""
+
+    exit_code = 7
 
 
 class ResolverUnavailable(EnvgenError):

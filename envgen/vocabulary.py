@@ -24,6 +24,8 @@ ARGS_PIP = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_NO_
 ARGS_CONDA = ("CONDA_CHANNEL_ALIAS", "CONDA_CHANNEL_MIRRORS")
 ARG_APT_MIRROR = "APT_MIRROR"
 ARG_BASE_IMAGE = "BASE_IMAGE"
+# the Dockerfiles' ARG blocks, generated from these lists (render.plan's template context "arg_lines")
+ARG_BLOCKS = {"pip": ARGS_PIP, "proxy": ARGS_PROXY, "conda": ARGS_CONDA}
 # the args that route pip: `envgen lock` resolves on the host through the same route
 ARGS_PIP_ROUTE = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", *ARGS_PROXY,
                   *(a.lower() for a in ARGS_PROXY))

@@ -11,6 +11,7 @@ from envgen.check.registry import RULES
 from envgen.check.report import findings_to_json, format_findings, has_errors
 from envgen.check.rules_base_frameworks import moot
 from envgen.kb import KnowledgeBase
+from envgen.plan.install import resolve_stack  # the plan the check judges (envgen.plan), for callers of check
 from envgen.profile import Profile
 
 
@@ -53,4 +54,5 @@ __all__ = [
     "has_errors",
     "build_context",
     "judge",
+    "resolve_stack",
 ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from envgen.check.context import CheckContext
-from envgen.plan.extensions import extensions
 from envgen.check.installs import installed
+from envgen.plan.extensions import extensions
 
 
 def scope_line(ctx: CheckContext) -> str:

@@ -64,24 +64,12 @@ def build_image(
     env: Mapping[str, str] | None = None,
     no_cache: bool = False,
 ) -> BuildResult:
-    """Build ``context_dir/dockerfile`` and tag the result with ``tags`` (only after success).
-
-    ``secrets`` (BuildKit only) maps secret ids to files (``ca_bundle`` -> the proxy CA bundle).
-    Raises BuildFailed (failing step, output tail, log path), InputError for bad arguments,
-    DockerUnavailable when the engine is down.
-    """
+    """Build ``context_dir/dockerfile`` and tag the result with ``tags`` (only after success). ``secrets`` (BuildKit
+    only) maps secret ids to files (``ca_bundle`` -> the proxy CA bundle). Raises BuildFailed (failing step, output
+    tail, log path), InputError for bad arguments, DockerUnavailable when the engine is down."""
     context_dir = Path(context_dir)
     sink = progress or NullSink()
-    if not (context_dir / dockerfile).is_file():
-        raise InputError(f"no Dockerfile at {context_dir / dockerfile}")
-    if secrets and not builder.uses_buildkit:
-        raise InputError(
-            f"the classic builder cannot mount build secrets ({', '.join(sorted(secrets))})",
-            fix="build the classic Dockerfile variant without secrets, or use BuildKit",
-        )
-    for name, src in (secrets or {}).items():
-        if not Path(src).is_file():
-            raise InputError(f"build secret {name!r}: no such file {src}")
+    _check_arguments(context_dir, dockerfile, builder, secrets)
     client = client or connect()
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,6 +97,21 @@ def build_image(
     # steps: the step vertices this build went through (each printed once, cached or run)
     return BuildResult(image_id, tuple(tags), duration, len(tracker.steps), tracker.cached, log_path,
                        builder.kind)
+
+
+def _check_arguments(context_dir: Path, dockerfile: str, builder: BuilderInfo,
+                     secrets: Mapping[str, Path] | None) -> None:
+    """InputError for a Dockerfile that is not there, or secrets the builder cannot mount or that do not exist."""
+    if not (context_dir / dockerfile).is_file():
+        raise InputError(f"no Dockerfile at {context_dir / dockerfile}")
+    if secrets and not builder.uses_buildkit:
+        raise InputError(
+            f"the classic builder cannot mount build secrets ({', '.join(sorted(secrets))})",
+            fix="build the classic Dockerfile variant without secrets, or use BuildKit",
+        )
+    for name, src in (secrets or {}).items():
+        if not Path(src).is_file():
+            raise InputError(f"build secret {name!r}: no such file {src}")
 
 
 def _failure(tracker: StepTracker, log_path: Path, fallback: str) -> BuildFailed:

@@ -10,13 +10,25 @@ import shutil
 import socket
 from typing import TYPE_CHECKING
 
-from envgen.errors import DockerUnavailable
+from envgen.errors import DockerUnavailable, EngineError
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 START_FIX = "start it with `sudo systemctl start docker` or scripts/host-setup"
+
+
+def as_engine_error(exc: BaseException) -> EngineError | None:
+    """An error of the Docker SDK (an engine that answers oddly, a refused request) as envgen's EngineError, one
+    line; None for any other exception. The SDK is imported only here, when there is an error to judge."""
+    try:
+        from docker.errors import DockerException
+    except ImportError:
+        return None
+    if not isinstance(exc, DockerException):
+        return None
+    return EngineError(f"the Docker engine refused the request: {' '.join(str(exc).split())}")
 
 
 def engine_url(base_url: str | None = None, env: dict[str, str] | None = None) -> str:

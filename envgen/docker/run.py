@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from envgen.config import DEFAULT_SHM_SIZE
+from envgen.docker.gpu_errors import translate_engine_error
 from envgen.errors import EnvgenError, InputError
 
 if TYPE_CHECKING:
@@ -145,9 +146,7 @@ def _wrap_env(client: DockerClient, image: str, command: str | Sequence[str] | N
 
 
 def _translate(message: str) -> EnvgenError | None:
-    """The engine's GPU start errors, worded once for envgen (the doctor's words, envgen.host.gate)."""
-    from envgen.host.gate import translate_engine_error
-
+    """The engine's GPU start errors, worded once for envgen (the doctor's words, envgen.docker.gpu_errors)."""
     return translate_engine_error(message)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from envgen.docker.gpu_errors import NO_RUNTIME_FIX
 from envgen.host.cdi import PATH_LISTS
 from envgen.host.model import HostFacts
 from envgen.host.route import CDI_SOURCE
@@ -21,8 +22,6 @@ SCHEMA = "envgen.doctor/1"
 
 NO_DOCKER_FIX = "install Docker Engine (Debian/Ubuntu: `sudo apt-get install docker.io`) and start it " \
     "(`sudo systemctl start docker`), or run scripts/host-setup; check with `docker info`"
-NO_RUNTIME_FIX = "install the NVIDIA Container Toolkit (package nvidia-container-toolkit), then " \
-    "`sudo nvidia-ctk runtime configure --runtime=docker` and `sudo systemctl restart docker`"
 HOOK_ONLY_FIX = "if `docker run --gpus all` fails with 'could not select device driver', restart Docker " \
     "(`sudo systemctl restart docker`) or register the runtime with `sudo nvidia-ctk runtime configure`"
 NO_GPU_FIX = "run it on a machine with an NVIDIA GPU and driver (`nvidia-smi` must list the GPU), " \

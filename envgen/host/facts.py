@@ -10,14 +10,13 @@ Parsing and judging happen elsewhere (parse.py, collect.py).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from envgen.host.cdi import read_specs
 from envgen.host.model import Probe
@@ -89,7 +88,7 @@ class RealProvider:
 
     def nvml(self) -> Probe:
         try:
-            import pynvml  # type: ignore[import-not-found]
+            import pynvml  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             return Probe(error="pynvml (nvidia-ml-py) is not installed")
         try:
@@ -134,8 +133,9 @@ class RealProvider:
         return self._smi()
 
     def docker_info(self) -> Probe:
-        connect = _docker_function("client", "connect")
-        if connect is None:
+        try:
+            from envgen.docker.client import connect  # the engine layer, below this one
+        except ImportError:  # the SDK may be missing where the engine is not
             return self._docker_cli_info()
         try:
             client = connect()
@@ -153,8 +153,9 @@ class RealProvider:
         return run_command(["docker", "info", "--format", "{{json .}}"], self._timeout_s)
 
     def builder(self) -> Probe:
-        detect = _docker_function("builder", "detect_builder")
-        if detect is None:
+        try:
+            from envgen.docker.builder import detect_builder as detect
+        except ImportError:
             return Probe(error="envgen.docker offers no builder detection")
         try:
             info = detect()
@@ -183,16 +184,6 @@ class RealProvider:
 
 def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _docker_function(module: str, name: str) -> Callable[..., Any] | None:
-    """A function of envgen.docker (helper modules may be absent where only the host layer is copied)."""
-    try:
-        found = importlib.import_module(f"envgen.docker.{module}")
-    except ImportError:
-        return None
-    function = getattr(found, name, None)
-    return function if callable(function) else None
 
 
 def builder_kind(info: object) -> str:

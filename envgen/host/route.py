@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from envgen.docker.gpu_errors import CDI_ENABLE_FIX, CDI_GENERATE_FIX
 from envgen.errors import HostIncompatible
 from envgen.host.cdi import NVIDIA_GPU_KIND, CdiSpec, gpu_devices
 from envgen.host.model import CdiFacts, DockerFacts, GpuAccess, RuntimeFacts
@@ -23,9 +24,6 @@ ROUTE_CHOICES = ("auto", "runtime", "cdi")
 RUNTIME_FIX = ("install the NVIDIA Container Toolkit (package nvidia-container-toolkit), then "
                "`sudo nvidia-ctk runtime configure --runtime=docker` and restart the engine "
                "(`sudo systemctl restart docker`)")
-CDI_GENERATE_FIX = "generate the CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`"
-CDI_ENABLE_FIX = ("enable the engine's CDI feature (Docker >= 25): `{\"features\": {\"cdi\": true}}` in "
-                  "/etc/docker/daemon.json, then restart the engine")
 CDI_SOURCE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html"
 
 

@@ -52,6 +52,11 @@ class CudaLibrary(Row):
         """site-packages/nvidia/<this>/lib for the wheel of ``cuda_major``."""
         return self.pip_dir_by_major.get(str(cuda_major), self.pip_dir)
 
+    def site_dir(self, cuda_major: int | None) -> str:
+        """Where the wheel of ``cuda_major`` puts the library, relative to site-packages: nvidia/<lib_dir>/lib (the
+        one statement of that layout: the render's LD_LIBRARY_PATH and the check's survey both read it)."""
+        return f"nvidia/{self.lib_dir(cuda_major)}/lib"
+
 
 _SUFFIXED = re.compile(r"^(nvidia-([a-z0-9-]+?)-cu(\d+))==(.+)$")
 
@@ -87,10 +92,9 @@ def wheel_lib_dirs(rows: Iterable[CudaLibrary], wheel: NvidiaWheel) -> list[str]
     """Where a wheel puts its libraries, relative to site-packages: ``nvidia/<lib_dir>/lib`` of the families it
     carries; a -cuNN wheel with no row here (nvidia-cuda-nvcc-cu11) by its name's own convention
     (nvidia/cuda_nvcc/lib); nothing for a suffix-less one with no row."""
-    rows = list(rows)
-    dirs = {row.lib_dir(wheel.cuda_major) for row in wheel_rows(rows, wheel)}
+    dirs = {row.site_dir(wheel.cuda_major) for row in wheel_rows(rows, wheel)}
     if dirs:
-        return sorted(f"nvidia/{d}/lib" for d in dirs if d)
+        return sorted(dirs)
     m = _SUFFIXED.match(f"{wheel.distribution}=={wheel.version}")
     return [f"nvidia/{m.group(2).replace('-', '_')}/lib"] if m else []
 

@@ -212,28 +212,12 @@ def build(
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
     kb = load_kb()
-    if check:
-        profile, findings = checked_profile(ref, kb)
-    else:
-        from envgen.check import check_profile
-        from envgen.profile import load_profile
-
-        profile = load_profile(ref, env)
-        findings = check_profile(profile, kb)
-        errors = [f for f in findings if f.severity == "error"]
-        echo(f"warning: --no-check: building {profile.name!r} without its compatibility check"
-             + (f"; it has {len(errors)} error(s) that would have stopped the build" if errors else ""))
-    for finding in findings:
-        if finding.severity in ("warning", "error"):
-            echo(f"warning: [{finding.code}] {finding.message}")
+    profile = _profile_to_build(ref, kb, check, env, echo)
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
     check_locked_base(client, profile, echo)
     store = ValidationStore(config.state_dir)
-    if wheelhouse is None and config.mirrors.wheelhouse:
-        wheelhouse = Path(config.mirrors.wheelhouse).expanduser()
-    if wheelhouse is None:
-        wheelhouse = configured_wheelhouse(env)
+    wheelhouse = _wheelhouse(config, wheelhouse, env)
     if wheelhouse:
         echo(f"wheelhouse: {wheelhouse}")
     log_dir = config.state_dir / "logs"
@@ -248,6 +232,34 @@ def build(
                              base_ref=planned.plan.base.from_ref, env=env)
 
 
+def _profile_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
+                      echo: Callable[[str], None]) -> Profile:
+    """The profile, checked (errors stop the build) or, with --no-check, checked only to say what it would have
+    found; its warnings are echoed."""
+    if check:
+        profile, findings = checked_profile(ref, kb)
+    else:
+        from envgen.check import check_profile
+        from envgen.profile import load_profile
+
+        profile = load_profile(ref, env, kb=kb)
+        findings = check_profile(profile, kb)
+        errors = [f for f in findings if f.severity == "error"]
+        echo(f"warning: --no-check: building {profile.name!r} without its compatibility check"
+             + (f"; it has {len(errors)} error(s) that would have stopped the build" if errors else ""))
+    for finding in findings:
+        if finding.severity in ("warning", "error"):
+            echo(f"warning: [{finding.code}] {finding.message}")
+    return profile
+
+
+def _wheelhouse(config: UserConfig, given: Path | None, env: Mapping[str, str] | None) -> Path | None:
+    """--wheelhouse, else the config's mirrors.wheelhouse, else a local directory PIP_FIND_LINKS names."""
+    if given is None and config.mirrors.wheelhouse:
+        given = Path(config.mirrors.wheelhouse).expanduser()
+    return given if given is not None else configured_wheelhouse(env)
+
+
 def _log_name(profile: Profile, content_hash: str) -> str:
     """Each build its own log: profile, content, start time (UTC) and process."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
@@ -260,18 +272,10 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
                   sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path, base_ref: str,
                   env: Mapping[str, str] | None) -> BuildOutcome:
     # Looked up under the lock: a build of the same content that just finished left its image here.
-    current = inspect_image(client, planned_tag)
-    if current and current.labels.get(LABEL_CONTENT_HASH) == content_hash:
-        record = store.get(current.id)
-        if (record and record.passed) or not smoke:
-            outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
-                                   validated=bool(record and record.passed),
-                                   tier=(record.tier or None) if record and record.passed else None)
-            if push:
-                from envgen.pipeline.registry import push_tag
-
-                outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
-            return outcome
+    cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
+                     smoke=smoke, push=push, registry=registry)
+    if cached is not None:
+        return cached
     log_name = _log_name(profile, content_hash)
     result = _render_for_builder(profile, kb, config, info,
                                  config.state_dir / "contexts" / profile.name,
@@ -294,35 +298,8 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
                            steps=built.steps, cached_steps=built.cached_steps, log_path=log_path)
     final_id = built.image_id
     if smoke:
-        plan = host_plan(profile.gpu.required, env, kb=kb)
-        if plan.reason:
-            echo(f"smoke test: the library tier only: {plan.reason}")
-        echo("smoke test: running the probe inside the image")
-        report, plan = run_planned(client, built.image_id, plan, profile_name=profile.name,
-                                   content_hash=result.content_hash, store=store,
-                                   timeout_s=profile.smoke.timeout_s)
-        outcome.smoke = report
-        outcome.tier_reason = plan.reason
-        if not report.passed:
-            tiers = ("the library tier (the GPU tier did not run: " + plan.reason + ")" if plan.reason
-                     else "the library and GPU tiers" if profile.gpu.required else "the CPU checks")
-            raise SmokeFailed(
-                f"image {built.image_id[:19]} of profile {profile.name!r} failed its smoke test ({tiers}); it "
-                f"was not tagged", fix=f"read the diagnosis above; rerun with `envgen smoke {built.image_id[:19]}`",
-            ).with_tail(report.table())
-        outcome.tier = report.tier
-        frozen = freeze(client, built.image_id)
-        lock_path = config.state_dir / "locks" / f"{profile.name}-{result.content_hash[:12]}.txt"
-        write_atomically(lock_path, frozen)
-        outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
-                             f"(in the image: {SEALED_FREEZE})")
-        final_id = seal(client, built.image_id, report, frozen)
-        outcome.validated = True
-        run_record = store.get(built.image_id)
-        if run_record is not None:
-            from dataclasses import replace
-
-            store.record(replace(run_record, image_id=final_id))
+        final_id = _smoke_and_seal(profile, kb, config, client, store, built.image_id, result.content_hash,
+                                   outcome, echo, env)
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
@@ -330,3 +307,60 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
 
         outcome.pushed = push_tag(client, tag, profile, registry or config.registry)
     return outcome
+
+
+def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: DockerClient, store: ValidationStore,
+            content_hash: str, planned_tag: str, *, smoke: bool, push: bool,
+            registry: str | None) -> BuildOutcome | None:
+    """The image a build of the same content left (validated, or no smoke test asked for); None: build."""
+    current = inspect_image(client, planned_tag)
+    if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash:
+        return None
+    record = store.get(current.id)
+    if not ((record and record.passed) or not smoke):
+        return None
+    outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
+                           validated=bool(record and record.passed),
+                           tier=(record.tier or None) if record and record.passed else None)
+    if push:
+        from envgen.pipeline.registry import push_tag
+
+        outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
+    return outcome
+
+
+def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, client: DockerClient,
+                    store: ValidationStore, image_id: str, content_hash: str, outcome: BuildOutcome,
+                    echo: Callable[[str], None], env: Mapping[str, str] | None) -> str:
+    """Smoke-test the built image, seal its report and package list into a child image; the child's ID. A failed
+    test raises SmokeFailed (nothing tagged)."""
+    plan = host_plan(profile.gpu.required, env, kb=kb)
+    if plan.reason:
+        echo(f"smoke test: the library tier only: {plan.reason}")
+    echo("smoke test: running the probe inside the image")
+    report, plan = run_planned(client, image_id, plan, profile_name=profile.name,
+                               content_hash=content_hash, store=store,
+                               timeout_s=profile.smoke.timeout_s)
+    outcome.smoke = report
+    outcome.tier_reason = plan.reason
+    if not report.passed:
+        tiers = ("the library tier (the GPU tier did not run: " + plan.reason + ")" if plan.reason
+                 else "the library and GPU tiers" if profile.gpu.required else "the CPU checks")
+        raise SmokeFailed(
+            f"image {image_id[:19]} of profile {profile.name!r} failed its smoke test ({tiers}); it "
+            f"was not tagged", fix=f"read the diagnosis above; rerun with `envgen smoke {image_id[:19]}`",
+        ).with_tail(report.table())
+    outcome.tier = report.tier
+    frozen = freeze(client, image_id)
+    lock_path = config.state_dir / "locks" / f"{profile.name}-{content_hash[:12]}.txt"
+    write_atomically(lock_path, frozen)
+    outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
+                         f"(in the image: {SEALED_FREEZE})")
+    final_id = seal(client, image_id, report, frozen)
+    outcome.validated = True
+    run_record = store.get(image_id)
+    if run_record is not None:
+        from dataclasses import replace
+
+        store.record(replace(run_record, image_id=final_id))
+    return final_id

@@ -38,12 +38,12 @@ from envgen import __version__
 from envgen.config import load_config
 from envgen.docker import connect, inspect_image, remove_image
 from envgen.docker.archive import load_archive, read_file, save_stream
-from envgen.docker.images import tag_all
+from envgen.docker.images import ImageSummary, tag_all
 from envgen.errors import BundleError, EnvgenError, ImageNotValidated
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import SEALED_REPORT
-from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.state import Validation, ValidationStore
 from envgen.render.core import image_tag
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
@@ -127,17 +127,9 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
     config = load_config(env)
     client = connect()
     image = resolve_image(client, target, env)
-    labels = image.labels
     name = image.tags[0] if image.tags else image.id[:19]
-    if labels.get(LABEL_SMOKE) != "pass" or not labels.get(LABEL_CONTENT_HASH):
-        raise ImageNotValidated(f"{name} carries no passing smoke report, so it is not bundled",
-                                fix=f"run `envgen build {target}` (without --no-smoke) first")
-    report = read_file(client, image.id, SEALED_REPORT)
-    if report is None:
-        raise ImageNotValidated(f"{name} has no sealed smoke report at {SEALED_REPORT}",
-                                fix=f"rebuild it with `envgen build {target}`")
+    report = _sealed_report(client, image, name, target)
     record = ValidationStore(config.state_dir).get(image.id)
-    profile, content_hash = labels[LABEL_PROFILE], labels[LABEL_CONTENT_HASH]
     out = out.expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
@@ -152,17 +144,7 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
         (work / REPORT).write_bytes(report)
         files = {member: FileEntry(sha256=_sha256_file(work / member), size=(work / member).stat().st_size)
                  for member in (VALIDATION, REPORT, IMAGE)}
-        tier = labels.get(LABEL_SMOKE_TIER) or None
-        manifest = Manifest(
-            schema_=SCHEMA, envgen_version=__version__, profile=profile, content_hash=content_hash,
-            profile_hash=labels.get(LABEL_PROFILE_HASH, ""), tag=image_tag(profile, content_hash),
-            image_id=image.id, repo_digests=sorted(image.digests),
-            labels={k: v for k, v in sorted(labels.items()) if k.startswith(LABEL_PREFIXES)},
-            validation={"status": record.status if record else labels.get(LABEL_SMOKE),
-                        "mode": record.mode if record else labels.get(LABEL_SMOKE_MODE),
-                        "checked_at": record.checked_at if record else None, "tier": tier},
-            payload_sha256=files[IMAGE].sha256, files=files,
-        )
+        manifest = _manifest(image, record, files)
         (work / MANIFEST).write_bytes(manifest.to_json())
         staged = work / "bundle.tar"
         with tarfile.open(staged, "w", format=tarfile.PAX_FORMAT) as tar:
@@ -174,6 +156,33 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
     size = out.stat().st_size
     return (f"saved {name} to {out} ({size / 1e6:.1f} MB; image sha256 {manifest.payload_sha256[:12]}; "
             f"load it with `envgen load {out.name}`)")
+
+
+def _sealed_report(client: DockerClient, image: ImageSummary, name: str, target: str) -> bytes:
+    """The smoke report sealed into a validated image; ImageNotValidated for one that is not."""
+    if image.labels.get(LABEL_SMOKE) != "pass" or not image.labels.get(LABEL_CONTENT_HASH):
+        raise ImageNotValidated(f"{name} carries no passing smoke report, so it is not bundled",
+                                fix=f"run `envgen build {target}` (without --no-smoke) first")
+    report = read_file(client, image.id, SEALED_REPORT)
+    if report is None:
+        raise ImageNotValidated(f"{name} has no sealed smoke report at {SEALED_REPORT}",
+                                fix=f"rebuild it with `envgen build {target}`")
+    return report
+
+
+def _manifest(image: ImageSummary, record: Validation | None, files: dict[str, FileEntry]) -> Manifest:
+    labels = image.labels
+    profile, content_hash = labels[LABEL_PROFILE], labels[LABEL_CONTENT_HASH]
+    return Manifest(
+        schema_=SCHEMA, envgen_version=__version__, profile=profile, content_hash=content_hash,
+        profile_hash=labels.get(LABEL_PROFILE_HASH, ""), tag=image_tag(profile, content_hash),
+        image_id=image.id, repo_digests=sorted(image.digests),
+        labels={k: v for k, v in sorted(labels.items()) if k.startswith(LABEL_PREFIXES)},
+        validation={"status": record.status if record else labels.get(LABEL_SMOKE),
+                    "mode": record.mode if record else labels.get(LABEL_SMOKE_MODE),
+                    "checked_at": record.checked_at if record else None, "tier": labels.get(LABEL_SMOKE_TIER) or None},
+        payload_sha256=files[IMAGE].sha256, files=files,
+    )
 
 
 # --- load ------------------------------------------------------------------------------------

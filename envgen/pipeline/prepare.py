@@ -26,7 +26,7 @@ class Prepared:
 
 def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[Profile, list[Finding]]:
     """Load and check; the first error-level finding stops everything (CheckFailed)."""
-    profile = load_profile(ref)
+    profile = load_profile(ref, kb=kb)
     findings = check_profile(profile, kb, host)
     errors = [f for f in findings if f.severity == "error"]
     if errors:

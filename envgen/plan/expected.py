@@ -13,10 +13,17 @@ from envgen.plan.stack import Stack
 EXPECTED_SCHEMA = "envgen.expected/1"
 
 
-class ExpectedLibrary(BaseModel):
-    """One soname the GPU frameworks load, the version it was built with, who needs it, who provides it."""
+class _Document(BaseModel):
+    """A part of the document: strict, frozen, and read by key as the JSON is (``expected["libraries"]``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+
+class ExpectedLibrary(_Document):
+    """One soname the GPU frameworks load, the version it was built with, who needs it, who provides it."""
 
     soname: str
     family: str
@@ -27,35 +34,27 @@ class ExpectedLibrary(BaseModel):
     how: dict[str, str]  # framework -> provision (search_path | wheel_deps | bundled)
 
 
-class ExpectedTarget(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ExpectedTarget(_Document):
     name: str
     compute_capability: str | None
 
 
-class ExpectedBase(BaseModel):
+class ExpectedBase(_Document):
     """The frameworks the base image provides (``base_provides``) and the interpreter whose environment holds them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     python: str
     frameworks: dict[str, str]  # frameworks: key -> the version declared
 
 
-class ExpectedExtension(BaseModel):
+class ExpectedExtension(_Document):
     """A GPU extension package of packages.pip (kb/data/extensions.yaml): the probe imports it and calls it once."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     package: str
     module: str
     version: str
 
 
-class Expected(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Expected(_Document):
     schema_id: str = Field(default=EXPECTED_SCHEMA)
     python: str
     tensorflow: str | None
@@ -72,9 +71,6 @@ class Expected(BaseModel):
     gpu_targets: list[ExpectedTarget]
     base_provides: ExpectedBase | None = None  # written only when the profile has base_provides
     extensions: list[ExpectedExtension] | None = None  # written only when packages.pip has one
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
 
     def document(self) -> dict[str, Any]:
         """The JSON the probe reads, its schema id under ``schema`` (as the smoke report's)."""

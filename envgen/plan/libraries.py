@@ -58,7 +58,7 @@ class Libraries:
     providers: tuple[Provider, ...]
 
 
-SITE = "site-packages/nvidia"
+SITE = "site-packages"
 
 
 def _soname(row: CudaLibrary, cuda: str, cudnn: str | None) -> str | None:
@@ -154,7 +154,7 @@ def providers(ctx: Stack, wanted: list[Need]) -> list[Provider]:
             soname = _soname(lib, str(wheel.cuda_major), wheel.version)
             if soname:
                 out.append(Provider(lib.family, soname, wheel.cuda_major, wheel.version, f"pip {spec}",
-                                    f"{SITE}/{lib.lib_dir(wheel.cuda_major)}/lib", True, EXTRAS, wheel.distribution))
+                                    f"{SITE}/{lib.site_dir(wheel.cuda_major)}", True, EXTRAS, wheel.distribution))
     out += _framework_wheel_deps(ctx, wanted)
     return out
 
@@ -172,7 +172,7 @@ def _framework_wheel_deps(ctx: Stack, wanted: list[Need]) -> list[Provider]:
             continue
         label = need.label if need.framework == "torch" else f"{ctx.tf_package} {ctx.profile.frameworks.tensorflow}"
         out.append(Provider(need.family, need.soname, need.cuda_major, need.carries,
-                            f"{label}'s dependency {need.distribution}", f"{SITE}/{lib.lib_dir(need.cuda_major)}/lib",
+                            f"{label}'s dependency {need.distribution}", f"{SITE}/{lib.site_dir(need.cuda_major)}",
                             need.distribution in listed, ENVIRONMENT, need.distribution))
     return out
 

@@ -26,6 +26,8 @@ from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
+    ARG_APT_MIRROR,
+    ARG_BLOCKS,
     LABEL_CONTENT_HASH,
     LABEL_GPU_REQUIRED,
     LABEL_PROFILE,
@@ -163,6 +165,9 @@ class RenderPlan:
             "tool_requirements": self.uv_requirements,
             "source_builds": self.source_builds,
             "source_date_epoch_default": SOURCE_DATE_EPOCH_DEFAULT,
+            # the ARG blocks, from envgen.vocabulary's lists: the names build_args() sets are declared there
+            "arg_lines": {name: "\n".join(f"ARG {arg}" for arg in args) for name, args in ARG_BLOCKS.items()},
+            "arg_names": {"apt_mirror": ARG_APT_MIRROR},
         }
 
 
@@ -286,39 +291,25 @@ def render_context(
     install: InstallPlan | None = None,
     use_lock: bool = True,
 ) -> RenderPlan:
-    """The plan for one profile. ``install`` defaults to ``envgen.plan.resolve_stack(profile, kb)``.
-    ``use_lock``: read the lock file beside the profile's YAML file, if there is one (``envgen lock``
-    itself renders without it)."""
+    """The plan for one profile (``install``: ``envgen.plan.resolve_stack(profile, kb)``). ``use_lock``: read the
+    lock file beside the profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
     install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
-    setups = _data("python_setups.yaml")
     tools = _data("tools.yaml")
-    key = python_setup_key(profile)
-    raw = setups[key]
-    setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]),
-                        profile.base_provides.python if profile.base_provides else "python3",
-                        profile.base_provides is not None)
+    setup = python_setup(profile)
     pins = Pins(
         conda=tuple(exact_conda(p) for p in install.user_conda),
         pip=tuple(install.framework_pip),
         pip_extra=tuple(p for p in install.user_pip if p not in {b.spec for b in install.source_builds}),
         apt=tuple(profile.packages.apt),
     )
-    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(runtime_compiler_apt(profile, kb, key))))
-    lock = find_lock(profile, pins.pip, runtime_apt) if use_lock else None
-    if lock is not None and lock.field("target"):
-        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
-        if lock.field("target") != expected_target:
-            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
-                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+    compilers = runtime_compiler_apt(profile, kb, setup.key)
+    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
+    lock = _lock_for(profile, kb, pins, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
-    if wheelhouse is None and mirrors.wheelhouse:
-        wheelhouse = Path(mirrors.wheelhouse).expanduser()
-    if offline and wheelhouse is None:
-        raise InputError("--offline needs a wheelhouse", fix="pass --wheelhouse DIR or set mirrors.wheelhouse")
-    secrets = {"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {}
+    wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
     return RenderPlan(
         profile=profile,
         version=__version__,
@@ -336,12 +327,41 @@ def render_context(
         expected=install.expected.document(),
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
-        secrets=secrets,
+        secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
         wheelhouse=wheelhouse,
         lock=lock,
         conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
+
+
+def python_setup(profile: Profile) -> PythonSetup:
+    """How the environment gets its Python (python_setups.yaml's row for the profile)."""
+    key = python_setup_key(profile)
+    raw = _data("python_setups.yaml")[key]
+    return PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]),
+                       profile.base_provides.python if profile.base_provides else "python3",
+                       profile.base_provides is not None)
+
+
+def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tuple[str, ...]) -> Lock | None:
+    """The lock beside the profile, when there is one; a lock made for another target is an error."""
+    lock = find_lock(profile, pins.pip, runtime_apt)
+    if lock is not None and lock.field("target"):
+        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
+        if lock.field("target") != expected_target:
+            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
+                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+    return lock
+
+
+def _wheelhouse(given: Path | None, mirrors: Mirrors, offline: bool) -> Path | None:
+    wheelhouse = given
+    if wheelhouse is None and mirrors.wheelhouse:
+        wheelhouse = Path(mirrors.wheelhouse).expanduser()
+    if offline and wheelhouse is None:
+        raise InputError("--offline needs a wheelhouse", fix="pass --wheelhouse DIR or set mirrors.wheelhouse")
+    return wheelhouse
 
 
 def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:

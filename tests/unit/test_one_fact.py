@@ -217,3 +217,28 @@ def test_tensorflow_package_thresholds_are_kb_rows(kb: KnowledgeBase) -> None:
     assert kb.tensorflow_package("2.4.0", False) == "tensorflow-cpu"
     assert kb.tensorflow_package("2.99.0", True) == "tensorflow[and-cuda]"
     assert replace(kb, tensorflow_packages=[]).tensorflow_package("2.99.0", True) == "tensorflow"
+
+
+def test_every_build_arg_is_declared_from_the_vocabulary(kb: KnowledgeBase) -> None:
+    """The Dockerfiles' ARG blocks are generated from envgen.vocabulary's lists, and every build arg build_args()
+    can set is declared by the Dockerfile of its installer (an undeclared one is ignored by the builder; the proxy
+    args are Docker's predefined ones)."""
+    import re
+
+    from envgen import vocabulary
+    from envgen.profile import load_profile
+    from envgen.profile.model import Mirrors
+    from envgen.render.core import render_in_memory
+    from envgen.render.plan import build_args
+
+    mirrors = Mirrors(pip_index_url="https://pypi.example/simple", pip_extra_index_urls=["https://x.example/simple"],
+                      pip_trusted_hosts=["pypi.example"], conda_channel_alias="https://conda.example",
+                      conda_channels={"conda-forge": "https://conda.example/cf"}, apt_mirror="https://apt.example",
+                      http_proxy="http://proxy:3128", https_proxy="http://proxy:3128", no_proxy="localhost")
+    names = set(build_args(mirrors, offline=True, framework_index=False, base_ref="debian:bookworm-slim"))
+    for profile, installer_args in (("modern-a100", vocabulary.ARGS_CONDA), ("a100-pypi", ())):
+        dockerfile = render_in_memory(load_profile(profile), kb).files["Dockerfile"].decode()
+        declared = set(re.findall(r"^ARG ([A-Z_]+)", dockerfile, re.M))
+        predefined = {*vocabulary.ARGS_PROXY, *(a.lower() for a in vocabulary.ARGS_PROXY)}
+        expected = names - set(vocabulary.ARGS_CONDA) - predefined | set(installer_args)
+        assert expected <= declared, sorted(expected - declared)
