@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from envgen.check import (
+    require,
     rules_base_image,
     rules_cpu,
     rules_cudnn,
@@ -31,6 +32,7 @@ RULES: tuple[Rule, ...] = (
     *rules_libraries.RULES,
     *rules_gpu.RULES,
     *rules_driver.RULES,
+    *require.RULES,
     *rules_ngc.RULES,
     *rules_cpu.RULES,
     *rules_lock.RULES,

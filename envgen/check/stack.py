@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envgen.check.context import CheckContext, build_context
-from envgen.check.rules_driver import cuda_in_use
+from envgen.check.require import requirement
 from envgen.kb import KnowledgeBase, TorchVariant
-from envgen.kb.versions import minor, vtuple
+from envgen.kb.versions import vtuple
 from envgen.profile import Profile
 
 
@@ -21,7 +21,7 @@ class ResolvedStack:
     preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
-    required_cuda_for_driver: str | None  # the CUDA version NVIDIA_REQUIRE_CUDA should name
+    nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (check.require); None: no CUDA used
     expected: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
 
@@ -92,10 +92,6 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
         (find_links if ctx.torch_variant.find_links else index_urls).append(ctx.torch_variant.index_url)
     pip += list(profile.packages.pip)
     conda = [f"python={profile.python}", *profile.packages.conda] if profile.installer == "conda" else []
-    used = cuda_in_use(ctx) if ctx.gpu else []
-    if ctx.ngc is not None:
-        used.append((minor(ctx.ngc.cuda), "NGC image"))
-    required = max((v for v, _ in used), key=vtuple, default=None)
     tf_cuda = None
     if ctx.ngc is not None and ctx.ngc.framework == "tensorflow":
         tf_cuda = ctx.ngc.cuda
@@ -135,7 +131,7 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
         preinstalled=preinstalled,
         tensorflow_package=ctx.tf_package,
         torch_variant=ctx.torch_variant,
-        required_cuda_for_driver=required,
+        nvidia_require_cuda=requirement(ctx),
         expected=expected,
         notes=notes,
     )

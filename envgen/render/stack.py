@@ -21,7 +21,7 @@ class StackPins:
     pip: tuple[str, ...] = ()  # framework pip pins "name==version" (the environment layer)
     pip_index_urls: tuple[str, ...] = ()  # extra wheel indexes (PEP 503), e.g. download.pytorch.org/whl/cu121
     pip_find_links: tuple[str, ...] = ()  # find-links pages, e.g. download.pytorch.org/whl/torch_stable.html
-    require_cuda: str | None = None  # the CUDA version NVIDIA_REQUIRE_CUDA names ("12.1"); None on CPU
+    require_cuda: str | None = None  # the NVIDIA_REQUIRE_CUDA value ("cuda>=12.0", check.require); None on CPU
     expected: Mapping[str, Any] = field(default_factory=dict)  # facts the smoke probe compares against
 
 
@@ -38,6 +38,6 @@ def resolve_pins(profile: Profile, kb: KnowledgeBase) -> StackPins:
         pip=tuple(p for p in stack.pip if p not in own_pip),
         pip_index_urls=tuple(stack.pip_index_urls),
         pip_find_links=tuple(stack.pip_find_links),
-        require_cuda=stack.required_cuda_for_driver,
+        require_cuda=stack.nvidia_require_cuda,
         expected=dict(stack.expected),
     )
