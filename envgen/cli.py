@@ -239,6 +239,9 @@ def render_cmd(
     else:
         typer.echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
         typer.echo(f"image tag: {result.tag}")
+        from envgen.render.core import docker_build_command
+
+        typer.echo(f"build it with: {docker_build_command(result)}")
 
 
 @app.command("export")

@@ -61,6 +61,24 @@ def mirror_ref(ref: str, registries: Mapping[str, str]) -> MirroredRef | None:
     return MirroredRef(ref, registry, mirror, f"{mirror.rstrip('/')}/{path}")
 
 
+# torch's wheel indexes and find-links pages live under this root; mirrors.pytorch_wheels replaces it.
+PYTORCH_WHEELS = "https://download.pytorch.org/whl"
+
+
+def pytorch_route(url: str, mirror: str | None) -> str:
+    """``url`` through ``mirrors.pytorch_wheels``: download.pytorch.org/whl/cu121 -> MIRROR/cu121."""
+    if mirror and url.startswith(PYTORCH_WHEELS):
+        return mirror.rstrip("/") + url[len(PYTORCH_WHEELS):]
+    return url
+
+
+def pytorch_shell(url: str) -> str:
+    """``url`` as a shell word part that the build arg PYTORCH_WHEELS reroutes (unset: the URL itself)."""
+    if url.startswith(PYTORCH_WHEELS):
+        return "${PYTORCH_WHEELS:-" + PYTORCH_WHEELS + "}" + url[len(PYTORCH_WHEELS):]
+    return url
+
+
 # The archives mirrors.apt_mirror replaces, as a sed -E pattern and what replaces it ("$m" is the mirror): the
 # primary archive of Debian and of Ubuntu (security.ubuntu.com serves the same /ubuntu tree, so an Ubuntu
 # mirror carries the -security suites) and Debian's security archive, which mirrors keep beside /debian as
@@ -98,4 +116,5 @@ def apt_mirror_shell(mirror: str, ca_files: tuple[str, ...], apt_dir: str = "/et
     ]
 
 
-__all__ = ["APT_ARCHIVES", "DOCKER_HUB", "MirroredRef", "apt_mirror_shell", "mirror_ref", "split_registry"]
+__all__ = ["APT_ARCHIVES", "DOCKER_HUB", "PYTORCH_WHEELS", "MirroredRef", "apt_mirror_shell", "mirror_ref",
+           "pytorch_route", "pytorch_shell", "split_registry"]

@@ -290,6 +290,8 @@ def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
         "CONDA_CHANNEL_MIRRORS": " ".join(f"{k}={v}" for k, v in sorted(mirrors.conda_channels.items()))
         or None,
         "APT_MIRROR": mirrors.apt_mirror,
+        "MICROMAMBA_URL": mirrors.micromamba_url,
+        "PYTORCH_WHEELS": mirrors.pytorch_wheels.rstrip("/") if mirrors.pytorch_wheels else None,
         "HTTP_PROXY": mirrors.http_proxy,
         "HTTPS_PROXY": mirrors.https_proxy,
         "NO_PROXY": mirrors.no_proxy,
