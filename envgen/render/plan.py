@@ -21,6 +21,7 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
+from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import profile_hash
 from envgen.render.stack import StackPins, resolve_pins
 
@@ -135,6 +136,7 @@ class RenderPlan:
             "pip": self.pip,
             "micromamba": self.micromamba,
             "conda_pip": self.conda_pip,
+            "conda_python": conda_python_spec(self.profile.python),
             "env": self.env,
             "labels": self.labels,
             "runtime_apt": self.runtime_apt,
