@@ -232,6 +232,14 @@ class KnowledgeBase:
                 )
         return None
 
+    def os_image(self, os_name: str) -> OsImageRow | None:
+        """The OS row ("ubuntu22.04") an image is built on: its apt python3 is the Python a pip profile gets."""
+        return next((row for row in self.os_images if row.os == os_name), None)
+
+    def bases_with_python(self, python_minor: str) -> list[str]:
+        """Available OS images whose own python3 is ``python_minor`` ("3.11" -> ["debian:12"])."""
+        return [row.key for row in self.os_images if row.status == "available" and minor(row.python) == python_minor]
+
     def glibc(self, image_ref: str) -> str | None:
         """The glibc version of the OS an image is built on (its `os`), or None when unknown."""
         info = self.base_image(image_ref)
