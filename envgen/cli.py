@@ -253,6 +253,12 @@ def export_cmd(
     gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
     gpu_route: str | None = typer.Option(None, "--gpu-route", help="runtime | cdi: how a compose service or dev "
                                          "container asks for GPUs (--gpus, or --device nvidia.com/gpu=all)."),
+    registry: str | None = typer.Option(None, "--registry", metavar="REGISTRY",
+                                        help="Where you push the images (host[:port]/path): what a k8s Job, an "
+                                             "sbatch script or --bootstrap docker pulls (default: config registry)."),
+    bootstrap: str = typer.Option("docker-daemon", "--bootstrap", metavar="docker-daemon|docker",
+                                  help="Apptainer: build from the image on this host (docker-daemon) or from "
+                                       "the registry (docker)."),
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
@@ -260,7 +266,10 @@ def export_cmd(
 
     if gpu_route is not None and gpu_route not in ("runtime", "cdi"):
         raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
-    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route):
+    if bootstrap not in ("docker-daemon", "docker"):
+        raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
+    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
+                                bootstrap=bootstrap):
         typer.echo(f"wrote {path}")
 
 

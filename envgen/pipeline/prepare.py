@@ -82,13 +82,17 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
 
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
-                    gpus: int = 1, gpu_route: str | None = None) -> list[Path]:
+                    gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
+                    bootstrap: str = "docker-daemon") -> list[Path]:
     from envgen.render.exports import ExportOptions
 
     config = load_config(env)
+    if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull
+        config = config.model_copy(update={"registry": registry})
     kb = load_kb()
     profiles = [load_profile(ref) for ref in refs]
     images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
     route = gpu_route or config.gpu_route
-    options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime")
+    options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
+                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon")
     return export(profiles, kb, fmt, out, config=config, options=options)
