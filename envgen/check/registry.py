@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from envgen.check import (
     require,
+    rules_base_frameworks,
     rules_base_image,
     rules_cpu,
     rules_cudnn,
@@ -25,6 +26,7 @@ Rule = Callable[[CheckContext], list[Finding]]
 
 RULES: tuple[Rule, ...] = (
     *rules_base_image.RULES,
+    *rules_base_frameworks.RULES,
     *rules_python.RULES,
     *rules_tensorflow.RULES,
     *rules_pytorch.RULES,

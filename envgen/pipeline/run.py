@@ -56,6 +56,10 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         )
     gpus = gpus_for(image.labels, gpus)
     route = None
+    if gpus == "none" and image.labels.get("io.envgen.gpu-required") == "true":
+        out(f"envgen: warning: {image.labels.get('io.envgen.profile', target)} is a GPU profile and --gpus none "
+            "gives its container no GPU: the frameworks run on the CPU without an error (torch.cuda.is_available() "
+            "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":
         route = _gate_and_route(image.labels, gpus, config.gpu_route, env)
         if not force and record is not None and record.tier == LIBRARIES:
