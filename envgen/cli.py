@@ -130,7 +130,9 @@ def check_cmd(
         None, "--compute-capability", help="Target compute capability (repeatable), e.g. 8.0."
     ),
     driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 535.104.05."),
-    platform: str = typer.Option("linux", "--platform", help="Host platform for driver minimums: linux|windows."),
+    platform: str = typer.Option("linux", "--platform", metavar="linux|wsl2|windows",
+                                 help="Where the image runs: linux, wsl2 (the Windows driver inside WSL 2, and "
+                                      "WSL's own limits) or windows (the Windows driver minimums alone)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable list of findings."),
     resolve: bool = typer.Option(False, "--resolve", help="Also resolve the pip set for the image's platform "
                                  "with uv (needs the package index)."),
@@ -141,11 +143,11 @@ def check_cmd(
     from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
 
-    if platform not in ("linux", "windows"):
-        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux or windows")
+    if platform not in ("linux", "windows", "wsl2"):
+        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux, wsl2 or windows")
     loaded = load_profile(profile)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
-                    platform="windows" if platform == "windows" else "linux")
+                    platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
     kb = load_kb_cached(cache_dir(os.environ))
     findings = check_profile(loaded, kb, host)
     if resolve:

@@ -35,7 +35,14 @@ class HostSpec:
 
     gpus: list[str] = field(default_factory=list)
     driver: str | None = None
-    platform: Literal["linux", "windows"] = "linux"
+    # whose driver serves CUDA: "linux"; "wsl2" (the Windows driver inside WSL 2, and WSL's own limits);
+    # "windows" (the Windows driver's minimums alone)
+    platform: Literal["linux", "windows", "wsl2"] = "linux"
+
+    @property
+    def windows_driver(self) -> bool:
+        """The Windows column of the CUDA table's driver minimums applies."""
+        return self.platform in ("windows", "wsl2")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "driver", parse_driver(self.driver))

@@ -20,7 +20,6 @@ model, so keeping them would start containers check calls broken.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
@@ -95,10 +94,11 @@ def evaluate(requirement: str, facts: ToolkitFacts) -> Verdict:
     return Verdict(not rules, rules[0] if rules else None)
 
 
-def driver_cuda(kb: KnowledgeBase, driver: str, platform: Literal["linux", "windows"] = "linux") -> str | None:
-    """The newest CUDA in the knowledge base that ``driver`` serves: what the toolkit's ``cuda`` fact reads."""
+def driver_cuda(kb: KnowledgeBase, driver: str, windows: bool = False) -> str | None:
+    """The newest CUDA in the knowledge base that ``driver`` serves: what the toolkit's ``cuda`` fact reads
+    (``windows``: the Windows driver, as on WSL 2)."""
     served = [row.version for row in kb.cuda_toolkits
-              if driver_at_least(driver, row.driver_windows_min if platform == "windows" else row.driver_linux_min)]
+              if driver_at_least(driver, row.driver_windows_min if windows else row.driver_linux_min)]
     return max(served, key=vtuple, default=None)
 
 
@@ -131,13 +131,13 @@ def toolkit_refuses(ctx: CheckContext) -> list[Finding]:
     declared = requirement(ctx) if ctx.gpu else None
     if driver is None or declared is None:
         return []
-    cuda = driver_cuda(ctx.kb, driver, ctx.host.platform)
+    cuda = driver_cuda(ctx.kb, driver, ctx.host.windows_driver)
     verdict = evaluate(declared, ToolkitFacts(cuda=cuda, driver=driver))
     if verdict.ok:
         return []
     need = declared.split(">=", 1)[1]
     row = ctx.kb.cuda(need)
-    minimum = (row.driver_windows_min if ctx.host.platform == "windows" else row.driver_linux_min) if row else None
+    minimum = (row.driver_windows_min if ctx.host.windows_driver else row.driver_linux_min) if row else None
     return [finding(
         "error", "toolkit-refuses",
         f'the NVIDIA Container Toolkit refuses to start the image on driver {driver} (CUDA {cuda or "unknown"}): '

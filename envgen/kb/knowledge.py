@@ -18,6 +18,7 @@ from envgen.kb.models import (
     NgcFamily,
     NgcRelease,
     OsImageRow,
+    PlatformRow,
     Row,
     TensorflowBuild,
     TorchRelease,
@@ -43,6 +44,7 @@ class KnowledgeBase:
     ngc_family: list[NgcFamily] = field(default_factory=list)
     cuda_images: list[CudaImageRow] = field(default_factory=list)
     os_images: list[OsImageRow] = field(default_factory=list)
+    platforms: list[PlatformRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
     framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
 
@@ -77,7 +79,7 @@ class KnowledgeBase:
         """The ``cite()`` of every row marked ``unverified`` (torch variants cited as release+variant), gathered
         once per knowledge base: every check_profile reads it, and `envgen suggest` runs dozens."""
         rows: list[Row] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
-                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images]
+                           *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images, *self.platforms]
         out = {r.cite() for r in rows if r.unverified}
         for release in self.pytorch:
             if release.unverified:
@@ -231,6 +233,10 @@ class KnowledgeBase:
                     source=row.source,
                 )
         return None
+
+    def platform(self, name: str) -> PlatformRow | None:
+        """A host platform's row ("wsl2"), or None for plain Linux."""
+        return next((row for row in self.platforms if row.name == name), None)
 
     def os_image(self, os_name: str) -> OsImageRow | None:
         """The OS row ("ubuntu22.04") an image is built on: its apt python3 is the Python a pip profile gets."""

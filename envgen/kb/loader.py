@@ -19,6 +19,7 @@ from envgen.kb.models import (
     NgcFamily,
     NgcRelease,
     OsImageRow,
+    PlatformRow,
     TensorflowBuild,
     TorchRelease,
 )
@@ -39,6 +40,7 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "ngc_family": (NgcFamily, "ngc_family"),
     "cuda_images": (CudaImageRow, "cuda_images"),
     "os_images": (OsImageRow, "os_images"),
+    "platforms": (PlatformRow, "platforms"),
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
 }
