@@ -47,6 +47,8 @@ def handles_errors(func: F) -> F:
             if tail:
                 _err(tail.rstrip())
             _err(f"error: {exc.one_line()}")
+            for line in getattr(exc, "more", ()):  # a profile's other problems, each at its own line
+                _err(f"error: {line}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             _err("interrupted: envgen tags an image only after its build and smoke test finish; "

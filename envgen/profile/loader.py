@@ -14,7 +14,8 @@ from pydantic import PrivateAttr, ValidationError
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import Profile
-from envgen.profile.normalise import Normalised, Origins, normalise, where_in
+from envgen.profile.normalise import Normalised, Origins, normalise
+from envgen.profile.problems import format_problems
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 MAX_EXTENDS_DEPTH = 8
@@ -137,35 +138,6 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
     return merged, {**origins, **_origins(doc)}
 
 
-def _format_validation(path: Path, origins: Origins, exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    loc = tuple(part for part in err["loc"] if part != "[key]")
-    field = ".".join(str(p) for p in loc) or "(profile)"
-    where = where_in(origins, loc, path)
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        allowed = _allowed_keys(loc[:-1])
-        return f"{where}: unknown field '{field}'; allowed here: {', '.join(allowed)}"
-    if kind == "missing":
-        return f"{where}: required field '{field}' is missing"
-    value = err.get("input")
-    value_text = "" if isinstance(value, (dict, list)) else f" = {shown(value)}"
-    message = str(err["msg"]).removeprefix("Value error, ")
-    if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        message += f'; write it in quotes ("{value}"): YAML reads an unquoted 3.10 as the number 3.1'
-    return f"{where}: field '{field}'{value_text}: {message}"
-
-
-def _allowed_keys(parent: tuple[object, ...]) -> list[str]:
-    model: Any = Profile
-    for part in parent:
-        if isinstance(part, int) or not hasattr(model, "model_fields"):
-            return []
-        annotation = model.model_fields[part].annotation
-        model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
-    return sorted(model.model_fields) if hasattr(model, "model_fields") else []
-
-
 def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profile:
     source = find_profile(str(ref), env)
     doc = load_yaml(source.path)
@@ -176,7 +148,8 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profi
     try:
         profile = LoadedProfile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(_format_validation(source.path, origins, exc)) from None
+        problems = format_problems(source.path, origins, exc)
+        raise ProfileError(problems[0], more=problems[1:]) from None
     if source.origin != "file" and profile.name != source.name:
         raise ProfileError(
             f"{source.path}:{doc.line_of(('name',))}: field 'name' = {profile.name!r} differs from the file name",
