@@ -20,6 +20,12 @@ def parse_driver(value: str | None, option: str = "--driver") -> str | None:
     if value is None:
         return None
     text = value.strip()
+    if text.isdigit():  # a branch ("550"): a minimum cannot be judged against it
+        raise InputError(
+            f"option {option} = {value!r} names a driver branch, not a version: give the full version, such as "
+            "535.104.05",
+            fix="give the version `nvidia-smi --query-gpu=driver_version --format=csv,noheader` prints, or leave "
+            f"{option} out")
     if not _DRIVER_RE.match(text):
         raise InputError(
             f"option {option} = {value!r} is not a driver version: expected digits and dots, such as 535.104.05",

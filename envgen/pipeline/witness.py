@@ -47,23 +47,34 @@ def platform_for(profile: Profile, kb: KnowledgeBase) -> Platform:
 
 
 def _one_line(text: str) -> str:
-    causes = [line.strip().removeprefix("cause:").strip() for line in text.splitlines()
-              if line.strip() and not line.lower().startswith(("error:", "hint:", "warning"))]
+    """The resolver's reasons on one line: uv's cause lines, pip's ``ERROR:`` lines (their text is the reason),
+    hints and warnings left out."""
+    causes = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.lower().startswith(("hint:", "warning")) or line.lower() in ("error:", "error"):
+            continue
+        for prefix in ("cause:", "ERROR:", "error:"):
+            line = line.removeprefix(prefix).strip()
+        causes.append(line)
     return " ".join(" ".join(causes).split())
 
 
-def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins: Sequence[str]) -> list[Finding]:
-    """Findings from one resolver run (exposed for tests with recorded resolver output)."""
+def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins: Sequence[str],
+            resolver: str = "uv") -> list[Finding]:
+    """Findings from one resolver run (exposed for tests with recorded resolver output); ``resolver``: "uv",
+    or "pip" (its dry run, for a Python uv does not target)."""
     if returncode == 0:
         resolved = [line.strip() for line in stdout.splitlines() if "==" in line and not line.startswith("#")]
         return [finding("info", "resolve-ok",
-                        f"uv resolved {len(resolved)} packages from {len(pins)} pins for {platform.note}",
+                        f"{resolver} resolved {len(resolved)} packages from {len(pins)} pins for {platform.note}",
                         "nothing to do", SOURCE), *_clashes(resolved)]
     if any(marker in stderr for marker in _UNREACHABLE):
+        said = _one_line(stderr)[:160]
         raise ResolverUnavailable(
-            f"--resolve: the package index cannot be reached ({_one_line(stderr)[:160]}); only the static check ran",
+            f"--resolve: the package index cannot be reached{f' ({said})' if said else ''}; only the static check ran",
             fix="check the network, proxy or mirrors.pip_index_url, or run without --resolve")
-    reason = _one_line(stderr) or f"uv exited {returncode}"
+    reason = _one_line(stderr) or f"{resolver} exited {returncode} and gave no reason"
     if "no wheels with a matching" in stderr or "has no usable wheels" in stderr or "no matching distribution" in \
             stderr.lower():
         return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {reason}",
@@ -99,8 +110,9 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
                         "nothing to do", SOURCE)]
     platform = platform_for(profile, kb)
+    resolver = "uv" if uv_serves(profile.python_minor) else "pip"
     try:
-        if not uv_serves(profile.python_minor):
+        if resolver == "pip":
             entries = resolve(pins, platform.python, find_links=route.find_links, index_urls=route.index_urls,
                               env=route.pip_env, platforms=route.platforms)
         else:
@@ -108,8 +120,8 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
                                  index_urls=route.uv_extra, index_url=route.index_url,
                                  env={"UV_HTTP_RETRIES": "1", **route.uv_env}).entries
     except BuildFailed as exc:
-        return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
+        return verdict(1, "", exc.tail or exc.one_line(), platform, pins, resolver)
     except InputError as exc:  # every version uv chose, but one has no wheel the image can install
         return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {exc.message}",
                         exc.fix or "choose versions that publish wheels for this platform", SOURCE)]
-    return verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins)
+    return verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins, resolver)

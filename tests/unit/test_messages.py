@@ -1,0 +1,36 @@
+"""Messages that said the wrong thing (issue 22): a driver branch, an empty reason, pip's failure called uv's."""
+
+from __future__ import annotations
+
+import pytest
+
+from envgen.check.findings import parse_driver
+from envgen.errors import InputError, ResolverUnavailable
+from envgen.pipeline.witness import Platform, verdict
+
+PY37 = Platform("3.7", "2.27", "CPython 3.7, x86_64-manylinux_2_27")
+# pip 24's dry run (--only-binary :all: for another platform) when a pin has only an sdist
+PIP_NO_WHEEL = ("ERROR: Could not find a version that satisfies the requirement gast==0.2.2 (from versions: none)\n"
+                "ERROR: No matching distribution found for gast==0.2.2\n")
+
+
+def test_driver_branch_is_named_as_a_branch() -> None:
+    with pytest.raises(InputError) as info:
+        parse_driver("550")
+    assert "driver branch" in info.value.message and "digits and dots" not in info.value.message
+
+
+def test_pip_resolution_failure_is_pips_and_gives_its_reason() -> None:
+    [found] = verdict(1, "", PIP_NO_WHEEL, PY37, ["tensorflow==2.1.4"], resolver="pip")
+    assert "uv" not in found.message
+    assert "gast==0.2.2" in found.message and found.code == "resolve-no-wheel"
+    [bare] = verdict(1, "", "", PY37, ["x==1"], resolver="pip")
+    assert "pip exited 1" in bare.message
+
+
+def test_unreachable_index_with_no_words_prints_no_empty_parentheses() -> None:
+    with pytest.raises(ResolverUnavailable) as info:
+        # pip reports the retries as WARNING lines, which the one-line reason leaves out
+        verdict(1, "", "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError'\n",
+                PY37, ["x==1"], resolver="pip")
+    assert "()" not in info.value.message
