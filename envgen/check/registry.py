@@ -11,6 +11,7 @@ from envgen.check import (
     rules_cpu,
     rules_cudnn,
     rules_driver,
+    rules_extras,
     rules_gpu,
     rules_libraries,
     rules_lock,
@@ -40,4 +41,5 @@ RULES: tuple[Rule, ...] = (
     *rules_ngc.RULES,
     *rules_cpu.RULES,
     *rules_lock.RULES,
+    *rules_extras.RULES,
 )
