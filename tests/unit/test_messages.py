@@ -6,7 +6,7 @@ import pytest
 
 from envgen.check.findings import parse_driver
 from envgen.errors import InputError, ResolverUnavailable
-from envgen.pipeline.witness import Platform, verdict
+from envgen.lock.witness import Platform, verdict
 
 PY37 = Platform("3.7", "2.27", "CPython 3.7, x86_64-manylinux_2_27")
 # pip 24's dry run (--only-binary :all: for another platform) when a pin has only an sdist

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from envgen.check import HostSpec, check_profile
-from envgen.check.require import ToolkitFacts, driver_cuda, evaluate
 from envgen.kb import load_kb
+from envgen.plan.require import ToolkitFacts, driver_cuda, evaluate
 from envgen.profile import list_profiles, load_profile
 from envgen.render.core import render_in_memory
 
