@@ -34,3 +34,18 @@ def test_unreachable_index_with_no_words_prints_no_empty_parentheses() -> None:
         verdict(1, "", "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError'\n",
                 PY37, ["x==1"], resolver="pip")
     assert "()" not in info.value.message
+
+
+def test_fixes_name_no_pip_wheels_for_cuda_10() -> None:
+    """NVIDIA publishes nvidia-*-cu11 and later, no -cu10: a CUDA 10.1 TensorFlow without its libraries is told
+    conda or a base image, not a wheel that does not exist."""
+    from envgen.check import check_profile
+    from envgen.kb import load_kb
+    from envgen.profile.model import Profile
+
+    profile = Profile.model_validate({"name": "tf21", "base": "ubuntu:18.04", "installer": "pip", "python": "3.6",
+                                      "cuda": "10.1", "frameworks": {"tensorflow": "2.1.0"},
+                                      "gpu": {"targets": ["GTX 1080"]}})
+    found = [f for f in check_profile(profile, load_kb()) if f.code.startswith("tf-")]
+    assert found, [f.code for f in check_profile(profile, load_kb())]
+    assert not any("cu10" in f.fix for f in found), [f.fix for f in found]
