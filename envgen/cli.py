@@ -456,8 +456,44 @@ def doctor_cmd(
     typer.echo(report.to_json() if as_json else report.table())
 
 
+# What help shows for a value (Typer's plain help would show <str>, <list[str]>, <path>): by the parameter's name,
+# else by its type.
+_METAVARS = {"profile": "PROFILE", "profiles": "PROFILE", "gpu": "GPU", "compute_capability": "X.Y",
+             "driver": "VERSION", "out": "DIR", "wheelhouse": "DIR", "workdir": "DIR", "builder": "buildkit|classic",
+             "fmt": "FORMAT", "gpus": "N", "python": "X.Y", "tier": "TIER", "bundle": "FILE", "image": "IMAGE",
+             "conda_channel": "CHANNEL", "gpu_route": "runtime|cdi", "command": "COMMAND"}
+_TYPE_METAVARS = {"str": "TEXT", "Path": "PATH", "int": "N", "float": "NUMBER"}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from envgen import __version__
+
+        typer.echo(f"envgen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print envgen's version and exit.")) -> None:
+    """Reproducible, validated GPU deep-learning environments in containers."""
+
+
+def command() -> Any:
+    """The click command behind ``app``, every value's metavariable named (``--gpu GPU``, ``PROFILE``)."""
+    root = typer.main.get_command(app)
+    for sub in [root, *getattr(root, "commands", {}).values()]:
+        for param in sub.params:
+            if param.metavar is None and not getattr(param, "is_flag", False):
+                bare = param.bare_type() if callable(getattr(param, "bare_type", None)) else ""
+                param.metavar = _METAVARS.get(param.name or "") or _TYPE_METAVARS.get(str(bare), "VALUE")
+            if getattr(param, "param_type_name", "") == "argument":  # the name says it: no "<str>" after it
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+    return root
+
+
 def main() -> None:
     # envgen runs no pydantic plugins; without this, the first model build scans every installed distribution's
     # entry points (importlib.metadata, ~25 ms of a 0.3 s `envgen check`)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    app()
+    command()(prog_name="envgen")
