@@ -27,3 +27,11 @@ def test_help_names_values_plainly() -> None:
         assert "....." not in text
     check = _envgen("check", "--help").stdout
     assert "--gpu GPU" in check and "--driver VERSION" in check and "PROFILE" in check
+
+
+def test_looked_at_names_the_host_it_judged_against() -> None:
+    out = _envgen("check", "legacy-maxwell", "--gpu", "GTX 950M", "--driver", "418.81")
+    line = next(line for line in out.stdout.splitlines() if line.startswith("looked at:"))
+    assert "host GTX 950M, driver 418.81" in line
+    bare = _envgen("check", "legacy-maxwell")
+    assert "no host GPU or driver given" in bare.stdout
