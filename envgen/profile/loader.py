@@ -15,7 +15,7 @@ from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import NORMALISED, Profile
 from envgen.profile.normalise import Normalised, Origins, ngc_defaults, normalise, wants_ngc_defaults
-from envgen.profile.problems import format_problems
+from envgen.profile.problems import did_you_mean, format_problems
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 if TYPE_CHECKING:
@@ -82,15 +82,20 @@ def find_profile(ref: str, env: Mapping[str, str] | None = None) -> ProfileSourc
             raise ProfileNotFound(f"profile file {shown(ref)} cannot be opened: {shown(str(exc), 80)}",
                                   fix="give an existing .yaml path") from None
         if not found:
-            raise ProfileNotFound(f"profile file {shown(ref)} does not exist", fix="give an existing .yaml path")
+            named = next((s.name for s in list_profiles(env) if s.name == candidate.stem), None)
+            fix = (f"did you mean the profile `{named}` (without .yaml: profiles are found by name)?" if named
+                   else "give an existing .yaml path")
+            raise ProfileNotFound(f"profile file {shown(ref)} does not exist", fix=fix)
         return ProfileSource(candidate.stem, resolved, "file")
     for source in list_profiles(env):
         if source.name == ref:
             return source
-    names = ", ".join(s.name for s in list_profiles(env)) or "none"
+    known = [s.name for s in list_profiles(env)]
+    guess = did_you_mean(ref, known)
     raise ProfileNotFound(
-        f"no profile named {shown(ref)}",
-        fix=f"use one of: {names}; or a path to a .yaml file; or add a directory to ENVGEN_PROFILE_PATH",
+        f"no profile named {shown(ref)}" + (f"; did you mean {guess!r}?" if guess else ""),
+        fix=f"use one of: {', '.join(known) or 'none'}; or a path to a .yaml file; or add a directory to "
+            "ENVGEN_PROFILE_PATH",
     )
 
 

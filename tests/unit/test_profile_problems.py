@@ -50,3 +50,14 @@ def test_cli_prints_each_problem_on_its_own_line(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "envgen", "check", str(path)], capture_output=True, text=True)
     assert out.returncode == 2
     assert len([line for line in out.stderr.splitlines() if line.startswith("error: ")]) == 3
+
+
+def test_profile_names_get_did_you_mean(tmp_path: Path) -> None:
+    from envgen.errors import ProfileNotFound
+
+    with pytest.raises(ProfileNotFound) as info:
+        load_profile(str(tmp_path / "modern-a100.yaml"))  # the built-in asked for as a file that is not there
+    assert "did you mean the profile `modern-a100`" in (info.value.fix or "")
+    with pytest.raises(ProfileNotFound) as typo:
+        load_profile("modern-a10")
+    assert "did you mean 'modern-a100'?" in typo.value.message
