@@ -180,6 +180,19 @@ class KnowledgeBase:
 
     # --- GPUs -------------------------------------------------------------------------------
 
+    def gpu_near(self, query: str) -> GpuModel | None:
+        """The GPU an unknown name most likely means ("RTX4090" -> RTX 4090): the same name without its spaces,
+        else the closest known name (difflib); for a "did you mean"."""
+        import difflib
+
+        names = {normalise(n): g for g in self.gpus for n in (g.name, *g.aliases)}
+        squeezed = normalise(query).replace(" ", "")
+        same = next((g for n, g in names.items() if n.replace(" ", "") == squeezed), None)
+        if same is not None:
+            return same
+        close = difflib.get_close_matches(normalise(query), list(names), n=1, cutoff=0.75)
+        return names[close[0]] if close else None
+
     def gpu(self, name_or_cc: str) -> GpuModel | None:
         query = name_or_cc.strip()
         cc = self._cc_query(query.lower())

@@ -49,3 +49,13 @@ def test_fixes_name_no_pip_wheels_for_cuda_10() -> None:
     found = [f for f in check_profile(profile, load_kb()) if f.code.startswith("tf-")]
     assert found, [f.code for f in check_profile(profile, load_kb())]
     assert not any("cu10" in f.fix for f in found), [f.fix for f in found]
+
+
+def test_unknown_gpu_name_gets_did_you_mean() -> None:
+    from envgen.check import HostSpec, check_profile
+    from envgen.kb import load_kb
+    from envgen.profile import load_profile
+
+    found = [f for f in check_profile(load_profile("cpu-minimal"), load_kb(), HostSpec(gpus=["RTX4090"]))
+             if f.code == "gpu-unknown"]
+    assert found and "did you mean 'GeForce RTX 4090'" in found[0].fix
