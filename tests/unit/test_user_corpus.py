@@ -67,3 +67,15 @@ def test_renders_and_passes_hadolint(name: str, kb, tmp_path: Path) -> None:  # 
         proc = subprocess.run([binary, "--no-color", "--config", str(REPO / ".hadolint.yaml"),
                                str(result.dir / dockerfile)], capture_output=True, text=True, check=False)
         assert proc.returncode == 0, f"hadolint on {name}/{dockerfile}:\n{proc.stdout}{proc.stderr}"
+
+
+def test_readme_first_profile_loads_and_passes_check(tmp_path: Path, kb) -> None:  # type: ignore[no-untyped-def]
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Your first profile"):]
+    block = section[section.index("```yaml\n") + 8:section.index("```\n", section.index("```yaml\n") + 8)]
+    path = tmp_path / "my-4090.yaml"
+    path.write_text(block, encoding="utf-8")
+    profile = load_profile(str(path))
+    assert profile.name == path.stem
+    host = HostSpec(gpus=["RTX 4090"], driver="550.54.14")
+    assert not [f for f in check_profile(profile, kb, host) if f.severity == "error"]
