@@ -14,7 +14,15 @@ from pydantic import PrivateAttr, ValidationError
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import NORMALISED, Profile
-from envgen.profile.normalise import Normalised, Origins, ngc_defaults, normalise, wants_ngc_defaults
+from envgen.profile.normalise import (
+    Normalised,
+    Origins,
+    ngc_defaults,
+    normalise,
+    wants_ngc_defaults,
+    wants_wheel_cuda,
+    wheel_cuda_defaults,
+)
 from envgen.profile.problems import did_you_mean, format_problems
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
@@ -155,12 +163,13 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
     data, origins = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
     notes = normalise(data, origins, source.path)
-    if wants_ngc_defaults(notes.data):
+    if wants_ngc_defaults(notes.data) or wants_wheel_cuda(notes.data):
         if kb is None:
             from envgen.kb.cache import cache_dir, load_kb_cached
 
             kb = load_kb_cached(cache_dir(os.environ if env is None else env))  # the cache `check` reads next
         ngc_defaults(notes, kb)
+        wheel_cuda_defaults(notes, kb)
     data = notes.data
     try:
         profile = LoadedProfile.model_validate(data, context={NORMALISED: True})
