@@ -202,7 +202,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
         if use_uv:
             done = uv_resolve(pins, profile.python_minor, glibc, platforms, find_links=find_links,
                               index_urls=uv_extra, index_url=index_url, env=uv_env,
-                              **({"runner": uv_runner} if uv_runner else {}))
+                              runner=uv_runner or run_command)
             newest.extend([done.newest_upload] if done.newest_upload else [])
             return done.entries
         return resolve(pins, profile.python_minor, find_links=find_links, index_urls=index_urls, env=pip_env,
@@ -216,7 +216,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     if use_uv:
         tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, glibc, platforms,
                                     find_links=find_links, index_urls=uv_extra, index_url=index_url, env=uv_env,
-                                    **({"runner": uv_runner} if uv_runner else {}))
+                                    runner=uv_runner or run_command)
         tools, uv_url = sorted_entries(tool.entries.values()), tool.urls["uv"]
     fields = [
         ("envgen", plan.version),

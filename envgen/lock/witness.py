@@ -24,7 +24,7 @@ from envgen.check.util import finding
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
-from envgen.lock.lock_uv import uv_platform, uv_resolve, uv_serves
+from envgen.lock.lock_uv import uv_platform, uv_resolve
 from envgen.profile import Profile
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
@@ -101,7 +101,7 @@ def _clashes(resolved: Sequence[str]) -> list[Finding]:
 
 
 def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
-    from envgen.lock.lock import resolution_route, resolve
+    from envgen.lock.lock import resolution_route
 
     environ = dict(os.environ if env is None else env)
     route = resolution_route(profile, kb, load_config(environ), environ)
@@ -110,18 +110,24 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
                         "nothing to do", SOURCE)]
     platform = platform_for(profile, kb)
-    resolver = "uv" if uv_serves(profile.python_minor) else "pip"
+    # uv resolves for every Python the KB knows (3.7 too: it builds sdist metadata with its own interpreter), and
+    # with sdists allowed, as pip installs them: TensorFlow 2.1's gast==0.2.2 has no wheel, and builds.
+    resolver = "uv"
     try:
-        if resolver == "pip":
-            entries = resolve(pins, platform.python, find_links=route.find_links, index_urls=route.index_urls,
-                              env=route.pip_env, platforms=route.platforms)
-        else:
-            entries = uv_resolve(pins, platform.python, route.glibc, route.platforms, find_links=route.find_links,
-                                 index_urls=route.uv_extra, index_url=route.index_url,
-                                 env={"UV_HTTP_RETRIES": "1", **route.uv_env}).entries
+        resolved = uv_resolve(pins, platform.python, route.glibc, route.platforms, find_links=route.find_links,
+                              index_urls=route.uv_extra, index_url=route.index_url,
+                              env={"UV_HTTP_RETRIES": "1", **route.uv_env}, only_binary=False)
+        entries = resolved.entries
     except BuildFailed as exc:
         return verdict(1, "", exc.tail or exc.one_line(), platform, pins, resolver)
-    except InputError as exc:  # every version uv chose, but one has no wheel the image can install
+    except InputError as exc:  # every version uv chose, but one has neither a wheel the image can install nor an sdist
         return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {exc.message}",
                         exc.fix or "choose versions that publish wheels for this platform", SOURCE)]
-    return verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins, resolver)
+    built = [finding("warning", "resolve-sdist",
+                     f"{pin} has no wheel for {platform.note}, only an sdist: pip builds it at install (a pure-Python "
+                     "package builds anywhere; one with C code needs a compiler in the image), and `envgen lock` "
+                     "cannot pin it (locks hold wheels only)",
+                     "pin a version of it that publishes a wheel, or add build tools to packages.apt if it compiles",
+                     SOURCE) for pin in resolved.sdists]
+    return built + verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins,
+                           resolver)

@@ -59,3 +59,23 @@ def test_unknown_gpu_name_gets_did_you_mean() -> None:
     found = [f for f in check_profile(load_profile("cpu-minimal"), load_kb(), HostSpec(gpus=["RTX4090"]))
              if f.code == "gpu-unknown"]
     assert found and "did you mean 'GeForce RTX 4090'" in found[0].fix
+
+
+def test_witness_keeps_a_pure_python_sdist_as_pip_installs_it() -> None:
+    """TensorFlow 2.1 needs gast==0.2.2, which has only an sdist: pip builds it, so --resolve must not call it
+    "no wheel" (recorded pylock entries: a wheel package, and gast's sdist)."""
+    from envgen.errors import InputError
+    from envgen.lock.lock_uv import choose_wheels, image_tags
+    from envgen.lock.wheels import manylinux_platforms
+
+    digest = "a" * 64
+    pylock = {"packages": [
+        {"name": "six", "version": "1.16.0",
+         "wheels": [{"url": "https://files.example/six-1.16.0-py2.py3-none-any.whl", "hashes": {"sha256": digest}}]},
+        {"name": "gast", "version": "0.2.2",
+         "sdist": {"url": "https://files.example/gast-0.2.2.tar.gz", "hashes": {"sha256": "b" * 64}}}]}
+    tags = image_tags("3.7", manylinux_platforms("2.27"))
+    resolved = choose_wheels(pylock, tags, allow_sdist=True)
+    assert resolved.sdists == ("gast==0.2.2",) and set(resolved.entries) == {"six", "gast"}
+    with pytest.raises(InputError):  # a lock holds wheels only
+        choose_wheels(pylock, tags)
