@@ -276,6 +276,10 @@ def export_cmd(
     for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
                                 bootstrap=bootstrap):
         typer.echo(f"wrote {path}")
+    from envgen.pipeline.prepare import unbuilt_images
+
+    for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
+        typer.echo(f"note: {tag} is not built here yet: run `envgen build {name}` before opening it", err=True)
 
 
 @app.command("lock")
