@@ -47,6 +47,8 @@ def handles_errors(func: F) -> F:
             if tail:
                 _err(tail.rstrip())
             _err(f"error: {exc.one_line()}")
+            for line in getattr(exc, "more", ()):  # a profile's other problems, each at its own line
+                _err(f"error: {line}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             _err("interrupted: envgen tags an image only after its build and smoke test finish; "
@@ -132,7 +134,9 @@ def check_cmd(
         None, "--compute-capability", help="Target compute capability (repeatable), e.g. 8.0."
     ),
     driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 535.104.05."),
-    platform: str = typer.Option("linux", "--platform", help="Host platform for driver minimums: linux|windows."),
+    platform: str = typer.Option("linux", "--platform", metavar="linux|wsl2|windows",
+                                 help="Where the image runs: linux, wsl2 (the Windows driver inside WSL 2, and "
+                                      "WSL's own limits) or windows (the Windows driver minimums alone)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable list of findings."),
     resolve: bool = typer.Option(False, "--resolve", help="Also resolve the pip set for the image's platform "
                                  "with uv (needs the package index)."),
@@ -143,12 +147,12 @@ def check_cmd(
     from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
 
-    if platform not in ("linux", "windows"):
-        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux or windows")
+    if platform not in ("linux", "windows", "wsl2"):
+        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux, wsl2 or windows")
     kb = load_kb_cached(cache_dir(os.environ))
     loaded = load_profile(profile, kb=kb)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
-                    platform="windows" if platform == "windows" else "linux")
+                    platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
     ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
     findings = judge(ctx)
     if resolve:
@@ -242,6 +246,9 @@ def render_cmd(
     else:
         typer.echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
         typer.echo(f"image tag: {result.tag}")
+        from envgen.render.core import docker_build_command
+
+        typer.echo(f"build it with: {docker_build_command(result)}")
 
 
 @app.command("export")
@@ -253,6 +260,12 @@ def export_cmd(
     gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
     gpu_route: str | None = typer.Option(None, "--gpu-route", help="runtime | cdi: how a compose service or dev "
                                          "container asks for GPUs (--gpus, or --device nvidia.com/gpu=all)."),
+    registry: str | None = typer.Option(None, "--registry", metavar="REGISTRY",
+                                        help="Where you push the images (host[:port]/path): what a k8s Job, an "
+                                             "sbatch script or --bootstrap docker pulls (default: config registry)."),
+    bootstrap: str = typer.Option("docker-daemon", "--bootstrap", metavar="docker-daemon|docker",
+                                  help="Apptainer: build from the image on this host (docker-daemon) or from "
+                                       "the registry (docker)."),
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
@@ -260,8 +273,15 @@ def export_cmd(
 
     if gpu_route is not None and gpu_route not in ("runtime", "cdi"):
         raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
-    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route):
+    if bootstrap not in ("docker-daemon", "docker"):
+        raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
+    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
+                                bootstrap=bootstrap):
         typer.echo(f"wrote {path}")
+    from envgen.pipeline.prepare import unbuilt_images
+
+    for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
+        typer.echo(f"note: {tag} is not built here yet: run `envgen build {name}` before opening it", err=True)
 
 
 @app.command("lock")
@@ -442,8 +462,44 @@ def doctor_cmd(
     typer.echo(report.to_json() if as_json else report.table())
 
 
+# What help shows for a value (Typer's plain help would show <str>, <list[str]>, <path>): by the parameter's name,
+# else by its type.
+_METAVARS = {"profile": "PROFILE", "profiles": "PROFILE", "gpu": "GPU", "compute_capability": "X.Y",
+             "driver": "VERSION", "out": "DIR", "wheelhouse": "DIR", "workdir": "DIR", "builder": "buildkit|classic",
+             "fmt": "FORMAT", "gpus": "N", "python": "X.Y", "tier": "TIER", "bundle": "FILE", "image": "IMAGE",
+             "conda_channel": "CHANNEL", "gpu_route": "runtime|cdi", "command": "COMMAND"}
+_TYPE_METAVARS = {"str": "TEXT", "Path": "PATH", "int": "N", "float": "NUMBER"}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from envgen import __version__
+
+        typer.echo(f"envgen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print envgen's version and exit.")) -> None:
+    """Reproducible, validated GPU deep-learning environments in containers."""
+
+
+def command() -> Any:
+    """The click command behind ``app``, every value's metavariable named (``--gpu GPU``, ``PROFILE``)."""
+    root = typer.main.get_command(app)
+    for sub in [root, *getattr(root, "commands", {}).values()]:
+        for param in sub.params:
+            if param.metavar is None and not getattr(param, "is_flag", False):
+                bare = param.bare_type() if callable(getattr(param, "bare_type", None)) else ""
+                param.metavar = _METAVARS.get(param.name or "") or _TYPE_METAVARS.get(str(bare), "VALUE")
+            if getattr(param, "param_type_name", "") == "argument":  # the name says it: no "<str>" after it
+                param.display_type_rich = lambda ctx: None
+    return root
+
+
 def main() -> None:
     # envgen runs no pydantic plugins; without this, the first model build scans every installed distribution's
     # entry points (importlib.metadata, ~25 ms of a 0.3 s `envgen check`)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    app()
+    command()(prog_name="envgen")

@@ -42,7 +42,12 @@ class InputError(EnvgenError):
 
 
 class ProfileError(InputError):
-    """A profile that cannot be loaded: YAML syntax, unknown key, wrong type, bad value."""
+    """A profile that cannot be loaded: YAML syntax, unknown key, wrong type, bad value. ``more``: the profile's
+    other problems, one line each, in file order after the first (the message)."""
+
+    def __init__(self, message: str, *, fix: str | None = None, more: list[str] | None = None) -> None:
+        super().__init__(message, fix=fix)
+        self.more = list(more or [])
 
 
 class ProfileNotFound(InputError):

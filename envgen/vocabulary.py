@@ -20,9 +20,12 @@ LABEL_FREEZE_SHA256 = "io.envgen.freeze-sha256"  # sealed: sha256 of /etc/envgen
 # --- build arguments ------------------------------------------------------------------------------------------
 # Routes (mirrors, proxies): none of them reaches a rendered file or a hash.
 ARGS_PROXY = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")  # predefined args: tools read either case
-ARGS_PIP = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_NO_INDEX", "ENVGEN_FRAMEWORK_INDEX")
+ARGS_PIP = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_NO_INDEX", "ENVGEN_FRAMEWORK_INDEX",
+            "PYTORCH_WHEELS")
 ARGS_CONDA = ("CONDA_CHANNEL_ALIAS", "CONDA_CHANNEL_MIRRORS")
 ARG_APT_MIRROR = "APT_MIRROR"
+ARG_MICROMAMBA_URL = "MICROMAMBA_URL"  # mirrors.micromamba_url: where conda profiles fetch micromamba
+ARG_PYTORCH_WHEELS = "PYTORCH_WHEELS"  # mirrors.pytorch_wheels: replaces https://download.pytorch.org/whl
 ARG_BASE_IMAGE = "BASE_IMAGE"
 # the Dockerfiles' ARG blocks, generated from these lists (render.plan's template context "arg_lines")
 ARG_BLOCKS = {"pip": ARGS_PIP, "proxy": ARGS_PROXY, "conda": ARGS_CONDA}
@@ -30,8 +33,8 @@ ARG_BLOCKS = {"pip": ARGS_PIP, "proxy": ARGS_PROXY, "conda": ARGS_CONDA}
 ARGS_PIP_ROUTE = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", *ARGS_PROXY,
                   *(a.lower() for a in ARGS_PROXY))
 # what a bake file forwards from the environment
-ARGS_FORWARDED = tuple(sorted((ARG_APT_MIRROR, *ARGS_CONDA, *ARGS_PROXY, *(a for a in ARGS_PIP
-                                                                             if a != "ENVGEN_FRAMEWORK_INDEX"))))
+ARGS_FORWARDED = tuple(sorted({ARG_APT_MIRROR, ARG_MICROMAMBA_URL, ARG_PYTORCH_WHEELS, *ARGS_CONDA, *ARGS_PROXY,
+                               *(a for a in ARGS_PIP if a != "ENVGEN_FRAMEWORK_INDEX")}))
 
 # --- smoke tiers ----------------------------------------------------------------------------------------------
 # what a passing smoke report proves (the probe's ``tier``), weakest first

@@ -20,6 +20,12 @@ def parse_driver(value: str | None, option: str = "--driver") -> str | None:
     if value is None:
         return None
     text = value.strip()
+    if text.isdigit():  # a branch ("550"): a minimum cannot be judged against it
+        raise InputError(
+            f"option {option} = {value!r} names a driver branch, not a version: give the full version, such as "
+            "535.104.05",
+            fix="give the version `nvidia-smi --query-gpu=driver_version --format=csv,noheader` prints, or leave "
+            f"{option} out")
     if not _DRIVER_RE.match(text):
         raise InputError(
             f"option {option} = {value!r} is not a driver version: expected digits and dots, such as 535.104.05",
@@ -35,7 +41,14 @@ class HostSpec:
 
     gpus: list[str] = field(default_factory=list)
     driver: str | None = None
-    platform: Literal["linux", "windows"] = "linux"
+    # whose driver serves CUDA: "linux"; "wsl2" (the Windows driver inside WSL 2, and WSL's own limits);
+    # "windows" (the Windows driver's minimums alone)
+    platform: Literal["linux", "windows", "wsl2"] = "linux"
+
+    @property
+    def windows_driver(self) -> bool:
+        """The Windows column of the CUDA table's driver minimums applies."""
+        return self.platform in ("windows", "wsl2")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "driver", parse_driver(self.driver))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from envgen.check import (
+    require,
     rules_base_frameworks,
     rules_base_image,
     rules_cpu,
@@ -12,11 +13,13 @@ from envgen.check import (
     rules_driver,
     rules_ext_build,
     rules_extensions,
+    rules_extras,
     rules_gpu,
     rules_libraries,
     rules_lock,
     rules_ngc,
     rules_packages,
+    rules_platform,
     rules_python,
     rules_pytorch,
     rules_tensorflow,
@@ -37,9 +40,12 @@ RULES: tuple[Rule, ...] = (
     *rules_packages.RULES,
     *rules_gpu.RULES,
     *rules_driver.RULES,
+    *rules_platform.RULES,
+    *require.RULES,
     *rules_ngc.RULES,
     *rules_cpu.RULES,
     *rules_extensions.RULES,
     *rules_ext_build.RULES,
     *rules_lock.RULES,
+    *rules_extras.RULES,
 )

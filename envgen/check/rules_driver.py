@@ -19,7 +19,7 @@ def driver_minimum(ctx: CheckContext) -> list[Finding]:
     driver = ctx.host.driver
     if driver is None or not ctx.gpu:
         return []
-    windows = ctx.host.platform == "windows"
+    windows = ctx.host.windows_driver
     where = "Windows/WSL2" if windows else "Linux"
     out = []
     for version, why in cuda_in_use(ctx.stack):

@@ -10,17 +10,17 @@ from envgen.kb.versions import cc_to_sm, cc_tuple, sm_to_cc
 
 
 def gpu_known(ctx: CheckContext) -> list[Finding]:
-    return [
-        finding(
-            "warning",
-            "gpu-unknown",
+    out = []
+    for t in ctx.targets:
+        if t.model is not None:
+            continue
+        near = ctx.kb.gpu_near(t.label)
+        hint = f"did you mean {near.name!r} (compute capability {near.compute_capability})? or " if near else ""
+        out.append(finding(
+            "warning", "gpu-unknown",
             f"GPU {t.label!r} ({t.origin}) is not in the knowledge base; its compute capability is unknown",
-            'give the compute capability instead, such as "8.6"',
-            "gpus.yaml",
-        )
-        for t in ctx.targets
-        if t.model is None
-    ]
+            f'{hint}give the compute capability instead, such as "8.6"', "gpus.yaml"))
+    return out
 
 
 def torch_kernels(ctx: CheckContext) -> list[Finding]:

@@ -65,14 +65,22 @@ def python_base(ctx: CheckContext) -> list[Finding]:
             )
         ]
     if minor(info.python) != ctx.profile.python_minor:
+        # The Python is the OS's python3 (an nvidia/cuda image gets it from apt): cite the OS row, not the
+        # image's tag row, so an unverified tag row does not soften this into a warning.
+        row = ctx.kb.os_image(info.os) if info.os else None
+        others = ctx.kb.bases_with_python(ctx.profile.python_minor)
+        elsewhere = f", or a base whose python3 is {ctx.profile.python_minor} ({', '.join(others)})" if others else ""
         return [
             finding(
                 "error",
                 "python-base-mismatch",
                 f"installer is pip, so packages go into {ctx.profile.base}'s "
-                f"Python {info.python}, not the profile's Python {ctx.profile.python}",
-                f'set python: "{minor(info.python)}", change the base, or use installer: conda',
-                info.cite(),
+                f"Python {info.python}, not the profile's Python {ctx.profile.python}: the smoke test would "
+                "fail after the whole build",
+                f'set python: "{minor(info.python)}" (the base\'s own), or use installer: conda (it brings '
+                f"Python {ctx.profile.python_minor} itself){elsewhere}; or build a base that has it from a "
+                "source this machine reaches (such as the deadsnakes PPA on Ubuntu) and use local_base: true",
+                row.cite() if row else info.cite(),
             )
         ]
     return []

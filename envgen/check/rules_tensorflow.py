@@ -72,6 +72,17 @@ def _brings_own_cuda_libs_elsewhere(ctx: CheckContext) -> bool:
     return bool(ctx.gpu) and ctx.ngc is None and ctx.tf_package not in ("tensorflow-cpu", "tensorflow[and-cuda]")
 
 
+def _pip_wheel(ctx: CheckContext, family: str, cuda_major: int) -> str | None:
+    """NVIDIA's PyPI wheel of a library family for a CUDA major, when one exists (kb cuda_libraries)."""
+    row = ctx.kb.cuda_library(family)
+    return row.pip_name(cuda_major) if row is not None else None
+
+
+def _cudnn_sources(ctx: CheckContext, cuda_major: int) -> str:
+    wheel = _pip_wheel(ctx, "cudnn", cuda_major)
+    return f"conda cudnn or pip {wheel}" if wheel else "conda cudnn, or a cudnn base image: no pip wheel exists for it"
+
+
 def tf_cuda(ctx: CheckContext) -> list[Finding]:
     build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
     if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
@@ -81,9 +92,11 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
     if not good:
         have = ", ".join(f"CUDA {s.version} ({s.origin})" for s in provided) or "no CUDA libraries"
         soname = ctx.kb.cudart_soname(build.cuda) or f"the CUDA {build.cuda} runtime"
+        wheels = _pip_wheel(ctx, "cudart", vtuple(build.cuda)[0])  # NVIDIA's PyPI wheels start at CUDA 11
         fix = (
-            f"give TensorFlow the CUDA {build.cuda} user-space libraries (conda cudatoolkit={build.cuda} "
-            f"or pip nvidia-*-cu{vtuple(build.cuda)[0]} packages, or a CUDA {build.cuda} base image)"
+            f"give TensorFlow the CUDA {build.cuda} user-space libraries (conda cudatoolkit={build.cuda}"
+            + (f" or pip {wheels.replace('cuda-runtime', '*')} packages" if wheels else "")
+            + f", or a CUDA {build.cuda} base image)"
         )
         if vtuple(build.series) >= (2, 14):
             fix += f", or install tensorflow[and-cuda]=={version} so pip brings them"
@@ -143,7 +156,7 @@ def tf_cudnn(ctx: CheckContext) -> list[Finding]:
                 f'with "Loaded runtime CuDNN library ... but source was compiled with: {build.cudnn}"',
                 f'state the cuDNN the base carries with `cudnn: "{need[0]}.<minor>"` in the profile (the image\'s '
                 f"NV_CUDNN_VERSION, from `docker inspect`), or install cuDNN >= {build.cudnn} for CUDA "
-                f"{cuda_major} (conda cudnn or pip nvidia-cudnn-cu{cuda_major})",
+                f"{cuda_major} ({_cudnn_sources(ctx, cuda_major)})",
                 build.cite(),
             )
         ]
@@ -166,8 +179,7 @@ def tf_cudnn(ctx: CheckContext) -> list[Finding]:
             "tf-cudnn-missing",
             f"TensorFlow {version} needs libcudnn.so.{need[0]} (cuDNN >= {build.cudnn}) built for CUDA "
             f"{cuda_major}.x, and the image provides none: TF falls back to the CPU",
-            f"install cuDNN {build.cudnn} for CUDA {cuda_major} (conda cudnn or pip "
-            f"nvidia-cudnn-cu{cuda_major})",
+            f"install cuDNN {build.cudnn} for CUDA {cuda_major} ({_cudnn_sources(ctx, cuda_major)})",
             build.cite(),
         )
     ]

@@ -30,4 +30,11 @@ def scope_line(ctx: CheckContext) -> str:
     parts.append(f"{len(have)} distribution(s) against {len(ctx.kb.package_breaks)} known package breaks")
     if ctx.stack.targets:
         parts.append("GPU " + ", ".join(t.label for t in ctx.stack.targets))
+    host = [t.label for t in ctx.targets if t.origin == "host"]
+    platform = {"wsl2": " (WSL 2)", "windows": " (Windows driver)"}.get(ctx.host.platform, "")
+    if host or ctx.host.driver:
+        parts.append("host " + ", ".join([*host, *([f"driver {ctx.host.driver}"] if ctx.host.driver else [])])
+                     + platform)
+    elif ctx.gpu:
+        parts.append("no host GPU or driver given (--gpu, --driver): judged for the profile's GPUs only")
     return "looked at: " + "; ".join(parts)

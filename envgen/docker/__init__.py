@@ -8,11 +8,11 @@ from envgen.docker.builder import BuilderInfo, detect_builder
 from envgen.docker.client import connect
 from envgen.docker.images import ImageSummary, inspect_image, list_images, remove_image, tag_image
 from envgen.docker.progress import LiveSink, NullSink, PlainSink, ProgressSink, StepEvent, sink_for
-from envgen.docker.registry import pull_image, push_image
+from envgen.docker.registry import probe_image, pull_image, push_image
 from envgen.docker.run import RunResult, run_container
 
 __all__ = [
     "BuildResult", "BuilderInfo", "ImageSummary", "LiveSink", "NullSink", "PlainSink", "ProgressSink",
     "RunResult", "StepEvent", "build_image", "connect", "detect_builder", "inspect_image", "list_images",
-    "pull_image", "push_image", "remove_image", "run_container", "sink_for", "tag_image",
+    "probe_image", "pull_image", "push_image", "remove_image", "run_container", "sink_for", "tag_image",
 ]

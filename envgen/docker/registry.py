@@ -82,6 +82,19 @@ def _consume(ref: str, action: str, events: Iterable[dict[str, Any]],
     return aux
 
 
+def probe_image(client: DockerClient, ref: str) -> None:
+    """Ask ``ref``'s registry for its manifest through the engine (nothing is downloaded); RegistryError
+    (``explain``) when the registry cannot answer, has no such image or refuses access."""
+    from docker.errors import APIError, DockerException
+
+    try:
+        client.api.inspect_distribution(ref)
+    except APIError as exc:
+        raise explain(ref, "fetch", str(exc.explanation or exc)) from None
+    except (DockerException, OSError) as exc:
+        raise explain(ref, "fetch", str(exc)) from None
+
+
 def push_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
                on_status: StatusCallback | None = None) -> str:
     """Push ``ref`` (``registry/repo:tag``); returns the manifest digest ("sha256:...")."""

@@ -97,9 +97,9 @@ class HostFacts:
     gpu_access: GpuAccess = field(default_factory=GpuAccess)
 
     @property
-    def platform(self) -> Literal["linux", "windows"]:
-        """Which driver minimums apply: the Windows driver serves CUDA inside WSL2."""
-        return "windows" if self.wsl else "linux"
+    def platform(self) -> Literal["linux", "wsl2"]:
+        """Whose driver serves CUDA: inside WSL 2 the Windows driver (its minimums and WSL's own limits apply)."""
+        return "wsl2" if self.wsl else "linux"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

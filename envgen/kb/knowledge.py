@@ -19,6 +19,7 @@ from envgen.kb.models import (
     NgcFamily,
     NgcRelease,
     OsImageRow,
+    PlatformRow,
     Row,
     TensorflowBuild,
     TensorflowPackage,
@@ -46,6 +47,7 @@ class KnowledgeBase:
     ngc_family: list[NgcFamily] = field(default_factory=list)
     cuda_images: list[CudaImageRow] = field(default_factory=list)
     os_images: list[OsImageRow] = field(default_factory=list)
+    platforms: list[PlatformRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
     tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
     tensorflow_packages: list[TensorflowPackage] = field(default_factory=list)
@@ -103,7 +105,8 @@ class KnowledgeBase:
         once per knowledge base: every check_profile reads it, and `envgen suggest` runs dozens."""
         rows: list[Row] = [*self.tensorflow, *self.cuda_toolkits, *self.cudnn_releases, *self.gpus,
                            *self.ngc_releases, *self.ngc_family, *self.cuda_images, *self.os_images,
-                           *self.extensions, *self.host_compilers, *self.torch_cudnn_pins, *self.package_breaks]
+                           *self.extensions, *self.host_compilers, *self.torch_cudnn_pins, *self.package_breaks,
+                           *self.platforms]
         out = {r.cite() for r in rows if r.unverified}
         out |= {ext.cite_release(r) for ext in self.extensions for r in ext.releases if r.unverified}
         for release in self.pytorch:
@@ -202,6 +205,19 @@ class KnowledgeBase:
 
     # --- GPUs -------------------------------------------------------------------------------
 
+    def gpu_near(self, query: str) -> GpuModel | None:
+        """The GPU an unknown name most likely means ("RTX4090" -> RTX 4090): the same name without its spaces,
+        else the closest known name (difflib); for a "did you mean"."""
+        import difflib
+
+        names = {normalise(n): g for g in self.gpus for n in (g.name, *g.aliases)}
+        squeezed = normalise(query).replace(" ", "")
+        same = next((g for n, g in names.items() if n.replace(" ", "") == squeezed), None)
+        if same is not None:
+            return same
+        close = difflib.get_close_matches(normalise(query), list(names), n=1, cutoff=0.75)
+        return names[close[0]] if close else None
+
     def gpu(self, name_or_cc: str) -> GpuModel | None:
         query = name_or_cc.strip()
         cc = self._cc_query(query.lower())
@@ -278,6 +294,18 @@ class KnowledgeBase:
                     source=row.source,
                 )
         return None
+
+    def platform(self, name: str) -> PlatformRow | None:
+        """A host platform's row ("wsl2"), or None for plain Linux."""
+        return next((row for row in self.platforms if row.name == name), None)
+
+    def os_image(self, os_name: str) -> OsImageRow | None:
+        """The OS row ("ubuntu22.04") an image is built on: its apt python3 is the Python a pip profile gets."""
+        return next((row for row in self.os_images if row.os == os_name), None)
+
+    def bases_with_python(self, python_minor: str) -> list[str]:
+        """Available OS images whose own python3 is ``python_minor`` ("3.11" -> ["debian:12"])."""
+        return [row.key for row in self.os_images if row.status == "available" and minor(row.python) == python_minor]
 
     def glibc(self, image_ref: str) -> str | None:
         """The glibc version of the OS an image is built on (its `os`), or None when unknown."""

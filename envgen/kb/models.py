@@ -244,3 +244,18 @@ class BaseImageInfo(Row):
     @property
     def key(self) -> str:
         return self.row_key or self.image
+
+
+class PlatformRow(Row):
+    """A host platform whose CUDA driver is not the Linux one (WSL 2: the Windows driver serves CUDA)."""
+
+    FILE: ClassVar[str] = "cuda.yaml"
+    name: str  # "wsl2"
+    driver_table: Literal["linux", "windows"]  # which column of the CUDA table's driver minimums applies
+    driver_min: Ver  # the oldest driver that serves CUDA on this platform at all
+    cc_min: Ver  # the oldest GPU architecture the platform's CUDA support covers
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"platforms.{self.name}"

@@ -29,6 +29,7 @@ from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
+from envgen.mirrors import pytorch_route
 from envgen.profile import Profile, find_profile, load_profile
 from envgen.profile.lockfile import (
     AptEntry,
@@ -158,7 +159,10 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
     house = plan.wheelhouse or configured_wheelhouse(environ)
     if house is not None and not house.is_dir():
         raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
-    index_urls = [] if wheelhouse_covers(house, plan.pins.pip) else list(plan.pip.index_urls)
+    torch_mirror = plan.build_args.get("PYTORCH_WHEELS")  # mirrors.pytorch_wheels, as the build routes it
+    index_urls = [] if wheelhouse_covers(house, plan.pins.pip) else [pytorch_route(u, torch_mirror)
+                                                                      for u in plan.pip.index_urls]
+    find_links = [pytorch_route(u, torch_mirror) for u in plan.pip.find_links]
     pip_env = dict(environ)
     pip_env.update({key: value for key, value in plan.build_args.items() if key in ROUTE_ARGS})
     pip_env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -166,7 +170,7 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
     if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
         uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
     glibc = kb.glibc(profile.base)
-    return Route(plan, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + list(plan.pip.find_links),
+    return Route(plan, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
                  index_urls, plan.build_args.get("PIP_INDEX_URL"),
                  [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
@@ -198,7 +202,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
         if use_uv:
             done = uv_resolve(pins, profile.python_minor, glibc, platforms, find_links=find_links,
                               index_urls=uv_extra, index_url=index_url, env=uv_env,
-                              **({"runner": uv_runner} if uv_runner else {}))
+                              runner=uv_runner or run_command)
             newest.extend([done.newest_upload] if done.newest_upload else [])
             return done.entries
         return resolve(pins, profile.python_minor, find_links=find_links, index_urls=index_urls, env=pip_env,
@@ -212,7 +216,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     if use_uv:
         tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, glibc, platforms,
                                     find_links=find_links, index_urls=uv_extra, index_url=index_url, env=uv_env,
-                                    **({"runner": uv_runner} if uv_runner else {}))
+                                    runner=uv_runner or run_command)
         tools, uv_url = sorted_entries(tool.entries.values()), tool.urls["uv"]
     fields = [
         ("envgen", plan.version),

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from envgen.errors import InputError
 from envgen.imageref import parse_ref
+from envgen.mirrors import apt_mirror_shell
 from envgen.profile.lockfile import AptEntry
 
 if TYPE_CHECKING:
@@ -134,9 +135,7 @@ def parse_simulation(text: str) -> tuple[AptEntry, ...]:
 def apt_script(packages: Sequence[str], apt_mirror: str | None) -> str:
     lines = ["set -eu"]
     if apt_mirror:
-        lines.append("find /etc/apt \\( -name '*.list' -o -name '*.sources' \\) -exec sed -i -E "
-                     + shlex.quote(f"s#https?://(deb\\.debian\\.org/debian|archive\\.ubuntu\\.com/ubuntu)([ ]|$)"
-                                   f"#{apt_mirror}\\2#g") + " {} +")
+        lines += apt_mirror_shell(shlex.quote(apt_mirror), ("/etc/ssl/certs/ca-certificates.crt", "/workspace/ca.pem"))
     lines += [
         "if [ -f /workspace/ca.pem ]; then",
         "  echo 'Acquire::https::CAInfo \"/workspace/ca.pem\";' > /etc/apt/apt.conf.d/99envgen-ca; fi",

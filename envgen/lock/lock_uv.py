@@ -41,6 +41,7 @@ class Resolved:
     entries: dict[str, LockEntry]
     urls: dict[str, str]  # name -> URL of the chosen wheel
     newest_upload: int | None  # epoch seconds of the newest chosen archive (SOURCE_DATE_EPOCH)
+    sdists: tuple[str, ...] = ()  # "name==version" with no wheel for the image, only an sdist (pip builds it)
 
 
 def uv_serves(python_minor: str) -> bool:
@@ -63,6 +64,8 @@ def uv_platform(glibc: str | None) -> str:
     """``--python-platform`` for an x86-64 glibc image: capped at the image's glibc (unknown: the one
     ``manylinux_platforms`` assumes too, GLIBC_WHEN_UNKNOWN)."""
     parts = (glibc or GLIBC_WHEN_UNKNOWN).split(".")
+    if (int(parts[0]), int(parts[1])) < (2, 28):  # uv names manylinux_2_17 (2014) and 2_28 on, nothing between
+        return "x86_64-manylinux_2_17"
     return f"x86_64-manylinux_{parts[0]}_{parts[1]}"
 
 
@@ -74,11 +77,14 @@ def image_tags(python_minor: str, platforms: Sequence[str]) -> list[Tag]:
 
 
 def compile_command(requirements: Path, output: Path, python_minor: str, glibc: str | None, *,
-                    find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None) -> list[str]:
+                    find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None,
+                    only_binary: bool = True) -> list[str]:
+    """``only_binary``: wheels alone (a lock); False: what pip really installs, sdists included (the witness)."""
     command = [uv_binary(), "pip", "compile", str(requirements), "--output-file", str(output),
                "--format", "pylock.toml", "--generate-hashes", "--no-header", "--quiet",
                "--python-version", python_minor, "--python-platform", uv_platform(glibc),
-               "--only-binary", ":all:", "--index-strategy", "unsafe-best-match", "--no-config"]
+               *(["--only-binary", ":all:"] if only_binary else []), "--index-strategy", "unsafe-best-match",
+               "--no-config"]
     if index_url:
         command += ["--index-url", index_url]
     for url in index_urls:
@@ -102,11 +108,13 @@ def _toml(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def choose_wheels(pylock: Mapping[str, Any], tags: Sequence[Tag]) -> Resolved:
-    """One wheel per package: the one with the best tag the image supports."""
+def choose_wheels(pylock: Mapping[str, Any], tags: Sequence[Tag], allow_sdist: bool = False) -> Resolved:
+    """One wheel per package: the one with the best tag the image supports. ``allow_sdist``: a package with no such
+    wheel but an sdist is kept (pip builds it at install) and named in ``sdists``."""
     rank = {tag: i for i, tag in enumerate(tags)}
     entries: dict[str, LockEntry] = {}
     urls: dict[str, str] = {}
+    sdists: list[str] = []
     newest: int | None = None
     for package in pylock.get("packages", []):
         name, version = canonical_name(str(package["name"])), str(package["version"])
@@ -123,6 +131,12 @@ def choose_wheels(pylock: Mapping[str, Any], tags: Sequence[Tag]) -> Resolved:
                 continue
             if best is None or score < best[0]:
                 best = (score, str(digest), url, _upload_epoch(wheel.get("upload-time")))
+        sdist = package.get("sdist") or {}
+        if best is None and allow_sdist and sdist.get("hashes", {}).get("sha256"):
+            entries[name] = LockEntry(name, version, (str(sdist["hashes"]["sha256"]),))
+            urls[name] = str(sdist.get("url") or "")
+            sdists.append(f"{name}=={version}")
+            continue
         if best is None:
             raise InputError(f"no wheel of {name}=={version} fits the image's platform ({tags[0]})",
                              fix=f"pin a {name} version that publishes a wheel for it")
@@ -130,7 +144,7 @@ def choose_wheels(pylock: Mapping[str, Any], tags: Sequence[Tag]) -> Resolved:
         urls[name] = best[2]
         if best[3] is not None:
             newest = best[3] if newest is None else max(newest, best[3])
-    return Resolved(entries, urls, newest)
+    return Resolved(entries, urls, newest, tuple(sdists))
 
 
 def run_command(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
@@ -140,8 +154,9 @@ def run_command(command: list[str], env: Mapping[str, str]) -> subprocess.Comple
 
 def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platforms: Sequence[str], *,
                find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None,
-               env: Mapping[str, str], runner: Runner = run_command) -> Resolved:
-    """The complete set ``pins`` need on the image's platform; raises BuildFailed with uv's tail."""
+               env: Mapping[str, str], runner: Runner = run_command, only_binary: bool = True) -> Resolved:
+    """The complete set ``pins`` need on the image's platform; raises BuildFailed with uv's tail. ``only_binary``
+    False: sdists too, as pip would install them (``Resolved.sdists`` names them)."""
     if not pins:
         return Resolved({}, {}, None)
     with tempfile.TemporaryDirectory(prefix="envgen-uv-lock-") as tmp:
@@ -149,7 +164,7 @@ def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platfo
         requirements, output = root / "requirements.in", root / "pylock.toml"
         requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
         command = compile_command(requirements, output, python_minor, glibc, find_links=find_links,
-                                  index_urls=index_urls, index_url=index_url)
+                                  index_urls=index_urls, index_url=index_url, only_binary=only_binary)
         done = runner(command, env)
         if done.returncode != 0 or not output.is_file():
             raise BuildFailed(f"uv could not resolve {' '.join(pins)} for Python {python_minor} "
@@ -157,4 +172,4 @@ def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platfo
                               fix="check the pins and that the package index is reachable",
                               tail="\n".join((done.stderr or "").splitlines()[-15:]))
         pylock = _toml(output.read_text(encoding="utf-8"))
-    return choose_wheels(pylock, image_tags(python_minor, platforms))
+    return choose_wheels(pylock, image_tags(python_minor, platforms), allow_sdist=not only_binary)

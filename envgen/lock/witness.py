@@ -24,7 +24,7 @@ from envgen.check.util import finding
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
-from envgen.lock.lock_uv import uv_platform, uv_resolve, uv_serves
+from envgen.lock.lock_uv import uv_platform, uv_resolve
 from envgen.profile import Profile
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
@@ -47,23 +47,34 @@ def platform_for(profile: Profile, kb: KnowledgeBase) -> Platform:
 
 
 def _one_line(text: str) -> str:
-    causes = [line.strip().removeprefix("cause:").strip() for line in text.splitlines()
-              if line.strip() and not line.lower().startswith(("error:", "hint:", "warning"))]
+    """The resolver's reasons on one line: uv's cause lines, pip's ``ERROR:`` lines (their text is the reason),
+    hints and warnings left out."""
+    causes = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.lower().startswith(("hint:", "warning")) or line.lower() in ("error:", "error"):
+            continue
+        for prefix in ("cause:", "ERROR:", "error:"):
+            line = line.removeprefix(prefix).strip()
+        causes.append(line)
     return " ".join(" ".join(causes).split())
 
 
-def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins: Sequence[str]) -> list[Finding]:
-    """Findings from one resolver run (exposed for tests with recorded resolver output)."""
+def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins: Sequence[str],
+            resolver: str = "uv") -> list[Finding]:
+    """Findings from one resolver run (exposed for tests with recorded resolver output); ``resolver``: "uv",
+    or "pip" (its dry run, for a Python uv does not target)."""
     if returncode == 0:
         resolved = [line.strip() for line in stdout.splitlines() if "==" in line and not line.startswith("#")]
         return [finding("info", "resolve-ok",
-                        f"uv resolved {len(resolved)} packages from {len(pins)} pins for {platform.note}",
+                        f"{resolver} resolved {len(resolved)} packages from {len(pins)} pins for {platform.note}",
                         "nothing to do", SOURCE), *_clashes(resolved)]
     if any(marker in stderr for marker in _UNREACHABLE):
+        said = _one_line(stderr)[:160]
         raise ResolverUnavailable(
-            f"--resolve: the package index cannot be reached ({_one_line(stderr)[:160]}); only the static check ran",
+            f"--resolve: the package index cannot be reached{f' ({said})' if said else ''}; only the static check ran",
             fix="check the network, proxy or mirrors.pip_index_url, or run without --resolve")
-    reason = _one_line(stderr) or f"uv exited {returncode}"
+    reason = _one_line(stderr) or f"{resolver} exited {returncode} and gave no reason"
     if "no wheels with a matching" in stderr or "has no usable wheels" in stderr or "no matching distribution" in \
             stderr.lower():
         return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {reason}",
@@ -90,7 +101,7 @@ def _clashes(resolved: Sequence[str]) -> list[Finding]:
 
 
 def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
-    from envgen.lock.lock import resolution_route, resolve
+    from envgen.lock.lock import resolution_route
 
     environ = dict(os.environ if env is None else env)
     route = resolution_route(profile, kb, load_config(environ), environ)
@@ -99,17 +110,24 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
                         "nothing to do", SOURCE)]
     platform = platform_for(profile, kb)
+    # uv resolves for every Python the KB knows (3.7 too: it builds sdist metadata with its own interpreter), and
+    # with sdists allowed, as pip installs them: TensorFlow 2.1's gast==0.2.2 has no wheel, and builds.
+    resolver = "uv"
     try:
-        if not uv_serves(profile.python_minor):
-            entries = resolve(pins, platform.python, find_links=route.find_links, index_urls=route.index_urls,
-                              env=route.pip_env, platforms=route.platforms)
-        else:
-            entries = uv_resolve(pins, platform.python, route.glibc, route.platforms, find_links=route.find_links,
-                                 index_urls=route.uv_extra, index_url=route.index_url,
-                                 env={"UV_HTTP_RETRIES": "1", **route.uv_env}).entries
+        resolved = uv_resolve(pins, platform.python, route.glibc, route.platforms, find_links=route.find_links,
+                              index_urls=route.uv_extra, index_url=route.index_url,
+                              env={"UV_HTTP_RETRIES": "1", **route.uv_env}, only_binary=False)
+        entries = resolved.entries
     except BuildFailed as exc:
-        return verdict(1, "", exc.tail or exc.one_line(), platform, pins)
-    except InputError as exc:  # every version uv chose, but one has no wheel the image can install
+        return verdict(1, "", exc.tail or exc.one_line(), platform, pins, resolver)
+    except InputError as exc:  # every version uv chose, but one has neither a wheel the image can install nor an sdist
         return [finding("error", "resolve-no-wheel", f"no wheel for {platform.note}: {exc.message}",
                         exc.fix or "choose versions that publish wheels for this platform", SOURCE)]
-    return verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins)
+    built = [finding("warning", "resolve-sdist",
+                     f"{pin} has no wheel for {platform.note}, only an sdist: pip builds it at install (a pure-Python "
+                     "package builds anywhere; one with C code needs a compiler in the image), and `envgen lock` "
+                     "cannot pin it (locks hold wheels only)",
+                     "pin a version of it that publishes a wheel, or add build tools to packages.apt if it compiles",
+                     SOURCE) for pin in resolved.sdists]
+    return built + verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins,
+                           resolver)

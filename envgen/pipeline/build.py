@@ -35,7 +35,7 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.mirrors import mirror_ref
 from envgen.pipeline.buildlock import build_lock
-from envgen.pipeline.mirrors import fetch_base
+from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import SEALED_REPORT, run_planned
@@ -285,6 +285,8 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
     mirrored = mirror_ref(base_ref, merge_mirrors(profile.mirrors, config.mirrors).registries)
     if mirrored is not None:
         fetch_base(client, mirrored, echo)
+    elif not profile.local_base:  # a firewall: one line naming the registry, not the builder's resolver error
+        ensure_base_reachable(client, base_ref)
 
     log_path = log_dir / f"{log_name}.log"
     built = build_image(

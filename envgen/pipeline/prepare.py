@@ -83,13 +83,49 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
 
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
-                    gpus: int = 1, gpu_route: str | None = None) -> list[Path]:
+                    gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
+                    bootstrap: str = "docker-daemon") -> list[Path]:
     from envgen.render.exports import ExportOptions
 
     config = load_config(env)
+    if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull
+        config = config.model_copy(update={"registry": registry})
     kb = load_kb()
     profiles = [load_profile(ref) for ref in refs]
     images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
     route = gpu_route or config.gpu_route
-    options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime")
+    options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
+                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon")
     return export(profiles, kb, fmt, out, config=config, options=options)
+
+
+# exports that run the image `envgen build` tags on this host (not a registry's)
+LOCAL_IMAGE_FORMATS = ("devcontainer", "compose", "apptainer")
+
+
+def unbuilt_images(refs: list[str], fmt: str, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(profile as given, tag) for each exported profile whose image an export that runs the local image names but the
+    engine does not hold yet; empty when the format pulls from a registry or no engine answers."""
+    if fmt not in LOCAL_IMAGE_FORMATS:
+        return []
+    from envgen.docker import connect, inspect_image
+    from envgen.errors import DockerUnavailable
+    from envgen.render import render_in_memory
+    from envgen.render.core import image_tag
+
+    config = load_config(env)
+    kb = load_kb()
+    try:
+        client = connect()
+    except DockerUnavailable:
+        return []
+    missing = []
+    try:
+        for ref in refs:
+            profile = load_profile(ref)
+            tag = image_tag(profile.name, render_in_memory(profile, kb, config).content_hash, config.namespace)
+            if inspect_image(client, tag) is None:
+                missing.append((ref, tag))
+    finally:
+        client.close()
+    return missing

@@ -8,12 +8,12 @@ import functools
 from dataclasses import dataclass, field
 
 from envgen.kb import KnowledgeBase, TorchVariant
-from envgen.kb.versions import minor, vtuple
 from envgen.plan.environment import environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
 from envgen.plan.extensions import SourceBuildPlan, extensions, source_builds
 from envgen.plan.libraries import STAGES
-from envgen.plan.stack import Stack, cuda_in_use, resolve_rows
+from envgen.plan.require import requirement
+from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 
 
@@ -29,7 +29,7 @@ class InstallPlan:
     preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
-    required_cuda_for_driver: str | None  # the CUDA version NVIDIA_REQUIRE_CUDA should name
+    nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used
     expected: Expected
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
@@ -58,7 +58,7 @@ class InstallPlan:
     def env(self) -> tuple[tuple[str, str], ...]:
         """The image's environment variables (``plan.environment``); a profile ``env`` that would replace one of
         envgen's is a RenderError, raised when the render asks."""
-        return environment(self.profile, self.kb, self.pip, self.required_cuda_for_driver)
+        return environment(self.profile, self.kb, self.pip, self.nvidia_require_cuda)
 
 
 def _local(version: str, variant: TorchVariant | None) -> str:
@@ -102,13 +102,6 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
         notes.append(f"TensorFlow {version} is installed as `{stack.tf_package}` (the distribution that "
                      f"carries {'GPU' if stack.gpu else 'CPU'} support for this release)")
     return [f"{stack.tf_package}=={version}"], []
-
-
-def _required_cuda(stack: Stack) -> str | None:
-    used = cuda_in_use(stack) if stack.gpu else []
-    if stack.ngc is not None:
-        used.append((minor(stack.ngc.cuda), "NGC image"))
-    return max((v for v, _ in used), key=vtuple, default=None)
 
 
 def expected(stack: Stack) -> Expected:
@@ -166,7 +159,7 @@ def install_plan(stack: Stack) -> InstallPlan:
         preinstalled=preinstalled,
         tensorflow_package=stack.tf_package,
         torch_variant=stack.torch_variant,
-        required_cuda_for_driver=_required_cuda(stack),
+        nvidia_require_cuda=requirement(stack),
         expected=expected(stack),
         notes=notes,
         source_builds=source_builds(stack),

@@ -14,7 +14,16 @@ from pydantic import PrivateAttr, ValidationError
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import NORMALISED, Profile
-from envgen.profile.normalise import Normalised, Origins, ngc_defaults, normalise, wants_ngc_defaults, where_in
+from envgen.profile.normalise import (
+    Normalised,
+    Origins,
+    ngc_defaults,
+    normalise,
+    wants_ngc_defaults,
+    wants_wheel_cuda,
+    wheel_cuda_defaults,
+)
+from envgen.profile.problems import did_you_mean, format_problems
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 if TYPE_CHECKING:
@@ -81,15 +90,20 @@ def find_profile(ref: str, env: Mapping[str, str] | None = None) -> ProfileSourc
             raise ProfileNotFound(f"profile file {shown(ref)} cannot be opened: {shown(str(exc), 80)}",
                                   fix="give an existing .yaml path") from None
         if not found:
-            raise ProfileNotFound(f"profile file {shown(ref)} does not exist", fix="give an existing .yaml path")
+            named = next((s.name for s in list_profiles(env) if s.name == candidate.stem), None)
+            fix = (f"did you mean the profile `{named}` (without .yaml: profiles are found by name)?" if named
+                   else "give an existing .yaml path")
+            raise ProfileNotFound(f"profile file {shown(ref)} does not exist", fix=fix)
         return ProfileSource(candidate.stem, resolved, "file")
     for source in list_profiles(env):
         if source.name == ref:
             return source
-    names = ", ".join(s.name for s in list_profiles(env)) or "none"
+    known = [s.name for s in list_profiles(env)]
+    guess = did_you_mean(ref, known)
     raise ProfileNotFound(
-        f"no profile named {shown(ref)}",
-        fix=f"use one of: {names}; or a path to a .yaml file; or add a directory to ENVGEN_PROFILE_PATH",
+        f"no profile named {shown(ref)}" + (f"; did you mean {guess!r}?" if guess else ""),
+        fix=f"use one of: {', '.join(known) or 'none'}; or a path to a .yaml file; or add a directory to "
+            "ENVGEN_PROFILE_PATH",
     )
 
 
@@ -140,35 +154,6 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
     return merged, {**origins, **_origins(doc)}
 
 
-def _format_validation(path: Path, origins: Origins, exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    loc = tuple(part for part in err["loc"] if part != "[key]")
-    field = ".".join(str(p) for p in loc) or "(profile)"
-    where = where_in(origins, loc, path)
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        allowed = _allowed_keys(loc[:-1])
-        return f"{where}: unknown field '{field}'; allowed here: {', '.join(allowed)}"
-    if kind == "missing":
-        return f"{where}: required field '{field}' is missing"
-    value = err.get("input")
-    value_text = "" if isinstance(value, (dict, list)) else f" = {shown(value)}"
-    message = str(err["msg"]).removeprefix("Value error, ")
-    if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        message += f'; write it in quotes ("{value}"): YAML reads an unquoted 3.10 as the number 3.1'
-    return f"{where}: field '{field}'{value_text}: {message}"
-
-
-def _allowed_keys(parent: tuple[object, ...]) -> list[str]:
-    model: Any = Profile
-    for part in parent:
-        if isinstance(part, int) or not hasattr(model, "model_fields"):
-            return []
-        annotation = model.model_fields[part].annotation
-        model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
-    return sorted(model.model_fields) if hasattr(model, "model_fields") else []
-
-
 def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
                  kb: KnowledgeBase | None = None) -> Profile:
     """The profile ``ref`` names (a name on the search path, or a file), normalised once. An NGC base's left-out
@@ -178,17 +163,19 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
     data, origins = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
     notes = normalise(data, origins, source.path)
-    if wants_ngc_defaults(notes.data):
+    if wants_ngc_defaults(notes.data) or wants_wheel_cuda(notes.data):
         if kb is None:
             from envgen.kb.cache import cache_dir, load_kb_cached
 
             kb = load_kb_cached(cache_dir(os.environ if env is None else env))  # the cache `check` reads next
         ngc_defaults(notes, kb)
+        wheel_cuda_defaults(notes, kb)
     data = notes.data
     try:
         profile = LoadedProfile.model_validate(data, context={NORMALISED: True})
     except ValidationError as exc:
-        raise ProfileError(_format_validation(source.path, origins, exc)) from None
+        problems = format_problems(source.path, origins, exc)
+        raise ProfileError(problems[0], more=problems[1:]) from None
     if source.origin != "file" and profile.name != source.name:
         raise ProfileError(
             f"{source.path}:{doc.line_of(('name',))}: field 'name' = {profile.name!r} differs from the file name",

@@ -241,7 +241,15 @@ class Mirrors(Strict):
     conda_channels: dict[Channel, Url] = Field(
         default={}, description="Per-channel mirror URLs: {conda-forge: https://mirror/conda-forge}.")
     apt_mirror: Url | None = Field(
-        default=None, description="Replaces deb.debian.org/debian and archive.ubuntu.com/ubuntu during the build.")
+        default=None, description="Replaces the base's Debian or Ubuntu archive (deb.debian.org/debian, "
+                                  "archive.ubuntu.com/ubuntu, security.ubuntu.com/ubuntu; Debian's debian-security "
+                                  "becomes MIRROR-security) during the build.")
+    micromamba_url: Url | None = Field(
+        default=None, description="Where conda profiles fetch the micromamba binary instead of github.com "
+                                  "(build arg MICROMAMBA_URL); the file must have the pinned sha256.")
+    pytorch_wheels: Url | None = Field(
+        default=None, description="Replaces https://download.pytorch.org/whl in torch's wheel indexes and find-links "
+                                  "pages (build arg PYTORCH_WHEELS): MIRROR/cu121, MIRROR/torch_stable.html.")
     http_proxy: Url | None = Field(default=None, description="HTTP proxy for the build (HTTP_PROXY).")
     https_proxy: Url | None = Field(default=None, description="HTTPS proxy for the build (HTTPS_PROXY).")
     no_proxy: EnvValue | None = Field(default=None, description="Hosts the build reaches without the proxy (NO_PROXY).")

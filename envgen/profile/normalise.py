@@ -300,3 +300,49 @@ def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
         if key not in data and values[key]:
             data[key] = values[key]
             result.defaults.append(f"{key}: {values[key]!r} (the NGC release's, {row.FILE}#{row.key})")
+
+
+def _wheel_cuda_source(data: dict[str, Any]) -> tuple[str, str] | None:
+    """("pytorch", "2.2.2+cu121") or ("tensorflow", "2.15.0"): a framework whose wheels decide the CUDA."""
+    frameworks = data.get("frameworks")
+    if not isinstance(frameworks, dict):
+        return None
+    torch = frameworks.get("pytorch")
+    if isinstance(torch, str) and "+cu" in torch:
+        return "pytorch", torch
+    tf = frameworks.get("tensorflow")
+    if isinstance(tf, str) and frameworks.get("tensorflow_package") == "tensorflow[and-cuda]":
+        return "tensorflow", tf
+    return None
+
+
+def wants_wheel_cuda(data: dict[str, Any]) -> bool:
+    """A GPU profile without ``cuda:`` whose framework wheels decide it (``torch==X+cu121``, ``tensorflow[and-cuda]``):
+    ``wheel_cuda_defaults`` fills it from the KB."""
+    gpu = data.get("gpu")
+    required = gpu.get("required", True) if isinstance(gpu, dict) else True
+    return "cuda" not in data and required is not False and _wheel_cuda_source(data) is not None
+
+
+def wheel_cuda_defaults(result: Normalised, kb: KnowledgeBase) -> None:
+    """The CUDA the frameworks' wheels bring, for a profile that left ``cuda:`` out: the torch build's (its local
+    version's tag), or TensorFlow's tested one for ``tensorflow[and-cuda]``; ``show`` prints it as a default."""
+    data = result.data
+    found = _wheel_cuda_source(data) if "cuda" not in data else None
+    if found is None:
+        return
+    framework, version = found
+    if framework == "pytorch":
+        base, _, tag = version.partition("+")
+        variant = kb.torch_variant_by_tag(base, tag)
+        release = kb.torch_release(base)
+        if variant is None or variant.cuda is None or release is None:
+            return
+        cuda, why = ".".join(variant.cuda.split(".")[:2]), f"torch {version}'s wheels, {release.cite().split(':')[0]}"
+    else:
+        build = kb.tensorflow_build(version)
+        if build is None:
+            return
+        cuda, why = build.cuda, f"tensorflow[and-cuda] {version}'s wheels, {build.cite().split(':')[0]}"
+    data["cuda"] = cuda
+    result.defaults.append(f"cuda: {cuda!r} ({why})")

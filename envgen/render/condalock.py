@@ -25,9 +25,15 @@ def conda_lock_path(profile_file: Path) -> Path:
     return profile_file.with_name(profile_file.stem + CONDA_LOCK_SUFFIX)
 
 
+def conda_python_spec(python: str) -> str:
+    """The profile's Python as a conda spec: "3.7" is conda's fuzzy ``python=3.7`` (any 3.7.x; ``==3.7`` would
+    mean exactly 3.7.0), a patch release "3.7.12" is exact (``python==3.7.12``)."""
+    return f"python=={python}" if python.count(".") >= 2 else f"python={python}"
+
+
 def conda_specs(python: str, conda_pip: str, pins: Sequence[str]) -> tuple[str, ...]:
     """What the environment's conda part asks for (environment.yml's list, without the pip section)."""
-    return tuple(sorted({f"python=={python}", f"pip=={conda_pip}", *pins}))
+    return tuple(sorted({conda_python_spec(python), f"pip=={conda_pip}", *pins}))
 
 
 def parse_explicit(text: str, where: str = "explicit list") -> tuple[tuple[str, str, str], ...]:

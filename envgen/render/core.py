@@ -47,6 +47,19 @@ class RenderResult:
     wheels: tuple[str, ...] = ()  # wheel file names placed in wheels/
 
 
+def docker_build_command(result: RenderResult) -> str:
+    """The plain `docker build` of a rendered context that envgen's own build runs: every build arg (mirrors,
+    proxies, the base through a registry mirror) and every secret (the proxy's CA bundle, pip.conf)."""
+    import shlex
+
+    words = ["docker", "build", "-t", result.tag]
+    for key, value in result.build_args.items():
+        words += ["--build-arg", f"{key}={value}"]
+    for key, path in result.secrets.items():
+        words += ["--secret", f"id={key},src={path}"]
+    return " ".join(shlex.quote(w) for w in [*words, str(result.dir)])
+
+
 def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     """``<namespace>/<profile>:<hash12>``: the default namespace in rendered files and labels (so the hash
     does not depend on it), the user's namespace for what is built, pulled, loaded or exported."""

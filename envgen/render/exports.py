@@ -46,6 +46,11 @@ class ExportOptions:
     # how a compose service or a dev container asks for its GPUs: "runtime" (the NVIDIA runtime, `--gpus`,
     # `driver: nvidia`) or "cdi" (`--device nvidia.com/gpu=all`, `driver: cdi` with device_ids)
     gpu_route: Literal["runtime", "cdi"] = "runtime"
+    # where the user pushes images (`export --registry`; None: the configured registry): what a k8s Job, an
+    # sbatch script and an Apptainer `Bootstrap: docker` definition pull
+    registry: str | None = None
+    # Apptainer: "docker-daemon" (the image `envgen build` made, on this host) or "docker" (from the registry)
+    bootstrap: Literal["docker-daemon", "docker"] = "docker-daemon"
 
 
 Exporter = Callable[
@@ -84,10 +89,23 @@ def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserCon
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 
+def _registry_image(ctx: RenderedContext, config: UserConfig, options: ExportOptions) -> str:
+    """The image as the cluster pulls it: a known digest, else ``REGISTRY/PROFILE:HASH12``."""
+    profile = ctx.plan.profile
+    registry = (options.registry or config.registry).rstrip("/")
+    return options.images.get(profile.name) or f"{registry}/{profile.name}:{ctx.content_hash[:12]}"
+
+
 def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
                env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     template = "exports/apptainer.def.j2"
-    return {f"{c.plan.profile.name}.def": render_template(env, template, _single(c, config)) for c in ctxs}
+    files = {}
+    for c in ctxs:
+        single = _single(c, config)
+        origin = _registry_image(c, config, options) if options.bootstrap == "docker" else single["tag"]
+        files[f"{c.plan.profile.name}.def"] = render_template(
+            env, template, {**single, "bootstrap": options.bootstrap, "from_ref": origin})
+    return files
 
 
 def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
@@ -127,7 +145,7 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
     pinned = options.images.get(profile.name)
     return {**_single(ctx, config), "job_name": job_name(profile.name), "label_profile": profile.name,
             "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
-            "image": pinned or f"{config.registry.rstrip('/')}/{profile.name}:{ctx.content_hash[:12]}",
+            "image": _registry_image(ctx, config, options),
             "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE)}
 
 

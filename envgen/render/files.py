@@ -10,6 +10,7 @@ from typing import Any
 import jinja2
 
 from envgen.paths import probe_dir
+from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import make_environment, render_template
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan
@@ -84,7 +85,7 @@ def render_document(plan: RenderPlan) -> dict[str, Any]:
         "environment": dict(plan.env),
     }
     if plan.installer == "conda":
-        doc["pins"]["conda_python"] = f"python=={plan.profile.python}"
+        doc["pins"]["conda_python"] = conda_python_spec(plan.profile.python)
         doc["pins"]["conda_pip"] = f"pip=={plan.conda_pip}"
         doc["micromamba"] = dict(plan.micromamba)
     if plan.lock is not None:

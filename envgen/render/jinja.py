@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 
 from envgen.errors import RenderError
+from envgen.mirrors import apt_mirror_shell, pytorch_shell
 from envgen.paths import templates_dir
 
 
@@ -28,6 +29,8 @@ def make_environment(directory: Path | None = None) -> jinja2.Environment:
     )
     env.filters["dq"] = dockerfile_quote
     env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=True)
+    env.filters["torch_route"] = pytorch_shell  # download.pytorch.org through the build arg PYTORCH_WHEELS
+    env.globals["apt_mirror_shell"] = apt_mirror_shell  # one substitution for the Dockerfile and `envgen lock`
     return env
 
 

@@ -23,6 +23,7 @@ from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
+from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import profile_hash
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
@@ -153,6 +154,7 @@ class RenderPlan:
             "pip": self.pip,
             "micromamba": self.micromamba,
             "conda_pip": self.conda_pip,
+            "conda_python": conda_python_spec(self.profile.python),
             "env": self.env,
             "labels": self.labels,
             "runtime_apt": self.runtime_apt,
@@ -270,6 +272,8 @@ def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
         "CONDA_CHANNEL_MIRRORS": " ".join(f"{k}={v}" for k, v in sorted(mirrors.conda_channels.items()))
         or None,
         "APT_MIRROR": mirrors.apt_mirror,
+        "MICROMAMBA_URL": mirrors.micromamba_url,
+        "PYTORCH_WHEELS": mirrors.pytorch_wheels.rstrip("/") if mirrors.pytorch_wheels else None,
         "HTTP_PROXY": mirrors.http_proxy,
         "HTTPS_PROXY": mirrors.https_proxy,
         "NO_PROXY": mirrors.no_proxy,

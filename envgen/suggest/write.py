@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -10,7 +11,13 @@ import yaml
 from envgen.suggest.search import Suggestion, SuggestResult
 
 
-def profile_text(result: SuggestResult, s: Suggestion) -> str:
+def file_profile_name(path: Path) -> str:
+    """The profile name a file is found by (its stem), made a valid name: lower case, letters, digits, . _ -."""
+    name = re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()).strip("-._")
+    return name or "suggested"
+
+
+def profile_text(result: SuggestResult, s: Suggestion, name: str | None = None) -> str:
     req = result.request
     host = f"--gpu {req.gpu!r}" + (f" --driver {req.driver}" if req.driver else "")
     lines = [f"# Written by `envgen suggest {host} --frameworks {','.join(result.request.frameworks)}"
@@ -23,7 +30,8 @@ def profile_text(result: SuggestResult, s: Suggestion) -> str:
         lines += textwrap.wrap(f"check warning {f.code}: {f.message}", width=116, initial_indent="# ! ",
                                subsequent_indent="#   ")
     lines.append(f"# Verify: envgen check <this file> {host}")
-    body = yaml.safe_dump(s.profile, sort_keys=False, default_flow_style=None, width=120)
+    profile = {**s.profile, "name": name} if name else s.profile  # a file's profile is found by the file's name
+    body = yaml.safe_dump(profile, sort_keys=False, default_flow_style=None, width=120)
     return "\n".join(lines) + "\n" + body
 
 
@@ -47,10 +55,10 @@ def summary(result: SuggestResult, written: list[Path]) -> str:
 
 def outputs(result: SuggestResult, out: Path | None) -> list[tuple[Path | None, str]]:
     """(path or None for stdout, text) per profile; two profiles go to FILE-tensorflow.yaml / FILE-pytorch.yaml."""
-    texts = [profile_text(result, s) for s in result.chosen]
     if out is None:
-        return [(None, t) for t in texts]
+        return [(None, profile_text(result, s)) for s in result.chosen]
     if result.single:
-        return [(out, texts[0])]
+        return [(out, profile_text(result, result.chosen[0], file_profile_name(out)))]
     names = ["tensorflow" if s.candidate.tf else "pytorch" for s in result.chosen]
-    return [(out.with_name(f"{out.stem}-{n}{out.suffix or '.yaml'}"), t) for n, t in zip(names, texts, strict=True)]
+    paths = [out.with_name(f"{out.stem}-{n}{out.suffix or '.yaml'}") for n in names]
+    return [(p, profile_text(result, s, file_profile_name(p))) for p, s in zip(paths, result.chosen, strict=True)]

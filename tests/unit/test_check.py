@@ -269,7 +269,7 @@ def test_resolve_stack_legacy(kb: KnowledgeBase) -> None:
     ]
     assert stack.pip_find_links == ["https://download.pytorch.org/whl/torch_stable.html"]
     assert stack.conda[0] == "python=3.7.9" and "cudatoolkit=10.1.243" in stack.conda
-    assert stack.required_cuda_for_driver == "10.1"
+    assert stack.nvidia_require_cuda == "cuda>=10.1"
     assert stack.expected["arch_list"] == ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75"]
     assert stack.expected["torch"] == "1.7.1+cu101" and stack.expected["gpu_required"] is True
 
@@ -279,7 +279,7 @@ def test_resolve_stack_modern_and_choice(kb: KnowledgeBase) -> None:
     assert "torch==2.1.2+cu118" in stack.pip and stack.pip_index_urls == [
         "https://download.pytorch.org/whl/cu118"
     ]
-    assert stack.required_cuda_for_driver == "12.1" and stack.expected["tensorflow_cuda"] == "11.8"
+    assert stack.nvidia_require_cuda == "cuda>=12.0" and stack.expected["tensorflow_cuda"] == "11.8"
     chosen = resolve_stack(variant("modern-a100", frameworks={"pytorch": "2.1.2"}), kb)
     assert chosen.torch_variant is not None and chosen.torch_variant.tag == "cu121"
     assert any("chose torch 2.1.2+cu121" in n for n in chosen.notes)
@@ -288,7 +288,7 @@ def test_resolve_stack_modern_and_choice(kb: KnowledgeBase) -> None:
 def test_resolve_stack_ngc_and_cpu(kb: KnowledgeBase) -> None:
     ngc = resolve_stack(load_profile("ngc-tensorflow"), kb)
     assert ngc.preinstalled == ["tensorflow==2.14.0"] and not any(p.startswith("tensorflow") for p in ngc.pip)
-    assert ngc.required_cuda_for_driver == "12.3"
+    assert ngc.nvidia_require_cuda == "cuda>=12.0"
     cpu = resolve_stack(load_profile("cpu-smoke"), kb)
     assert cpu.pip[:2] == ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"]
-    assert cpu.required_cuda_for_driver is None and cpu.expected["gpu_required"] is False
+    assert cpu.nvidia_require_cuda is None and cpu.expected["gpu_required"] is False

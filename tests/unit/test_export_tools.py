@@ -200,7 +200,22 @@ def test_apptainer_definition_structure(name: str, exported, kb) -> None:
     sections = [line for line in lines if line.startswith("%")]
     assert sections == ["%labels", "%environment", "%runscript", "%test", "%help"]
     test_body = lines[lines.index("%test") + 1].strip()
-    assert test_body == "/usr/local/bin/envgen-smoke"
+    # %test runs without --nv on the build host (usually no GPU): a GPU profile's %test is the library tier
+    gpu = name in GPU_PROFILES
+    assert test_body == ("/usr/local/bin/envgen-smoke --tier libraries" if gpu else "/usr/local/bin/envgen-smoke")
+    if gpu:
+        assert "envgen-smoke --tier gpu" in text  # the GPU tier, with --nv, is in %help
+
+
+def test_apptainer_bootstrap_docker_names_the_registry_image(kb, tmp_path: Path) -> None:
+    from envgen.render.exports import ExportOptions
+
+    profile = load_profile("a100-pypi", env={})
+    [path] = export([profile], kb, "apptainer", tmp_path,
+                    options=ExportOptions(bootstrap="docker", registry="registry.example.org/team"))
+    lines = path.read_text().splitlines()
+    chash = render_in_memory(profile, kb).content_hash
+    assert lines[:2] == ["Bootstrap: docker", f"From: registry.example.org/team/a100-pypi:{chash[:12]}"]
 
 
 # --- Compose and dev containers --------------------------------------------------------------
@@ -260,3 +275,15 @@ def test_cdi_route_exports_match_golden_and_their_tools(fmt: str, kb, tmp_path: 
         assert proc.returncode == 0, proc.stderr
         config = json.loads(proc.stdout.strip().splitlines()[-1])["configuration"]
         assert config["runArgs"][:2] == ["--device", "nvidia.com/gpu=all"]
+
+
+def test_export_registry_names_where_the_user_pushes(tmp_path: Path) -> None:
+    from envgen.pipeline.prepare import export_profiles
+
+    env = {"HOME": str(tmp_path), "ENVGEN_PROFILE_PATH": ""}
+    paths = export_profiles(["a100-pypi"], "slurm", tmp_path / "out", env=env, registry="registry.example.org/team",
+                            bootstrap="docker")
+    definition = next(p for p in paths if p.suffix == ".def").read_text()
+    assert "From: registry.example.org/team/a100-pypi:" in definition
+    [job] = export_profiles(["a100-pypi"], "k8s", tmp_path / "k8s", env=env, registry="registry.example.org/team")
+    assert "image: registry.example.org/team/a100-pypi:" in job.read_text()

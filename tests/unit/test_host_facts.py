@@ -70,7 +70,7 @@ def test_950m_linux_table_only(kb) -> None:  # type: ignore[no-untyped-def]
 
 def test_950m_wsl2(kb) -> None:  # type: ignore[no-untyped-def]
     facts = collect(machine("gtx950m-451-wsl2"), kb)
-    assert facts.wsl and facts.platform == "windows"
+    assert facts.wsl and facts.platform == "wsl2"
     assert facts.driver == "451.67"
     assert facts.docker.server_version == "29.6.2" and facts.docker.operating_system == "Docker Desktop"
 

@@ -218,4 +218,4 @@ def test_error_in_parent_names_the_parent_file(tmp_path: Path) -> None:
 
 def test_unquoted_version_gets_a_quoting_hint(tmp_path: Path) -> None:
     msg = error_of(write(tmp_path, GOOD.replace('python: "3.10"', "python: 3.10")))
-    assert 'write it in quotes ("3.1")' in msg
+    assert 'write it in quotes ("3.10")' in msg  # as written, not the number YAML read (3.1)

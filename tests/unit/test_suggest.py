@@ -31,9 +31,9 @@ def recipes() -> Recipes:
     return load_recipes()
 
 
-def envgen(*args: str) -> subprocess.CompletedProcess[str]:
+def envgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "envgen", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120)
+                          env={**os.environ, **(env or {})}, timeout=120)
 
 
 # (GPU, driver, what the answer must respect: the highest CUDA the driver runs without minor-version compat)
@@ -181,5 +181,8 @@ def test_compute_capability_instead_of_a_name(tmp_path: Path) -> None:
     result = envgen("suggest", "--compute-capability", "8.6", "--frameworks", "pytorch", "-o", str(out))
     assert result.returncode == 0, result.stderr
     data = yaml.safe_load(out.read_text())
-    assert data["gpu"]["targets"] == ["8.6"] and data["name"].startswith("compute-capability-8-6")
+    assert data["gpu"]["targets"] == ["8.6"] and data["name"] == "cc"  # the file's name: found by it
     assert envgen("check", str(out), "--compute-capability", "8.6").returncode == 0
+    # a profile directory finds it by that name
+    assert envgen("check", "cc", "--compute-capability", "8.6", env={"ENVGEN_PROFILE_PATH": str(tmp_path)}
+                  ).returncode == 0

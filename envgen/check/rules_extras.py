@@ -1,0 +1,41 @@
+"""packages.pip against the environment layer: an unlocked build installs the extras with the environment's own
+versions as constraints (templates/docker/extras.j2), so an extra that pins another version of a tool the
+environment holds (the venv's pip, setuptools, wheel) cannot be built; said here, before the build."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+from envgen.check.util import finding
+
+# What `python3 -m venv` puts into /opt/env besides the interpreter (ensurepip): the environment layer's own.
+VENV_TOOLS = ("pip", "setuptools", "wheel")
+_SOURCE = "https://docs.python.org/3/library/venv.html (ensurepip installs pip, and setuptools before 3.12)"
+
+
+def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
+    profile = ctx.profile
+    if profile.installer != "pip" or not profile.packages.pip:
+        return []
+    from envgen.profile.loader import profile_source
+    from envgen.profile.lockfile import lock_path
+
+    source = profile_source(profile)
+    if source is not None and lock_path(source).is_file():
+        return []  # a lock resolves the environment and the extras together
+    out = []
+    for pin in profile.packages.pip:
+        name = pin.split("==", 1)[0].split("[", 1)[0].strip().lower()
+        if name in VENV_TOOLS:
+            out.append(finding(
+                "error", "extra-moves-env-tool",
+                f"packages.pip pins {pin.split(';')[0].strip()}, a tool the environment layer already holds (the "
+                f"venv of the base's Python): an unlocked build installs the extras with the environment's own "
+                f"versions as constraints, so this pin fails the build",
+                f"drop {name} from packages.pip (the environment keeps its own), or lock the profile "
+                f"(`envgen lock {profile.name}`): a lock resolves both sets together",
+                _SOURCE))
+    return out
+
+
+RULES = [extra_moves_tool]

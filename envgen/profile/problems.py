@@ -1,0 +1,92 @@
+"""Every validation error of a profile at once, in file order, each at its own line: an unknown key with the
+key it most likely meant, a number YAML read from an unquoted version with the text as written."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from envgen.errors import shown
+from envgen.profile.model import Profile
+from envgen.profile.normalise import Origins, where_in
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
+    """The choice ``word`` most likely misspells (difflib, cutoff 0.6), or None."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def allowed_keys(parent: tuple[object, ...]) -> list[str]:
+    model: Any = Profile
+    for part in parent:
+        if isinstance(part, int) or not hasattr(model, "model_fields") or part not in model.model_fields:
+            return []
+        annotation = model.model_fields[part].annotation
+        model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
+    return sorted(model.model_fields) if hasattr(model, "model_fields") else []
+
+
+def _line_number(where: str) -> int:
+    tail = where.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _as_written(where: str, key: object) -> str | None:
+    """The scalar as the file spells it ("3.10"), read from the line ``where`` points at."""
+    path, _, line = where.rpartition(":")
+    if not line.isdigit():
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8").splitlines()[int(line) - 1]
+    except (OSError, IndexError):
+        return None
+    _, sep, value = text.partition(f"{key}:")
+    value = value.split(" #", 1)[0].strip()
+    return value if sep and value else None
+
+
+def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object, ...], str]:
+    loc = tuple(part for part in err["loc"] if part != "[key]")
+    field = ".".join(str(p) for p in loc) or "(profile)"
+    where = where_in(origins, loc, path)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = allowed_keys(loc[:-1])
+        guess = did_you_mean(str(loc[-1]), allowed)
+        hint = f"did you mean '{guess}'? " if guess else ""
+        return _line_number(where), f"{where}: unknown field '{field}'; {hint}allowed here: {', '.join(allowed)}", \
+            loc, guess or ""
+    if kind == "missing":
+        return _line_number(where), f"{where}: required field '{field}' is missing", loc, ""
+    value = err.get("input")
+    value_text = "" if isinstance(value, (dict, list)) else f" = {shown(value)}"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        written = _as_written(where, loc[-1]) if loc else None
+        text = written if written and written != str(value) else str(value)
+        if written and written != str(value):
+            value_text = f" = {written} (YAML read the number {value})"
+        message += f'; write it in quotes ("{text}")'
+    return _line_number(where), f"{where}: field '{field}'{value_text}: {message}", loc, ""
+
+
+def format_problems(path: Path, origins: Origins, exc: ValidationError) -> list[str]:
+    """One line per problem, in file order. A required key that is missing while an unknown key beside it
+    looks like it (``pyhton:``) is one problem, at the typo's line."""
+    items = [_one(path, origins, err) for err in exc.errors(include_url=False)]
+    typos = {(loc[:-1], guess) for _, _, loc, guess in items if guess}
+    out = []
+    for line, text, loc, guess in items:
+        if text.endswith("is missing") and loc and (loc[:-1], str(loc[-1])) in typos:
+            continue
+        if guess and (loc[:-1] + (guess,)) in {i[2] for i in items if i[1].endswith("is missing")}:
+            text += f" ('{guess}' is required)"
+        out.append((line, text))
+    return [text for _, text in sorted(out, key=lambda item: item[0])]
+
+
+__all__ = ["allowed_keys", "did_you_mean", "format_problems"]
