@@ -22,7 +22,8 @@ def outputs(tmp_path_factory) -> Path:
     engine, wheels = os.environ.get("ENVGEN_GPU_ENGINE"), os.environ.get("ENVGEN_GPU_WHEELS")
     if not engine or not wheels:
         pytest.skip("ENVGEN_GPU_ENGINE and ENVGEN_GPU_WHEELS are not set (see docs/validation/2026-12-01-h200-cdi)")
-    out = tmp_path_factory.mktemp("gpu-host")
+    kept = os.environ.get("ENVGEN_GPU_OUT")  # where to keep the outputs (docs/validation), else a temporary folder
+    out = Path(kept) if kept else tmp_path_factory.mktemp("gpu-host")
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-host-validate"), str(out), engine, wheels],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
