@@ -12,6 +12,7 @@ from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
+    CudaTagRelease,
     CudaToolkit,
     CudnnRelease,
     GpuModel,
@@ -268,23 +269,70 @@ class KnowledgeBase:
                 reason=f"CUDA {cuda} is not in the tag table",
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
-        problems = []
-        if cuda not in row.patches:
-            problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
-        if os_name not in row.os:
-            problems.append(f"no {os_name} tags for CUDA {row.cuda} (known: {', '.join(row.os)})")
-        if suffix is not None and suffix not in row.cudnn:
-            problems.append(f"no cudnn{suffix} tags for CUDA {row.cuda}")
-        status = row.status if row.status == "deleted" or not problems else "unknown"
+        release = row.release(cuda)
+        if release is not None and release.cudnn == "" and suffix == "":
+            cudnn = row.cudnn_bare
+        problems = _tag_problems(row, cuda, os_name, suffix) if release is None else _release_problems(
+            row, release, os_name, suffix
+        )
+        status: str = row.status if row.status == "deleted" or not problems else "unknown"
+        reason = "; ".join(problems)
+        if release is not None and release.status != "supported" and not problems:
+            status = "deleted" if release.status == "deleted" else "end-of-life"
+            reason = _eol_reason(release)
         return BaseImageInfo(
             image=image_ref,
-            status=status,
+            status=status,  # type: ignore[arg-type]
             cuda=cuda,
             cudnn=cudnn,
             os=os_name,
             python=python,
             digest=digest,
-            reason="; ".join(problems),
+            reason=reason,
             row_key=row.key,
             source=row.source,
         )
+
+
+def _tag_problems(row: CudaImageRow, cuda: str, os_name: str, suffix: str | None) -> list[str]:
+    """Why a tag cannot exist, from a row's union lists (a patch the row does not list at all)."""
+    problems = []
+    if cuda not in row.patches:
+        problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
+    if os_name not in row.os:
+        problems.append(f"no {os_name} tags for CUDA {row.cuda} (known: {', '.join(row.os)})")
+    if suffix is not None and suffix not in row.cudnn:
+        problems.append(f"no cudnn{suffix} tags for CUDA {row.cuda}")
+    return problems
+
+
+def _release_problems(row: CudaImageRow, release: CudaTagRelease, os_name: str, suffix: str | None) -> list[str]:
+    """Why a tag of a listed patch release does not exist: its OS or cuDNN flavour is not among NVIDIA's tags."""
+    if release.status == "deleted":
+        return []
+    if os_name not in release.os:
+        return [f"no {release.patch} tags for {os_name} (NVIDIA lists: {', '.join(release.os)})"]
+    if suffix is None:
+        return []
+    with_cudnn = [r.patch for r in row.releases if r.cudnn is not None and r.status != "deleted"]
+    if release.cudnn is None:
+        return [f"CUDA {release.patch} has no cuDNN tags, only base/runtime/devel "
+                f"(cuDNN tags exist for {', '.join(with_cudnn) or 'no patch of ' + row.cuda})"]
+    if suffix != release.cudnn:
+        return [f"CUDA {release.patch}'s cuDNN tags are spelled -cudnn{release.cudnn}-, not -cudnn{suffix}-"]
+    if os_name not in release.cudnn_os:
+        return [f"no cudnn{suffix} tags for {release.patch} on {os_name} "
+                f"(NVIDIA lists them for: {', '.join(release.cudnn_os)})"]
+    return []
+
+
+def _eol_reason(release: CudaTagRelease) -> str:
+    if release.status == "deleted":
+        return f"the {release.patch} tags were deleted"
+    when = f" on {release.eol_on}" if release.eol_on else ""
+    gone = (
+        f"; NVIDIA's EOL chart gives {release.deletion_planned} as the estimated deletion date"
+        if release.deletion_planned
+        else "; NVIDIA deletes end-of-life tags six months after they go end-of-life"
+    )
+    return f"CUDA {release.patch} images went end-of-life{when} (no updates, known vulnerabilities){gone}"

@@ -55,6 +55,11 @@ class TensorflowBuild(Row):
     gpu_package: Literal["tensorflow", "tensorflow-gpu", "tensorflow[and-cuda]"]
     gpu_capable_packages: list[str]
     gpu_stub: bool = False
+    # the GPU code of the Linux x86-64 wheel, read from its fat binaries (like TorchVariant's): SASS cubins
+    # and PTX; empty when not read. arch_source names the wheel and its sha256.
+    arch_list: list[str] = Field(default_factory=list)
+    ptx: list[str] = Field(default_factory=list)
+    arch_source: str = ""
     notes: str = ""
 
     @property
@@ -180,8 +185,24 @@ class NgcFamily(Row):
         return "family"
 
 
+class CudaTagRelease(BaseModel):
+    """One patch release of the nvidia/cuda tags, as NVIDIA's supported-tags.md / unsupported-tags.md list it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    patch: Ver
+    # supported: in supported-tags.md; end-of-life: in unsupported-tags.md ("these tags still exist");
+    # deleted: removed from the registry (named in a deletion notice, in neither list)
+    status: Literal["supported", "end-of-life", "deleted"]
+    os: list[str] = Field(default_factory=list)  # OSes with base/runtime/devel tags (empty for deleted)
+    cudnn: str | None = None  # the -cudnnN- suffix of this patch's cuDNN tags ("8", "9", "" bare); None: none
+    cudnn_os: list[str] = Field(default_factory=list)  # OSes that also have the cuDNN runtime/devel tags
+    eol_on: str | None = None  # NVIDIA's EOL chart: "Marked EOL on" (YYYY-MM-DD)
+    deletion_planned: str | None = None  # NVIDIA's EOL chart: "Est deletion date" (YYYY-MM-DD)
+
+
 class CudaImageRow(Row):
-    """One CUDA minor of the nvidia/cuda tag scheme."""
+    """One CUDA minor of the nvidia/cuda tag scheme. ``releases`` (when given) lists each patch's tags as
+    NVIDIA publishes them; ``patches``/``os``/``cudnn`` are their union."""
 
     FILE: ClassVar[str] = "base_images.yaml"
     cuda: Ver
@@ -190,11 +211,15 @@ class CudaImageRow(Row):
     os: list[str]
     cudnn: list[str]  # cuDNN tag suffixes published: "8" for -cudnn8-, "" for a bare -cudnn-
     cudnn_bare: Ver | None = None  # the cuDNN major a bare -cudnn- tag carries (cuDNN 9 from CUDA 12.4 on)
+    releases: list[CudaTagRelease] = Field(default_factory=list)
     notes: str = ""
 
     @property
     def key(self) -> str:
         return f"nvidia/cuda:{self.cuda}"
+
+    def release(self, patch: str) -> CudaTagRelease | None:
+        return next((r for r in self.releases if r.patch == patch), None)
 
 
 class OsImageRow(Row):
@@ -218,7 +243,7 @@ class BaseImageInfo(Row):
 
     FILE: ClassVar[str] = "base_images.yaml"
     image: str
-    status: Literal["available", "deleted", "unknown"]
+    status: Literal["available", "end-of-life", "deleted", "unknown"]
     cuda: str | None = None
     cudnn: str | None = None
     os: str | None = None

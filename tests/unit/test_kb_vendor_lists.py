@@ -1,0 +1,113 @@
+"""KB rows read from the binaries and the vendors' own lists (issue 21): nvidia/cuda tags from NVIDIA's
+supported/unsupported tag lists, arch lists from the wheels' fat binaries, and the refresh tools that read them."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from envgen.check import HostSpec, check_profile
+from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb.refresh import cuda_tags, wheel_arch
+from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner
+from envgen.profile import Profile
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fatbin" / "libcheckpoint-fatbins.bin.gz"
+CUPTI_CODES = ["sm_50", "sm_60", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89",
+               "sm_90", "sm_100", "sm_101", "sm_120", "sm_121"]
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return load_kb()
+
+
+def codes(kb: KnowledgeBase, base: str, **extra: object) -> dict[str, str]:
+    data: dict[str, object] = {"name": "t", "base": base, "installer": "pip", "python": "3.10",
+                               "gpu": {"targets": ["A100"]}}
+    data.update(extra)
+    findings = check_profile(Profile.model_validate(data), kb, HostSpec())
+    return {f.code: f.severity for f in findings}
+
+
+# --- nvidia/cuda tags ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("patch", ["11.0.3", "11.1.1", "11.2.2", "11.6.1"])
+def test_end_of_life_tags_still_exist(kb: KnowledgeBase, patch: str) -> None:
+    """NVIDIA's unsupported-tags.md: "These tags still exist" (only the 10.x and older tags were deleted)."""
+    info = kb.base_image(f"nvidia/cuda:{patch}-cudnn8-runtime-ubuntu20.04")
+    assert info is not None and info.status == "end-of-life"
+    assert "2024-01-01" in info.reason  # the EOL chart's estimated deletion date
+    found = codes(kb, f"nvidia/cuda:{patch}-cudnn8-runtime-ubuntu20.04", cuda=".".join(patch.split(".")[:2]))
+    assert found.get("base-end-of-life") == "warning" and "base-deleted" not in found
+
+
+@pytest.mark.parametrize("tag", ["12.2.0-cudnn8-devel-ubuntu22.04", "12.3.1-cudnn9-runtime-ubuntu22.04",
+                                 "12.4.0-cudnn-devel-ubuntu22.04", "12.5.0-cudnn-runtime-ubuntu22.04",
+                                 "13.1.0-cudnn-devel-ubuntu24.04", "12.5.1-cudnn-devel-ubuntu24.04"])
+def test_cudnn_flavours_exist_only_on_some_patches(kb: KnowledgeBase, tag: str) -> None:
+    found = codes(kb, f"nvidia/cuda:{tag}", cuda=".".join(tag.split(".")[:2]))
+    assert found.get("base-tag-not-published") == "error", found
+
+
+@pytest.mark.parametrize("tag", ["12.2.2-cudnn8-devel-ubuntu22.04", "13.0.2-cudnn-devel-ubuntu24.04",
+                                 "13.1.0-base-ubi10", "11.5.2-cudnn8-runtime-ubuntu20.04",
+                                 "12.5.1-runtime-ubuntu24.04", "13.1.0-devel-ubuntu24.04",
+                                 "12.8.1-cudnn-runtime-rockylinux9", "12.9.1-devel-ubi8"])
+def test_listed_tags_are_available(kb: KnowledgeBase, tag: str) -> None:
+    info = kb.base_image(f"nvidia/cuda:{tag}")
+    assert info is not None and info.status == "available", info
+
+
+def test_deleted_patches_and_majors(kb: KnowledgeBase) -> None:
+    assert kb.base_image("nvidia/cuda:11.2.1-devel-ubuntu20.04").status == "deleted"  # type: ignore[union-attr]
+    assert kb.base_image("nvidia/cuda:10.2-devel-ubuntu18.04").status == "deleted"  # type: ignore[union-attr]
+
+
+def test_tag_table_matches_nvidia_lists() -> None:
+    """The rerunnable comparison: base_images.yaml against the stored copy of NVIDIA's lists."""
+    from envgen.paths import kb_data_dir
+
+    assert cuda_tags.compare(cuda_tags.load_default(), kb_data_dir() / "base_images.yaml") == []
+
+
+def test_cuda_tags_parses_nvidia_markdown() -> None:
+    supported = "#### CUDA 12.2.2\n- [`12.2.2-cudnn8-devel-ubuntu22.04` (*x*)](y)\n- [`12.2.2-base-ubuntu22.04`](y)\n"
+    unsupported = "#### CUDA 12.2.0\n- `12.2.0-base-ubuntu22.04`\n- `12.2.0-devel-ubuntu22.04`\n"
+    rows = cuda_tags.releases(cuda_tags.parse_lists(supported, unsupported), {"12.2.0": ("2023-10-01", "2024-04-01")})
+    assert rows["12.2"][0] == {"patch": "12.2.2", "status": "supported", "os": ["ubuntu22.04"], "cudnn": "8",
+                               "cudnn_os": ["ubuntu22.04"]}
+    assert rows["12.2"][1]["status"] == "end-of-life" and "cudnn" not in rows["12.2"][1]
+    assert rows["12.2"][1]["deletion_planned"] == "2024-04-01"
+
+
+# --- fat binaries --------------------------------------------------------------------------------------------
+
+def test_fatbin_scanner_reads_real_fatbins_in_any_chunking() -> None:
+    blob = gzip.decompress(FIXTURE.read_bytes())
+    for size in (7, 4096, len(blob)):
+        scanner = FatbinScanner()
+        for at in range(0, len(blob), size):
+            scanner.feed(blob[at : at + size])
+        summary = ArchSummary.of(scanner.fatbins)
+        assert summary.fatbins == 3
+        assert summary.codes("sm", 0.5) == CUPTI_CODES and summary.codes("compute") == []
+
+
+def test_wheel_arch_streams_a_wheel(tmp_path: Path) -> None:
+    """A wheel holding the real fat binaries (and a version.py, as torch's wheels have): the row names its
+    sha256, CUDA and arch list."""
+    wheel = tmp_path / "torch-9.9.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("torch/version.py", "__version__ = '9.9.0+cu129'\ncuda: Optional[str] = '12.9'\n")
+        archive.writestr("torch/__init__.py", "x = 1\n" * 1000)
+        archive.writestr("torch/lib/libtorch_cuda.so", b"\x7fELF" + gzip.decompress(FIXTURE.read_bytes()))
+    row = wheel_arch.read(str(wheel))
+    assert (row["framework"], row["version"], row["cuda"]) == ("torch", "9.9.0", "12.9")
+    assert row["arch_list"] == CUPTI_CODES and row["ptx"] == [] and row["fatbins"] == 3
+    assert row["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert row["sha256"] in wheel_arch.source_text(row)
