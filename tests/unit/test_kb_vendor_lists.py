@@ -111,3 +111,50 @@ def test_wheel_arch_streams_a_wheel(tmp_path: Path) -> None:
     assert row["arch_list"] == CUPTI_CODES and row["ptx"] == [] and row["fatbins"] == 3
     assert row["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert row["sha256"] in wheel_arch.source_text(row)
+
+
+# --- rows read from the wheels -------------------------------------------------------------------------------
+
+def framework_codes(kb: KnowledgeBase, frameworks: dict[str, str], gpu: str, cuda: str) -> dict[str, str]:
+    data = {"name": "t", "base": "debian:bookworm-slim", "local_base": True, "installer": "pip", "python": "3.11",
+            "cuda": cuda, "gpu": {"targets": [gpu]}, "frameworks": frameworks}
+    return {f.code: f.severity for f in check_profile(Profile.model_validate(data), kb, HostSpec())}
+
+
+def test_torch_260_cu124_on_rtx_5090_is_an_error(kb: KnowledgeBase) -> None:
+    """torch 2.6.0+cu124 (PyPI's default wheel) carries sm_50...sm_90 cubins and no PTX: read from the wheel."""
+    variant = kb.torch_variant("2.6.0", "12.4")
+    assert variant is not None and not variant.unverified and "sha256:" in variant.source
+    assert variant.arch_list[-1] == "sm_90" and variant.ptx == []
+    found = framework_codes(kb, {"pytorch": "2.6.0"}, "RTX 5090", "12.4")
+    assert found.get("torch-no-kernel") == "error"
+
+
+@pytest.mark.parametrize("version", ["2.11.0", "2.12.0", "2.13.0", "2.14.0"])
+def test_cu130_wheels_carry_no_compute_120_ptx(kb: KnowledgeBase, version: str) -> None:
+    variant = kb.torch_variant(version, "13.0")
+    assert variant is not None and variant.ptx == [] and "sha256:" in variant.source
+
+
+def test_torch_212_213_214_pairs_and_python_window(kb: KnowledgeBase) -> None:
+    assert [kb.torch_release(v).torchvision for v in ("2.12.0", "2.13.0", "2.14.0")] == [  # type: ignore[union-attr]
+        "0.27.0", "0.28.0", "0.29.0"]
+    assert kb.torch_release("2.13.0").python_max == "3.14"  # type: ignore[union-attr]
+
+
+def test_tensorflow_215_on_h100_jit_compiles(kb: KnowledgeBase) -> None:
+    """TF 2.15's wheel: sm_50 sm_60 sm_70 sm_75 cubins + compute_80 PTX, no sm_90 (H100 JIT-compiles)."""
+    build = kb.tensorflow_build("2.15.0")
+    assert build is not None and "sha256:" in build.arch_source and "sm_90" not in build.arch_list
+    found = framework_codes(kb, {"tensorflow": "2.15.0", "tensorflow_package": "tensorflow[and-cuda]"}, "H100", "12.2")
+    assert found.get("tf-arch-ptx-jit") == "warning"
+
+
+def test_tensorflow_218_has_no_maxwell_code(kb: KnowledgeBase) -> None:
+    found = framework_codes(kb, {"tensorflow": "2.18.0", "tensorflow_package": "tensorflow[and-cuda]"}, "GTX 970", "12.5")
+    assert found.get("tf-no-kernel") == "error"
+
+
+def test_tensorflow_221_row(kb: KnowledgeBase) -> None:
+    build = kb.tensorflow_build("2.21.0")
+    assert build is not None and (build.cuda, build.cudnn, build.python_max) == ("12.5", "9.3", "3.13")

@@ -26,9 +26,9 @@ from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner
 SHARE = 0.5  # a code carried by at most this share of the fat binaries is "partial" (a few kernels only)
 _INFO = ("torch/version.py", "tensorflow/python/platform/build_info.py")
 _CUDA = re.compile(
-    r"""(?:^cuda|['"]cuda_version['"]\]?)\s*[:=]\s*(?:Optional\[str\]\s*=\s*)?['"](?P<v>[\d.]+)['"]""", re.M
+    r"""(?:^cuda|['"]cuda_version['"]\]?)\s*[:=,]\s*(?:Optional\[str\]\s*=\s*)?['"](?P<v>[\d.]+)['"]""", re.M
 )
-_CUDNN = re.compile(r"""['"]cudnn_version['"]\]?\s*[:=]\s*['"](?P<v>[\d.]+)['"]""")
+_CUDNN = re.compile(r"""['"]cudnn_version['"]\]?\s*[:=,]\s*['"](?P<v>[\d.]+)['"]""")
 _VERSION = re.compile(r"""^__version__\s*=\s*['"](?P<v>[^'"+]+)""", re.M)
 _WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+)-")
 
