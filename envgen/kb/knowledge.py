@@ -198,6 +198,25 @@ class KnowledgeBase:
         ref = parse_image(image_ref)
         return next((r for r in self.ngc_releases if r.image == ref.repository and r.tag == ref.tag), None)
 
+    def ngc_nearest(self, image_ref: str) -> NgcRelease | None:
+        """For a release without a row: the known release of the same image closest before it (YY.MM of the tag),
+        else the earliest after it; None when the image has no rows or the tag has no YY.MM."""
+        ref = parse_image(image_ref)
+        m = re.match(r"^(\d{2})\.(\d{2})", ref.tag)
+        if m is None:
+            return None
+        want = (int(m.group(1)), int(m.group(2)))
+        rows = [(self._ngc_month(r.tag), r) for r in self.ngc_releases if r.image == ref.repository]
+        rows = [(month, r) for month, r in rows if month is not None]
+        before = [x for x in rows if x[0] <= want]
+        pick = max(before, key=lambda x: x[0], default=None) or min(rows, key=lambda x: x[0], default=None)
+        return pick[1] if pick else None
+
+    @staticmethod
+    def _ngc_month(tag: str) -> tuple[int, int] | None:
+        m = re.match(r"^(\d{2})\.(\d{2})", tag)
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
     def ngc_family_for(self, image_ref: str) -> NgcFamily | None:
         """The family rules for an NGC framework image, whether or not its release has a row."""
         repository = parse_image(image_ref).repository

@@ -228,14 +228,20 @@ class _Normaliser:
             return
         from envgen.kb.cache import cache_dir, load_kb_cached  # only for NGC bases that leave these out
 
-        row = load_kb_cached(cache_dir(os.environ)).ngc(base)  # the cache `check` reads the KB from next
+        kb = load_kb_cached(cache_dir(os.environ))  # the cache `check` reads the KB from next
+        row, why = kb.ngc(base), "the NGC release's"
+        if row is None:
+            # a release without a row: the nearest known release's values (check warns ngc-unknown, naming
+            # what it could not check), so the profile gets a verdict instead of an input error
+            row, why = kb.ngc_nearest(base), "assumed from the nearest known NGC release; this release has no row"
+            wanted = [key for key in wanted if key != "cudnn"]  # the fields a profile must have; cuDNN is not
         if row is None:
             return
         values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
         for key in wanted:
             if values[key]:
                 self.data[key] = values[key]
-                self.result.defaults.append(f"{key}: {values[key]!r} (the NGC release's, {row.FILE}#{row.key})")
+                self.result.defaults.append(f"{key}: {values[key]!r} ({why}, {row.FILE}#{row.key})")
 
     def defaults(self) -> None:
         data = self.data

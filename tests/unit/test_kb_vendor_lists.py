@@ -151,10 +151,24 @@ def test_tensorflow_215_on_h100_jit_compiles(kb: KnowledgeBase) -> None:
 
 
 def test_tensorflow_218_has_no_maxwell_code(kb: KnowledgeBase) -> None:
-    found = framework_codes(kb, {"tensorflow": "2.18.0", "tensorflow_package": "tensorflow[and-cuda]"}, "GTX 970", "12.5")
+    tf = {"tensorflow": "2.18.0", "tensorflow_package": "tensorflow[and-cuda]"}
+    found = framework_codes(kb, tf, "GTX 970", "12.5")
     assert found.get("tf-no-kernel") == "error"
 
 
 def test_tensorflow_221_row(kb: KnowledgeBase) -> None:
     build = kb.tensorflow_build("2.21.0")
     assert build is not None and (build.cuda, build.cudnn, build.python_max) == ("12.5", "9.3", "3.13")
+
+
+def test_ngc_release_without_a_row_is_a_warning_not_an_input_error(tmp_path: Path) -> None:
+    """nvcr.io/nvidia/pytorch:24.05-py3 has no row: the profile loads (Python from the nearest known release)
+    and check warns ngc-unknown, naming what it could not check."""
+    from envgen.profile import load_profile
+
+    path = tmp_path / "ngc.yaml"
+    path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.05-py3\ngpu: {targets: [A100]}\n")
+    profile = load_profile(str(path))
+    found = check_profile(profile, load_kb(), HostSpec())
+    unknown = [f for f in found if f.code == "ngc-unknown"]
+    assert unknown and unknown[0].severity == "warning" and "driver minimum" in unknown[0].message
