@@ -202,20 +202,17 @@ class KnowledgeBase:
         """For a release without a row: the known release of the same image closest before it (YY.MM of the tag),
         else the earliest after it; None when the image has no rows or the tag has no YY.MM."""
         ref = parse_image(image_ref)
-        m = re.match(r"^(\d{2})\.(\d{2})", ref.tag)
-        if m is None:
+        want = _ngc_month(ref.tag)
+        if want is None:
             return None
-        want = (int(m.group(1)), int(m.group(2)))
-        rows = [(self._ngc_month(r.tag), r) for r in self.ngc_releases if r.image == ref.repository]
-        rows = [(month, r) for month, r in rows if month is not None]
+        rows: list[tuple[tuple[int, int], NgcRelease]] = []
+        for row in self.ngc_releases:
+            month = _ngc_month(row.tag)
+            if row.image == ref.repository and month is not None:
+                rows.append((month, row))
         before = [x for x in rows if x[0] <= want]
         pick = max(before, key=lambda x: x[0], default=None) or min(rows, key=lambda x: x[0], default=None)
         return pick[1] if pick else None
-
-    @staticmethod
-    def _ngc_month(tag: str) -> tuple[int, int] | None:
-        m = re.match(r"^(\d{2})\.(\d{2})", tag)
-        return (int(m.group(1)), int(m.group(2))) if m else None
 
     def ngc_family_for(self, image_ref: str) -> NgcFamily | None:
         """The family rules for an NGC framework image, whether or not its release has a row."""
@@ -311,6 +308,12 @@ class KnowledgeBase:
             row_key=row.key,
             source=row.source,
         )
+
+
+def _ngc_month(tag: str) -> tuple[int, int] | None:
+    """(YY, MM) of an NGC tag such as 24.05-py3."""
+    m = re.match(r"^(\d{2})\.(\d{2})", tag)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _tag_problems(row: CudaImageRow, cuda: str, os_name: str, suffix: str | None) -> list[str]:
