@@ -96,6 +96,9 @@ class TorchRelease(Row):
     python_max: Ver
     # Pythons with wheels that upstream's release matrix calls experimental ("3.12 experimental" for 2.2/2.3)
     python_experimental: list[Ver] = Field(default_factory=list)
+    # the newest Python the paired torchvision and torchaudio wheels cover, where it is below torch's own window
+    # (torch 1.13 has 3.11 wheels, torchvision 0.14 none): the torch/torchvision/torchaudio set installs up to here
+    companions_python_max: Ver | None = None
     torchaudio_variant: bool = True
     variants: list[TorchVariant]
 

@@ -172,3 +172,22 @@ def test_ngc_release_without_a_row_is_a_warning_not_an_input_error(tmp_path: Pat
     found = check_profile(profile, load_kb(), HostSpec())
     unknown = [f for f in found if f.code == "ngc-unknown"]
     assert unknown and unknown[0].severity == "warning" and "driver minimum" in unknown[0].message
+
+
+@pytest.mark.parametrize(("pytorch", "python"), [("1.13", "3.11"), ("2.5", "3.13")])
+def test_suggest_python_is_inside_the_torchvision_torchaudio_window(kb: KnowledgeBase, pytorch: str,
+                                                                   python: str) -> None:
+    """torch 1.13 has experimental 3.11 wheels and 2.5 experimental 3.13, but torchvision 0.14 / 0.20 and
+    torchaudio 0.13 / 2.5 stop at 3.10 / 3.12: no suggestion may pair that torch with that Python."""
+    from envgen.suggest.recipes import load_recipes
+    from envgen.suggest.search import Request, suggest
+
+    from envgen.errors import InputError
+
+    try:
+        result = suggest(kb, load_recipes(), Request("A100", {"pytorch": pytorch}, python=python))
+    except InputError:
+        return  # refusing is right: no such set installs
+    for s in result.chosen:
+        frameworks = s.profile.get("frameworks") or {}
+        assert not str(frameworks.get("pytorch", "")).startswith(pytorch + "."), s.profile  # type: ignore[union-attr]
