@@ -179,10 +179,9 @@ def test_suggest_python_is_inside_the_torchvision_torchaudio_window(kb: Knowledg
                                                                    python: str) -> None:
     """torch 1.13 has experimental 3.11 wheels and 2.5 experimental 3.13, but torchvision 0.14 / 0.20 and
     torchaudio 0.13 / 2.5 stop at 3.10 / 3.12: no suggestion may pair that torch with that Python."""
+    from envgen.errors import InputError
     from envgen.suggest.recipes import load_recipes
     from envgen.suggest.search import Request, suggest
-
-    from envgen.errors import InputError
 
     try:
         result = suggest(kb, load_recipes(), Request("A100", {"pytorch": pytorch}, python=python))
