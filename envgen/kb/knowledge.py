@@ -293,6 +293,10 @@ class KnowledgeBase:
         )
         status: str = row.status if row.status == "deleted" or not problems else "unknown"
         reason = "; ".join(problems)
+        row_key = row.key
+        if problems and release is not None and not release.complete:
+            row_key = ""  # a partial list proves nothing absent: base-tag-unknown (a warning)
+            reason += f" (the list of {release.patch} tags is partial)"
         if release is not None and release.status != "supported" and not problems:
             status = "deleted" if release.status == "deleted" else "end-of-life"
             reason = _eol_reason(release)
@@ -305,7 +309,7 @@ class KnowledgeBase:
             python=python,
             digest=digest,
             reason=reason,
-            row_key=row.key,
+            row_key=row_key,
             source=row.source,
         )
 
@@ -333,7 +337,7 @@ def _release_problems(row: CudaImageRow, release: CudaTagRelease, os_name: str, 
     if release.status == "deleted":
         return []
     if os_name not in release.os:
-        return [f"no {release.patch} tags for {os_name} (NVIDIA lists: {', '.join(release.os)})"]
+        return [f"no {release.patch} tags for {os_name} (listed: {', '.join(release.os)})"]
     if suffix is None:
         return []
     with_cudnn = [r.patch for r in row.releases if r.cudnn is not None and r.status != "deleted"]

@@ -201,6 +201,9 @@ class CudaTagRelease(BaseModel):
     cudnn_os: list[str] = Field(default_factory=list)  # OSes that also have the cuDNN runtime/devel tags
     eol_on: str | None = None  # NVIDIA's EOL chart: "Marked EOL on" (YYYY-MM-DD)
     deletion_planned: str | None = None  # NVIDIA's EOL chart: "Est deletion date" (YYYY-MM-DD)
+    # False for a patch known only from a partial list (cog's table names the cudnn-devel Ubuntu tags): an OS or
+    # flavour it does not name is unknown, not proven absent
+    complete: bool = True
 
 
 class CudaImageRow(Row):

@@ -190,3 +190,23 @@ def test_suggest_python_is_inside_the_torchvision_torchaudio_window(kb: Knowledg
     for s in result.chosen:
         frameworks = s.profile.get("frameworks") or {}
         assert not str(frameworks.get("pytorch", "")).startswith(pytorch + "."), s.profile  # type: ignore[union-attr]
+
+
+def test_kb_agrees_with_cogs_tables_up_to_reviewed_differences() -> None:
+    """The rerunnable comparison against cog's torch/tf/cuda tables: only reviewed differences remain."""
+    from envgen.kb.refresh import compare_tables
+
+    found = compare_tables.differences(load_kb())
+    assert [d for d in found if d not in compare_tables.reviewed()] == []
+
+
+@pytest.mark.parametrize("tag", ["13.0.3-cudnn-devel-ubuntu24.04", "13.1.1-cudnn-devel-ubuntu22.04",
+                                 "13.2.0-cudnn-devel-ubuntu24.04"])
+def test_tags_after_nvidias_list_copy_from_cogs_table(kb: KnowledgeBase, tag: str) -> None:
+    info = kb.base_image(f"nvidia/cuda:{tag}")
+    assert info is not None and info.status == "available"
+
+
+def test_partial_release_list_gives_a_warning_not_an_error(kb: KnowledgeBase) -> None:
+    found = codes(kb, "nvidia/cuda:13.2.1-runtime-ubi9", cuda="13.2", python="3.9")
+    assert found.get("base-tag-unknown") == "warning" and "base-tag-not-published" not in found

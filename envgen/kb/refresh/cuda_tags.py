@@ -107,7 +107,8 @@ def compare(fresh: dict[str, list[dict]], data_file: Path) -> list[str]:
     have = {r["cuda"]: r.get("releases", []) for r in doc["cuda_images"]}
     out: list[str] = []
     for cuda in sorted(set(fresh) | {c for c, r in have.items() if r}, key=vtuple):
-        listed = [r for r in have.get(cuda, []) if r.get("status") != "deleted"]
+        # deleted patches and partial releases from other lists (complete: false) are not in NVIDIA's lists
+        listed = [r for r in have.get(cuda, []) if r.get("status") != "deleted" and r.get("complete", True)]
         a = yaml.safe_dump(listed, sort_keys=True).splitlines()
         b = yaml.safe_dump(fresh.get(cuda, []), sort_keys=True).splitlines()
         out += difflib.unified_diff(a, b, f"base_images.yaml nvidia/cuda:{cuda}", f"NVIDIA lists {cuda}", lineterm="")

@@ -33,9 +33,16 @@ _VERSION = re.compile(r"""^__version__\s*=\s*['"](?P<v>[^'"+]+)""", re.M)
 _WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+)-")
 
 
+_GRAFTED = re.compile(r"-[0-9a-f]{8}\.so")  # a library auditwheel copied in (libcusparseLt-294d6944.so.0)
+
+
 def _wanted(name: str) -> bool:
+    """The framework's own shared objects (and its build-info module): vendored libraries that auditwheel
+    grafted into the wheel carry their vendor's arch lists (torch 2.5.1's cuSPARSELt is mostly sm_90-only)."""
     base = name.rsplit("/", 1)[-1]
-    return name in _INFO or ".so" in base
+    if name in _INFO:
+        return True
+    return ".so" in base and not _GRAFTED.search(base) and not name.startswith("nvidia/")
 
 
 def read(source: str) -> dict[str, Any]:
