@@ -62,6 +62,15 @@ def handles_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _route_env(gpu_route: str | None) -> dict[str, str] | None:
+    """--gpu-route for one command: the environment with $ENVGEN_GPU_ROUTE set (None: unchanged)."""
+    if gpu_route is None:
+        return None
+    from envgen.config import GPU_ROUTE_ENV, check_gpu_route
+
+    return {**os.environ, GPU_ROUTE_ENV: check_gpu_route(gpu_route, "option --gpu-route")}
+
+
 def _echo_json(data: Any) -> None:
     import json
 
@@ -239,12 +248,16 @@ def export_cmd(
     fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake | k8s | slurm"),
     out: Path = typer.Option(Path("build/exports"), "-o", "--output", help="Directory to write into."),
     gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="runtime | cdi: how a compose service or dev "
+                                         "container asks for GPUs (--gpus, or --device nvidia.com/gpu=all)."),
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
     from envgen.pipeline.prepare import export_profiles
 
-    for path in export_profiles(profiles, fmt, out, gpus=gpus):
+    if gpu_route is not None and gpu_route not in ("runtime", "cdi"):
+        raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
+    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route):
         typer.echo(f"wrote {path}")
 
 
@@ -294,6 +307,8 @@ def build_cmd(
     registry: str | None = typer.Option(None, "--registry", help="Registry for --push."),
     no_check: bool = typer.Option(False, "--no-check", help="Build even if the compatibility check finds "
                                   "errors (prints them as warnings); the smoke test still decides."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
 ) -> None:
     """Check, render, build, smoke-test and record an image for a profile."""
     from envgen.pipeline.build import build
@@ -303,7 +318,7 @@ def build_cmd(
         raise InputError(f"option --builder = {builder!r} is not known", fix="use buildkit or classic")
     outcome = build(profile, smoke=not no_smoke, push=push, builder=builder, wheelhouse=wheelhouse,
                     offline=offline, registry=registry, sink=console_sink(), echo=typer.echo,
-                    check=not no_check)
+                    check=not no_check, env=_route_env(gpu_route))
     typer.echo(outcome.summary())
 
 
@@ -315,11 +330,13 @@ def smoke_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
     tier: str | None = typer.Option(None, "--tier", help="libraries | gpu | all (default: what this host can "
                                     "run: the library tier alone where no GPU can be handed out)"),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
 ) -> None:
     """Run the built-in smoke test inside an image and record the result against its image ID."""
     from envgen.pipeline.smoke import report_json, smoke
 
-    report = smoke(target, gpus=gpus, tier=tier)
+    report = smoke(target, gpus=gpus, tier=tier, env=_route_env(gpu_route))
     typer.echo(report_json(report) if as_json else report.table())
     if not report.passed:
         raise typer.Exit(1)
@@ -333,12 +350,14 @@ def run_cmd(
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
     workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
 ) -> None:
     """Start a container from a validated image, with GPUs, the working directory and your UID."""
     from envgen.pipeline.run import run
 
     code = run(target, command=list(ctx.args), gpus=gpus, workdir=workdir, force=force,
-               out=sys.stdout.write)
+               out=sys.stdout.write, env=_route_env(gpu_route))
     raise typer.Exit(code)
 
 
@@ -363,11 +382,13 @@ def pull_cmd(
     profile: str = typer.Argument(..., help="Profile name or path."),
     registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
 ) -> None:
     """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
     from envgen.pipeline.registry import pull
 
-    typer.echo(pull(profile, registry=registry, smoke=not no_smoke))
+    typer.echo(pull(profile, registry=registry, smoke=not no_smoke, env=_route_env(gpu_route)))
 
 
 @app.command("save")

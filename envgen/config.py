@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,6 +24,10 @@ DEFAULT_NAMESPACE = "envgen"
 # worker processes pass batches through it, and Docker's 64 MB default ends in "Bus error".
 DEFAULT_SHM_SIZE = "2g"
 NAMESPACE_ENV = "ENVGEN_NAMESPACE"
+# How GPUs reach containers: auto (the NVIDIA runtime where the engine has it, else CDI), or forced.
+# $ENVGEN_GPU_ROUTE (and the --gpu-route option, which sets it for one command) overrides the config.
+GPU_ROUTE_ENV = "ENVGEN_GPU_ROUTE"
+GPU_ROUTES = ("auto", "runtime", "cdi")
 # Docker's repository grammar (distribution/reference): path components of lower-case letters and
 # digits, separated inside by one '.', one or two '_', or any number of '-'; components joined by '/'.
 # A namespace is the part before the profile name (`<namespace>/<profile>:<hash>`), so no host, no tag.
@@ -43,6 +47,7 @@ class UserConfig(BaseModel):
     namespace: str = Field(default=DEFAULT_NAMESPACE, pattern=NAMESPACE_PATTERN, max_length=MAX_NAMESPACE_LENGTH)
     state_dir: Path = Field(default_factory=lambda: Path("~/.local/share/envgen").expanduser())
     ca_bundle: Path | None = None
+    gpu_route: Literal["auto", "runtime", "cdi"] = "auto"
 
 
 def config_path(env: Mapping[str, str]) -> Path:
@@ -98,6 +103,13 @@ def check_namespace(value: str, origin: str) -> str:
     return value
 
 
+def check_gpu_route(value: str, origin: str) -> str:
+    if value not in GPU_ROUTES:
+        raise InputError(f"{origin} = {value!r} is not a GPU route",
+                         fix="use auto (the NVIDIA runtime where the engine has it, else CDI), runtime or cdi")
+    return value
+
+
 def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     """Load the user config; a missing file gives the defaults. ``$ENVGEN_CONFIG`` naming a
     missing file is an error (the user asked for that file). ``$ENVGEN_NAMESPACE`` overrides the
@@ -114,6 +126,8 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
         check_namespace(data["namespace"], f"user config {path}: namespace")
     if env.get(NAMESPACE_ENV) is not None:
         data["namespace"] = check_namespace(env[NAMESPACE_ENV], NAMESPACE_ENV)
+    if env.get(GPU_ROUTE_ENV):
+        data["gpu_route"] = check_gpu_route(env[GPU_ROUTE_ENV], GPU_ROUTE_ENV)
     for key in ("state_dir", "ca_bundle"):
         if isinstance(data.get(key), str):
             data[key] = str(Path(data[key]).expanduser())

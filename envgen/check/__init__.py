@@ -8,6 +8,7 @@ from envgen.check.context import CheckContext, build_context
 from envgen.check.findings import SEVERITY_ORDER, Finding, HostSpec
 from envgen.check.registry import RULES
 from envgen.check.report import findings_to_json, format_findings, has_errors
+from envgen.check.rules_base_frameworks import moot
 from envgen.check.stack import ResolvedStack, resolve_stack
 from envgen.kb import KnowledgeBase
 from envgen.profile import Profile
@@ -22,7 +23,7 @@ def check_profile(profile: Profile, kb: KnowledgeBase, host: HostSpec | None = N
     out: list[Finding] = []
     for rule in RULES:
         for f in rule(ctx):
-            if (f.code, f.message) not in seen:
+            if (f.code, f.message) not in seen and not moot(f, ctx):
                 seen.add((f.code, f.message))
                 soft = f.severity == "error" and f.source in unverified and f.code not in _FROM_REFERENCE
                 out.append(_soften(f) if soft else f)

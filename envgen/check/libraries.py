@@ -85,7 +85,8 @@ def needs(ctx: CheckContext) -> list[Need]:
     """Every soname each GPU framework of the image loads, with how it finds it."""
     out: list[Need] = []
     version = ctx.profile.frameworks.tensorflow
-    if tensorflow_uses_image_cuda(ctx) and ctx.tf_build is not None and version:
+    provided = ctx.profile.base_frameworks  # the base's own frameworks bring (and find) their own libraries
+    if tensorflow_uses_image_cuda(ctx) and ctx.tf_build is not None and version and "tensorflow" not in provided:
         build = ctx.tf_build
         row = ctx.kb.framework_libraries_for("tensorflow", version, ctx.tf_package)
         if row is not None:
@@ -99,7 +100,7 @@ def needs(ctx: CheckContext) -> list[Need]:
                                 row.provision, lib.pip_name(cuda_major),
                                 build.cudnn if lib.family == "cudnn" else build.cuda))
     variant, release = ctx.torch_variant, ctx.torch_release
-    if ctx.gpu and variant is not None and release is not None and variant.cuda:
+    if ctx.gpu and variant is not None and release is not None and variant.cuda and "pytorch" not in provided:
         row = ctx.kb.framework_libraries_for("pytorch", release.version, None)
         if row is not None and row.provision == "wheel_deps":
             cuda_major = vtuple(variant.cuda)[0]

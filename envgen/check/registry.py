@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from envgen.check import (
+    rules_base_frameworks,
     rules_base_image,
     rules_cpu,
     rules_cudnn,
@@ -24,6 +25,7 @@ Rule = Callable[[CheckContext], list[Finding]]
 
 RULES: tuple[Rule, ...] = (
     *rules_base_image.RULES,
+    *rules_base_frameworks.RULES,
     *rules_python.RULES,
     *rules_tensorflow.RULES,
     *rules_pytorch.RULES,

@@ -48,6 +48,12 @@ def _torch_pins(ctx: CheckContext) -> list[str]:
     return pins
 
 
+def _framework_of(pin: str) -> str:
+    """The frameworks: key of a framework pin: torch==2.1.2+cu118 -> pytorch."""
+    name = pin.split("==", 1)[0]
+    return "pytorch" if name == "torch" else name
+
+
 def expected_libraries(ctx: CheckContext) -> list[dict[str, Any]]:
     """What the smoke test's library tier loads: each soname a GPU framework of the image needs, the version
     it was built with (cudart, cuDNN), who needs it, and the wheel that provides it."""
@@ -73,9 +79,12 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
     pip: list[str] = []
     preinstalled: list[str] = []
     tf_version = profile.frameworks.tensorflow
+    provided = profile.base_frameworks
     if tf_version:
         if ctx.ngc is not None and ctx.ngc.framework == "tensorflow":
             preinstalled.append(f"tensorflow=={ctx.ngc.framework_version}")
+        elif "tensorflow" in provided:
+            preinstalled.append(f"tensorflow=={tf_version}")
         else:
             pip.append(f"{ctx.tf_package}=={tf_version}")
             if profile.frameworks.tensorflow_package is None:
@@ -83,12 +92,14 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
                     f"TensorFlow {tf_version} is installed as `{ctx.tf_package}` (the distribution that "
                     f"carries {'GPU' if ctx.gpu else 'CPU'} support for this release)"
                 )
-    pip += _torch_pins(ctx)
-    if ctx.torch_variant_note:
+    torch_pins = _torch_pins(ctx)
+    pip += [pin for pin in torch_pins if _framework_of(pin) not in provided]
+    preinstalled += [pin for pin in torch_pins if _framework_of(pin) in provided]
+    if ctx.torch_variant_note and "pytorch" not in provided:
         notes.append(ctx.torch_variant_note)
     index_urls: list[str] = []
     find_links: list[str] = []
-    if ctx.torch_variant is not None:
+    if ctx.torch_variant is not None and "pytorch" not in provided:
         (find_links if ctx.torch_variant.find_links else index_urls).append(ctx.torch_variant.index_url)
     pip += list(profile.packages.pip)
     conda = [f"python={profile.python}", *profile.packages.conda] if profile.installer == "conda" else []
@@ -121,12 +132,16 @@ def resolve_stack(profile: Profile, kb: KnowledgeBase) -> ResolvedStack:
         "gpu_required": ctx.gpu,
         "arch_list": list(ctx.torch_variant.arch_list) if ctx.torch_variant is not None else [],
         "ptx": list(ctx.torch_variant.ptx) if ctx.torch_variant is not None else [],
-        "libraries": expected_libraries(ctx),
+        # frameworks of the base find their own libraries: the probe derives them from what they report
+        "libraries": expected_libraries(ctx) if not provided or ctx.libraries.needs else None,
         "gpu_targets": [
             {"name": t.label, "compute_capability": t.model.compute_capability if t.model else None}
             for t in ctx.targets
         ],
     }
+    if profile.base_provides is not None:
+        expected["base_provides"] = {"python": profile.base_provides.python, "frameworks": {
+            name: getattr(profile.frameworks, name) for name in provided}}
     return ResolvedStack(
         pip=pip,
         pip_index_urls=index_urls,

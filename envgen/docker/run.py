@@ -1,5 +1,6 @@
-"""Run a command in a container through the SDK: GPU device request, working directory mount,
-shared memory for data loaders, a chosen user; engine errors about GPUs become HostIncompatible."""
+"""Run a command in a container through the SDK: GPU device request (the NVIDIA runtime's, or CDI's),
+working directory mount, shared memory for data loaders, a chosen user; engine errors about GPUs become
+HostIncompatible."""
 
 from __future__ import annotations
 
@@ -31,17 +32,20 @@ def current_user() -> str:
     return f"{os.getuid()}:{os.getgid()}"
 
 
-def device_requests(gpus: Gpus) -> list[Any]:
-    """The SDK form of ``--gpus``: ``all`` -> count -1, N -> count N, ``none`` -> no request."""
+def device_requests(gpus: Gpus, cdi_devices: Sequence[str] = ()) -> list[Any]:
+    """The SDK form of ``--gpus``. Through the NVIDIA runtime: ``all`` -> count -1, N -> count N, with the
+    ``gpu`` capability (what `docker run --gpus` sends). By CDI, when ``cdi_devices`` names the devices
+    (``nvidia.com/gpu=all``, ``nvidia.com/gpu=0``): one request of the ``cdi`` driver with those IDs (what
+    `docker run --device nvidia.com/gpu=all` sends). ``none`` -> no request."""
     from docker.types import DeviceRequest
 
     if gpus == "none":
         return []
-    if gpus == "all":
-        return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0:
-        return [DeviceRequest(count=gpus, capabilities=[["gpu"]])]
-    raise InputError(f"--gpus {gpus!r}: expected all, none or a positive number")
+    if not (gpus == "all" or isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0):
+        raise InputError(f"--gpus {gpus!r}: expected all, none or a positive number")
+    if cdi_devices:
+        return [DeviceRequest(driver="cdi", device_ids=list(cdi_devices))]
+    return [DeviceRequest(count=-1 if gpus == "all" else gpus, capabilities=[["gpu"]])]
 
 
 def run_container(
@@ -50,6 +54,8 @@ def run_container(
     command: str | Sequence[str] | None = None,
     *,
     gpus: Gpus = "none",
+    cdi_devices: Sequence[str] = (),
+    restore_env: Mapping[str, str] | None = None,
     workdir: Path | None = None,
     user: str | None = None,
     shm_size: str = DEFAULT_SHM_SIZE,
@@ -61,13 +67,16 @@ def run_container(
     """Run ``command`` in ``image`` to completion; returns its exit code and combined output.
 
     ``workdir`` (host directory) is mounted read-write at /workspace and made the working directory;
-    ``user`` is ``"uid:gid"`` (default: the image's user); ``on_output`` receives output lines live.
+    ``user`` is ``"uid:gid"`` (default: the image's user); ``on_output`` receives output lines live;
+    ``cdi_devices`` asks for the GPUs by CDI instead of through the NVIDIA runtime (see device_requests);
+    ``restore_env`` are variables set again after the engine's device edits (a CDI spec's env replaces the
+    image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``.
     Raises HostIncompatible for GPU start errors, InputError for an unknown image.
     """
     from docker.errors import APIError, ImageNotFound
 
     kwargs: dict[str, Any] = {"shm_size": shm_size, "environment": dict(env or {}),
-                              "device_requests": device_requests(gpus)}
+                              "device_requests": device_requests(gpus, cdi_devices)}
     if workdir is not None:
         host_dir = Path(workdir).resolve()
         if not host_dir.is_dir():
@@ -76,6 +85,8 @@ def run_container(
         kwargs["working_dir"] = WORKDIR_IN_CONTAINER
     if user:
         kwargs["user"] = user
+    if restore_env:
+        command = _wrap_env(client, image, command, restore_env, kwargs)
     try:
         container = client.containers.create(image, command, detach=True, **kwargs)
     except ImageNotFound:
@@ -114,6 +125,23 @@ def run_container(
         if remove:
             with contextlib.suppress(APIError):
                 container.remove(force=True)
+
+
+def _wrap_env(client: DockerClient, image: str, command: str | Sequence[str] | None, restore: Mapping[str, str],
+              kwargs: dict[str, Any]) -> list[str]:
+    """``/usr/bin/env NAME=value ...`` in front of the image's entrypoint; the command given, else the
+    image's own (a new entrypoint clears the image's CMD)."""
+    from docker.errors import ImageNotFound
+
+    try:
+        config = client.images.get(image).attrs.get("Config") or {}
+    except ImageNotFound:
+        raise InputError(f"no image {image} on this engine", fix="build it (envgen build) or pull it") from None
+    kwargs["entrypoint"] = ["/usr/bin/env", *(f"{k}={v}" for k, v in sorted(restore.items())),
+                            *(config.get("Entrypoint") or [])]
+    if command is None:
+        return list(config.get("Cmd") or [])
+    return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
 
 
 def _translate(message: str) -> EnvgenError | None:

@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from envgen.host.facts import HostFactsProvider
-from envgen.host.model import DockerFacts, GpuFact, HostFacts, Probe, RuntimeFacts
+from envgen.host.cdi import parse_spec
+from envgen.host.facts import CDI_DIRS, HostFactsProvider
+from envgen.host.model import CdiFacts, DockerFacts, GpuFact, HostFacts, Probe, RuntimeFacts
 from envgen.host.parse import (
     SmiReading,
-    cdi_has_nvidia_gpu,
     parse_docker_info,
     parse_nvml_json,
     parse_query_csv,
@@ -24,6 +24,7 @@ from envgen.host.parse import (
     parse_smi_table,
     version_tuple,
 )
+from envgen.host.route import gpu_access
 
 # BuildKit shipped in Docker Engine 18.09.
 BUILDKIT_MIN_ENGINE = (18, 9)
@@ -140,17 +141,22 @@ def _runtime(provider: HostFactsProvider, docker: DockerFacts) -> RuntimeFacts:
         return RuntimeFacts("unknown", "the Docker engine could not be asked")
     if "nvidia" in docker.runtimes:
         return RuntimeFacts("registered", "the engine lists the nvidia runtime")
-    if any(cdi_has_nvidia_gpu(spec) for spec in provider.cdi_specs()):
-        return RuntimeFacts("cdi", "CDI specs declare nvidia.com/gpu devices")
     hook = provider.nvidia_hook()
     if hook:
         return RuntimeFacts(
             "hook", f"{hook} is on PATH: the engine registers its GPU driver when it starts with it there"
         )
     return RuntimeFacts(
-        "missing", "the engine lists no nvidia runtime, no CDI spec declares nvidia.com/gpu, and no "
-        "nvidia-container-runtime-hook is on PATH"
+        "missing", "the engine lists no nvidia runtime and no nvidia-container-runtime-hook is on PATH"
     )
+
+
+def _cdi(provider: HostFactsProvider, docker: DockerFacts) -> CdiFacts:
+    """The engine reads CDI specs when `docker info` lists CDI spec directories; the specs are read from
+    those (from the default ones when the engine lists none, so the doctor can say they go unused)."""
+    dirs = docker.cdi_spec_dirs or CDI_DIRS
+    specs = tuple(parse_spec(text, path) for path, text in provider.cdi_specs(tuple(dirs)))
+    return CdiFacts(enabled=bool(docker.cdi_spec_dirs), spec_dirs=tuple(docker.cdi_spec_dirs), specs=specs)
 
 
 def collect(provider: HostFactsProvider, kb: Any = None) -> HostFacts:
@@ -169,6 +175,8 @@ def collect(provider: HostFactsProvider, kb: Any = None) -> HostFacts:
             if gpu.compute_capability is None:
                 notes.append(f"compute capability of {gpu.name!r} unknown: not reported by the driver "
                              "and not found in the knowledge base")
+    runtime = _runtime(provider, docker)
+    cdi = _cdi(provider, docker)
     return HostFacts(
         gpus=gpus,
         driver=driver,
@@ -176,7 +184,9 @@ def collect(provider: HostFactsProvider, kb: Any = None) -> HostFacts:
         gpu_source=source,
         gpu_error=gpu_error,
         docker=docker,
-        nvidia_runtime=_runtime(provider, docker),
+        nvidia_runtime=runtime,
         wsl=provider.is_wsl(),
         notes=tuple(notes),
+        cdi=cdi,
+        gpu_access=gpu_access(docker, runtime, cdi),
     )

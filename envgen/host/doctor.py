@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from envgen.host.cdi import PATH_LISTS
 from envgen.host.model import HostFacts
+from envgen.host.route import CDI_SOURCE
 
 Verdict = Literal["runs", "runs-with-warning", "cannot-run"]
 SCHEMA = "envgen.doctor/1"
@@ -105,21 +107,41 @@ def host_reasons(facts: HostFacts, profile: Any) -> list[Reason]:
     if not facts.gpus:
         message = f"profile needs an NVIDIA GPU; none found here ({facts.gpu_error})"
         reasons.append(Reason("error", "host-no-gpu", message, NO_GPU_FIX))
-    runtime = facts.nvidia_runtime
-    if facts.docker.reachable and runtime.status == "missing":
-        reasons.append(Reason("error", "host-no-nvidia-runtime",
-                              "the Docker engine cannot hand GPUs to containers: " + runtime.detail,
-                              NO_RUNTIME_FIX))
-    elif facts.docker.reachable and runtime.status == "hook":
-        reasons.append(Reason("warning", "host-nvidia-runtime-unregistered",
-                              "the nvidia runtime is not registered with the engine; " + runtime.detail,
-                              HOOK_ONLY_FIX))
+    reasons.extend(route_reasons(facts))
     for gpu in facts.gpus:
         if gpu.compute_capability is None:
             reasons.append(Reason("warning", "host-gpu-unknown",
                                   f"compute capability of {gpu.name!r} unknown: kernels cannot be checked",
                                   "install nvidia-ml-py (pip install nvidia-ml-py) or a newer driver whose "
                                   "nvidia-smi reports compute_cap"))
+    return reasons
+
+
+def route_reasons(facts: HostFacts) -> list[Reason]:
+    """How a GPU reaches a container here (the NVIDIA runtime, or CDI), and what stops it."""
+    if not facts.docker.reachable:
+        return []
+    access, runtime = facts.gpu_access, facts.nvidia_runtime
+    if access.route is None:
+        return [Reason("error", "host-no-nvidia-runtime",
+                       "the Docker engine cannot hand GPUs to containers: " + access.detail.removeprefix("none: "),
+                       "; ".join(access.fixes) or NO_RUNTIME_FIX, CDI_SOURCE)]
+    reasons: list[Reason] = []
+    if access.route == "runtime" and runtime.status == "hook":
+        reasons.append(Reason("warning", "host-nvidia-runtime-unregistered",
+                              "the nvidia runtime is not registered with the engine; " + runtime.detail,
+                              HOOK_ONLY_FIX))
+    if access.route == "cdi":
+        overriding = sorted({item.split("=", 1)[0] for spec in facts.cdi.specs if spec.is_nvidia_gpu
+                             for item in spec.env if item.split("=", 1)[0] in PATH_LISTS})
+        if overriding:
+            reasons.append(Reason(
+                "info", "host-cdi-env",
+                f"the CDI spec sets {', '.join(overriding)} in every GPU container, replacing the image's own: "
+                "envgen sets the image's entries again in the containers it starts; a plain `docker run "
+                "--device nvidia.com/gpu=all` of the image does not",
+                "generate the spec with `nvidia-ctk cdi generate` (its spec mounts the driver and runs ldconfig "
+                "instead), or start the image with `envgen run`", CDI_SOURCE))
     return reasons
 
 

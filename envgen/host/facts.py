@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from envgen.host.cdi import read_specs
 from envgen.host.model import Probe
 from envgen.host.parse import QUERY_FIELDS, is_wsl_kernel
 
@@ -43,7 +44,8 @@ class HostFactsProvider(Protocol):
 
     def builder(self) -> Probe: ...  # "buildx", "buildkit-legacy" or "classic"
 
-    def cdi_specs(self) -> list[str]: ...  # texts of the CDI spec files found
+    # (path, text) of the CDI spec files in these directories (the engine's CDISpecDirs, else CDI_DIRS)
+    def cdi_specs(self, dirs: Sequence[str] = CDI_DIRS) -> list[tuple[str, str]]: ...
 
     def nvidia_hook(self) -> str | None: ...  # path of nvidia-container-runtime-hook, if on PATH
 
@@ -160,8 +162,8 @@ class RealProvider:
             return Probe(error=f"builder detection failed: {exc}")
         return Probe(output=builder_kind(info))
 
-    def cdi_specs(self) -> list[str]:
-        return read_cdi_specs(CDI_DIRS)
+    def cdi_specs(self, dirs: Sequence[str] = CDI_DIRS) -> list[tuple[str, str]]:
+        return read_specs(dirs)
 
     def nvidia_hook(self) -> str | None:
         for name in NVIDIA_HOOKS:
@@ -197,21 +199,6 @@ def builder_kind(info: object) -> str:
     """envgen.docker's BuilderInfo.kind: "buildx", "buildkit-legacy" (DOCKER_BUILDKIT=1) or "classic"."""
     kind = getattr(info, "kind", None)
     return str(kind) if kind else "unknown"
-
-
-def read_cdi_specs(dirs: Sequence[str | Path]) -> list[str]:
-    texts: list[str] = []
-    for directory in dirs:
-        folder = Path(directory)
-        if not folder.is_dir():
-            continue
-        for spec in sorted(folder.iterdir()):
-            if spec.suffix in (".yaml", ".yml", ".json") and spec.is_file():
-                try:
-                    texts.append(spec.read_text(encoding="utf-8", errors="replace"))
-                except OSError:
-                    continue
-    return texts
 
 
 class RecordedProvider:
@@ -262,8 +249,14 @@ class RecordedProvider:
         text = self._read("builder.txt")
         return Probe(output=text.strip()) if text else Probe(error="builder not recorded")
 
-    def cdi_specs(self) -> list[str]:
-        return read_cdi_specs([self.directory / "cdi"])
+    def cdi_specs(self, dirs: Sequence[str] = CDI_DIRS) -> list[tuple[str, str]]:
+        """The recorded specs (cdi/), named by the path they had on the machine: cdi/paths.txt maps a
+        file name to it ("nvidia.json /etc/cdi/nvidia.json"); without it, /etc/cdi/<file name>."""
+        folder = self.directory / "cdi"
+        origin = dict(line.split(None, 1) for line in (self._read("cdi/paths.txt") or "").splitlines()
+                      if len(line.split(None, 1)) == 2)
+        return [(origin.get(Path(path).name, f"/etc/cdi/{Path(path).name}").strip(), text)
+                for path, text in read_specs([folder])]
 
     def nvidia_hook(self) -> str | None:
         text = self._read("nvidia-hook.txt")

@@ -10,6 +10,7 @@ from typing import Any
 from envgen.errors import HostIncompatible
 from envgen.host.doctor import NO_RUNTIME_FIX, ProfileVerdict, verdict_for
 from envgen.host.model import HostFacts
+from envgen.host.route import CDI_GENERATE_FIX
 
 # docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
 _NO_DRIVER_RE = re.compile(r'could not select device driver "[^"]*" with capabilities: \[\[gpu\]\]')
@@ -18,6 +19,10 @@ _NO_DRIVER_RE = re.compile(r'could not select device driver "[^"]*" with capabil
 _CUDA_REQ_RE = re.compile(r"unsatisfied condition:\s*cuda\s*>=\s*([0-9]+(?:\.[0-9]+)*)")
 _UNKNOWN_RUNTIME_RE = re.compile(r"(unknown or invalid runtime name|Unknown runtime specified):? nvidia")
 _WSL_NO_ADAPTER_RE = re.compile(r"WSL environment detected but no adapters were found")
+# Docker >= 25 with CDI (recorded on the H200, Docker 26.1.5): a device no spec declares
+# CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=7
+_CDI_UNRESOLVABLE_RE = re.compile(r"unresolvable CDI devices ([A-Za-z0-9./_-]+=[A-Za-z0-9:._-]+(?:[, ]+[A-Za-z0-9./_-]+"
+                                  r"=[A-Za-z0-9:._-]+)*)")
 
 
 def gate(facts: HostFacts, profile: Any, kb: Any) -> ProfileVerdict:
@@ -53,9 +58,16 @@ def translate_engine_error(text: str, kb: Any = None) -> HostIncompatible | None
     """The engine's GPU errors as the doctor words them; None for any other error."""
     if _NO_DRIVER_RE.search(text) or _UNKNOWN_RUNTIME_RE.search(text):
         return HostIncompatible(
-            "the Docker engine cannot hand GPUs to containers: the NVIDIA Container Toolkit is not "
-            "installed, or Docker was not restarted after it was installed",
-            fix=NO_RUNTIME_FIX,
+            "the Docker engine cannot hand GPUs to containers through the NVIDIA runtime: the NVIDIA Container "
+            "Toolkit is not installed, or Docker was not restarted after it was installed",
+            fix=f"{NO_RUNTIME_FIX}; or, where the engine has CDI specs for the GPUs, take that route "
+                "(--gpu-route cdi; `envgen doctor` shows the routes)",
+        )
+    cdi = _CDI_UNRESOLVABLE_RE.search(text)
+    if cdi:
+        return HostIncompatible(
+            f"the engine's CDI specs declare no device {cdi.group(1).rstrip('.')}",
+            fix=f"ask for the devices `envgen doctor` lists, or {CDI_GENERATE_FIX}",
         )
     match = _CUDA_REQ_RE.search(text)
     if match:

@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from envgen.host.cdi import CdiSpec
+
+# The NVIDIA runtime alone (CDI is judged apart, in CdiFacts; "cdi" is kept for facts recorded before
+# the two were told apart).
 RuntimeStatus = Literal["registered", "cdi", "hook", "missing", "unknown"]
 
 
@@ -50,10 +54,32 @@ class DockerFacts:
 
 @dataclass(frozen=True)
 class RuntimeFacts:
-    """Whether the engine can hand GPUs to containers (`--gpus` / a GPU device request)."""
+    """Whether the engine has the NVIDIA runtime (`--gpus` / a device request with the gpu capability)."""
 
     status: RuntimeStatus
     detail: str
+
+
+@dataclass(frozen=True)
+class CdiFacts:
+    """CDI on this engine: whether it reads specs (`docker info`'s CDI spec directories, Docker >= 25
+    with the `cdi` feature) and what the spec files there declare."""
+
+    enabled: bool = False
+    spec_dirs: tuple[str, ...] = ()
+    specs: tuple[CdiSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuAccess:
+    """Which route a GPU container takes here (``auto``): "runtime", "cdi", or None when neither works;
+    each route's own verdict, and the fixes when neither works."""
+
+    route: Literal["runtime", "cdi"] | None = None
+    detail: str = "not judged"
+    runtime_ok: bool = False
+    cdi_ok: bool = False
+    fixes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,6 +93,8 @@ class HostFacts:
     nvidia_runtime: RuntimeFacts
     wsl: bool
     notes: tuple[str, ...] = field(default_factory=tuple)
+    cdi: CdiFacts = field(default_factory=CdiFacts)
+    gpu_access: GpuAccess = field(default_factory=GpuAccess)
 
     @property
     def platform(self) -> Literal["linux", "windows"]:

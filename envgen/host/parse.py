@@ -174,14 +174,6 @@ def parse_docker_info(text: str) -> DockerInfo:
     return _docker_info_from_dict(data)
 
 
-_CDI_GPU_RE = re.compile(r"""["']?kind["']?\s*:\s*["']?nvidia\.com/gpu\b""")
-
-
-def cdi_has_nvidia_gpu(spec_text: str) -> bool:
-    """A CDI spec (YAML or JSON) that declares `kind: nvidia.com/gpu` devices."""
-    return bool(_CDI_GPU_RE.search(spec_text))
-
-
 def is_wsl_kernel(proc_version: str) -> bool:
     """/proc/version of a WSL kernel names Microsoft ("...-microsoft-standard-WSL2")."""
     return "microsoft" in proc_version.lower()

@@ -42,14 +42,13 @@ def record_raw(directory: Path, provider: RealProvider) -> None:
     hook = provider.nvidia_hook()
     if hook:
         (directory / "nvidia-hook.txt").write_text(hook + "\n", encoding="utf-8")
-    for folder in CDI_DIRS:
-        source = Path(folder)
-        if source.is_dir():
-            target = directory / "cdi"
-            target.mkdir(exist_ok=True)
-            for spec in sorted(source.iterdir()):
-                if spec.is_file():
-                    (target / spec.name).write_text(spec.read_text(encoding="utf-8", errors="replace"))
+    specs = provider.cdi_specs(CDI_DIRS)
+    if specs:
+        target = directory / "cdi"
+        target.mkdir(exist_ok=True)
+        for path, text in specs:
+            (target / Path(path).name).write_text(text, encoding="utf-8")
+        (target / "paths.txt").write_text("".join(f"{Path(p).name} {p}\n" for p, _ in specs), encoding="utf-8")
     proc = Path("/proc/version")
     if proc.is_file():
         (directory / "proc-version.txt").write_text(proc.read_text(encoding="utf-8", errors="replace"))

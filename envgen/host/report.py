@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envgen.host.doctor import DoctorReport
 from envgen.host.model import HostFacts
+from envgen.host.route import spec_summary
 from envgen.table import format_table
 
 VERDICT_WORDS = {"runs": "runs here", "runs-with-warning": "runs, with a warning", "cannot-run": "cannot run"}
@@ -33,11 +34,30 @@ def _gpu_lines(facts: HostFacts) -> list[str]:
     return lines
 
 
+def _cdi_lines(facts: HostFacts) -> list[str]:
+    cdi = facts.cdi
+    if not facts.docker.reachable:
+        return []
+    state = f"enabled (spec directories {', '.join(cdi.spec_dirs)})" if cdi.enabled else \
+        "not enabled (the engine lists no CDI spec directories)"
+    return [f"CDI:             {state}", *(f"CDI spec:        {spec_summary(spec)}" for spec in cdi.specs)]
+
+
+def _route_line(facts: HostFacts) -> str:
+    access = facts.gpu_access
+    if access.route is None:
+        return access.detail
+    how = {"runtime": "--gpus (the NVIDIA runtime)", "cdi": "CDI (--device nvidia.com/gpu=...)"}[access.route]
+    return f"{how}: {access.detail}"
+
+
 def format_facts(facts: HostFacts) -> str:
     runtime = facts.nvidia_runtime
     lines = [
         f"Docker engine:   {_docker_line(facts)}",
         f"NVIDIA runtime:  {runtime.status}: {runtime.detail}",
+        *_cdi_lines(facts),
+        f"GPU route:       {_route_line(facts)}",
         *_gpu_lines(facts),
         f"WSL2:            {'yes (Windows driver minimums apply)' if facts.wsl else 'no'}",
     ]

@@ -11,6 +11,7 @@ from envgen.errors import EnvgenError
 from envgen.host import RealProvider, collect
 from envgen.host.doctor import DoctorReport, doctor
 from envgen.host.gate import gate
+from envgen.host.model import HostFacts
 from envgen.host.report import format_report
 from envgen.kb import load_kb
 from envgen.profile import Profile, list_profiles, load_profile
@@ -41,9 +42,11 @@ def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = No
     return DoctorOutput(doctor(facts, profiles, kb))
 
 
-def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None) -> Any:
+def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, *, facts: HostFacts | None = None,
+               kb: Any = None) -> Any:
     """Check this host against the profile an image was built from (by its label), before starting it.
-    An image whose profile is not known here is let through: the engine's own errors are translated."""
+    An image whose profile is not known here is let through: the engine's own errors are translated.
+    ``facts``: the host facts already read (else they are read here)."""
     name = labels.get("io.envgen.profile")
     if not name:
         return None
@@ -51,5 +54,5 @@ def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None) 
         profile = load_profile(name, env)
     except EnvgenError:
         return None
-    kb = load_kb()
-    return gate(collect(RealProvider(env), kb), profile, kb)
+    kb = kb if kb is not None else load_kb()
+    return gate(facts if facts is not None else collect(RealProvider(env), kb), profile, kb)

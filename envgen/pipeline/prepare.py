@@ -82,11 +82,13 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
 
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
-                    gpus: int = 1) -> list[Path]:
+                    gpus: int = 1, gpu_route: str | None = None) -> list[Path]:
     from envgen.render.exports import ExportOptions
 
     config = load_config(env)
     kb = load_kb()
     profiles = [load_profile(ref) for ref in refs]
     images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
-    return export(profiles, kb, fmt, out, config=config, options=ExportOptions(images=images, gpus=gpus))
+    route = gpu_route or config.gpu_route
+    options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime")
+    return export(profiles, kb, fmt, out, config=config, options=options)

@@ -11,8 +11,9 @@ from envgen.config import load_config
 from envgen.docker import connect, run_container
 from envgen.errors import ImageNotValidated
 from envgen.pipeline.bundle import loaded_from_bundle
+from envgen.pipeline.gpus import gpu_kwargs
 from envgen.pipeline.resolve import resolve_image
-from envgen.pipeline.smoke import gpus_for, parse_gpus
+from envgen.pipeline.smoke import gpus_for
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import LIBRARIES
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
     from envgen.docker import ImageSummary
+    from envgen.host.route import GpuRoute
 
 
 def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
@@ -53,29 +55,48 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
             fix=f"run `envgen smoke {target}` first, or pass --force to run it anyway",
         )
     gpus = gpus_for(image.labels, gpus)
+    route = None
+    if gpus == "none" and image.labels.get("io.envgen.gpu-required") == "true":
+        out(f"envgen: warning: {image.labels.get('io.envgen.profile', target)} is a GPU profile and --gpus none "
+            "gives its container no GPU: the frameworks run on the CPU without an error (torch.cuda.is_available() "
+            "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":
-        from envgen.pipeline.doctor import gate_image
-
-        gate_image(image.labels, env)
+        route = _gate_and_route(image.labels, gpus, config.gpu_route, env)
         if not force and record is not None and record.tier == LIBRARIES:
-            gpu_tier_first(client, image.id, image.labels, gpus, store, out)
+            gpu_tier_first(client, image.id, image.labels, gpus, store, out, route)
     result = run_container(
-        client, image.id, command or None, gpus=parse_gpus(gpus),
+        client, image.id, command or None,
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
-        on_output=lambda line: None if out(line + "\n") else None,
+        on_output=lambda line: None if out(line + "\n") else None, **gpu_kwargs(client, image.id, gpus, route),
     )
     return result.exit_code
 
 
+def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str,
+                    env: Mapping[str, str] | None) -> GpuRoute | None:
+    """The host checked against the image's profile (the doctor's rules), and the route its GPUs take:
+    None for the NVIDIA runtime (or a host whose facts could not be read: the engine's answer decides)."""
+    from envgen.kb import load_kb
+    from envgen.pipeline.doctor import gate_image
+    from envgen.pipeline.tiers import host_facts, route_for
+
+    kb = load_kb()
+    facts = host_facts(env, kb)
+    gate_image(labels, env, facts=facts, kb=kb)
+    route = route_for(gpus, facts, gpu_route)
+    return route if route is not None and route.route == "cdi" else None
+
+
 def gpu_tier_first(client: DockerClient, image_id: str, labels: Mapping[str, str], gpus: str, store: ValidationStore,
-                   out: Callable[[str], object]) -> None:
+                   out: Callable[[str], object], route: GpuRoute | None = None) -> None:
     """An image validated at the library tier only, about to get a GPU: run both tiers once here (the
     result is recorded against the image ID), and refuse the run if they fail."""
     from envgen.pipeline.smoke import run_smoke, smoke_kwargs
 
     out("envgen: this image was validated at the library tier only (built without a GPU); running the GPU "
         "tier on this host once before first use\n")
-    report = run_smoke(client, image_id, gpus=gpus, tier="all", **smoke_kwargs(client, image_id, labels, store))
+    report = run_smoke(client, image_id, gpus=gpus, tier="all", route=route,
+                       **smoke_kwargs(client, image_id, labels, store))
     if not report.passed:
         failure = report.failures[0]
         fix = failure.diagnosis.fix if failure.diagnosis else "read the smoke report above"

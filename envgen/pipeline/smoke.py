@@ -11,12 +11,15 @@ from envgen.config import load_config
 from envgen.docker import connect, inspect_image, run_container
 from envgen.docker.archive import read_file
 from envgen.errors import HostIncompatible, InputError, SmokeFailed
+from envgen.pipeline.gpus import gpu_kwargs
 from envgen.pipeline.state import Validation, ValidationStore
-from envgen.pipeline.tiers import TierPlan, host_plan
+from envgen.pipeline.tiers import TierPlan, host_facts, host_plan, route_for
 from envgen.smoke.report import SmokeReport
 
 if TYPE_CHECKING:
     from docker import DockerClient
+
+    from envgen.host.route import GpuRoute
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
 PROFILE_IN_IMAGE = "/etc/envgen/profile.json"
@@ -56,13 +59,14 @@ def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
 
 def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str, content_hash: str,
               store: ValidationStore, on_output: Callable[[str], None] | None = None,
-              timeout_s: float = DEFAULT_TIMEOUT_S, tier: str = "all") -> SmokeReport:
-    """Run the probe in ``image`` (ID or tag), record the result, return the report.
+              timeout_s: float = DEFAULT_TIMEOUT_S, tier: str = "all", route: GpuRoute | None = None) -> SmokeReport:
+    """Run the probe in ``image`` (ID or tag), record the result, return the report. ``route``: the GPUs
+    by CDI (None: through the NVIDIA runtime).
 
     The probe keeps to its own budget (the profile's smoke.timeout_s); the host kills the container
     if it overruns that by a margin (a hung driver call, a deadlocked all-reduce)."""
-    result = run_container(client, image, smoke_command(tier), gpus=parse_gpus(gpus), on_output=on_output,
-                           timeout_s=timeout_s + TIMEOUT_MARGIN_S)
+    result = run_container(client, image, smoke_command(tier), on_output=on_output,
+                           timeout_s=timeout_s + TIMEOUT_MARGIN_S, **gpu_kwargs(client, image, gpus, route))
     if result.timed_out:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
         raise SmokeFailed(f"the smoke test in {image} did not finish within {timeout_s + TIMEOUT_MARGIN_S:.0f}s "
@@ -100,20 +104,12 @@ def run_planned(client: DockerClient, image: str, plan: TierPlan, **kwargs: Any)
     """run_smoke with a tier plan; when the engine refuses the GPU request, the library tier runs alone
     and the returned plan says why the GPU tier did not."""
     try:
-        return run_smoke(client, image, gpus=plan.gpus, tier=plan.tiers, **kwargs), plan
+        return run_smoke(client, image, gpus=plan.gpus, tier=plan.tiers, route=plan.route, **kwargs), plan
     except HostIncompatible as exc:
         if plan.gpus == "none":
             raise
         fallback = plan.without_gpu(f"the engine refused the GPU request: {exc.one_line()}")
         return run_smoke(client, image, gpus="none", tier="libraries", **kwargs), fallback
-
-
-def parse_gpus(gpus: str) -> Any:
-    if gpus in ("all", "none"):
-        return gpus
-    if gpus.isdigit() and int(gpus) > 0:
-        return int(gpus)
-    raise InputError(f"option --gpus = {gpus!r} is not valid", fix="use all, none, or a number of GPUs")
 
 
 def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
@@ -130,8 +126,9 @@ def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
     labels = image.labels
     kwargs = smoke_kwargs(client, image.id, labels, ValidationStore(config.state_dir))
     if tier is not None:
-        return run_smoke(client, image.id, gpus=gpus_for(labels, gpus) if tier != "libraries" else "none",
-                         tier=tier, **kwargs)
+        wanted = gpus_for(labels, gpus) if tier != "libraries" else "none"
+        route = route_for(wanted, host_facts(env), load_config(env).gpu_route) if wanted != "none" else None
+        return run_smoke(client, image.id, gpus=wanted, tier=tier, route=route, **kwargs)
     gpu_required = labels.get("io.envgen.gpu-required") != "false"
     report, _plan = run_planned(client, image.id, host_plan(gpu_required, env, gpus), **kwargs)
     return report

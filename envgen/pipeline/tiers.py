@@ -9,11 +9,12 @@ before first use.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from envgen.host.doctor import NO_RUNTIME_FIX
+from envgen.errors import HostIncompatible
 from envgen.host.model import HostFacts
+from envgen.host.route import GpuRoute, choose_route
 
 # what a passing smoke report proves (the probe's ``tier``): ordered weakest first
 LIBRARIES, GPU, CPU = "libraries", "gpu", "cpu"
@@ -25,16 +26,18 @@ class TierPlan:
     tiers: Literal["all", "libraries"]  # the probe's --tier
     gpus: str  # the container's --gpus
     reason: str | None = None  # why the GPU tier does not run here
+    route: GpuRoute | None = None  # the CDI route when the GPUs go by CDI; None: through the NVIDIA runtime
 
     def without_gpu(self, reason: str) -> TierPlan:
         return TierPlan("libraries", "none", reason)
 
 
-def plan_tiers(gpu_required: bool, facts: HostFacts | None, requested_gpus: str | None = None) -> TierPlan:
+def plan_tiers(gpu_required: bool, facts: HostFacts | None, requested_gpus: str | None = None,
+               gpu_route: str = "auto") -> TierPlan:
     """The probe run a profile gets here. ``facts`` None means the host could not be read (then the GPU
-    tier is tried, and the engine's answer decides)."""
+    tier is tried through the NVIDIA runtime, and the engine's answer decides)."""
     if not gpu_required:
-        return TierPlan("all", requested_gpus or "none")
+        return _with_route(TierPlan("all", requested_gpus or "none"), facts, gpu_route)
     if requested_gpus == "none":
         return TierPlan("libraries", "none", "--gpus none was given: the GPU tier needs a GPU in the container")
     if facts is None:
@@ -43,27 +46,54 @@ def plan_tiers(gpu_required: bool, facts: HostFacts | None, requested_gpus: str 
         why = f" ({facts.gpu_error})" if facts.gpu_error else ""
         return TierPlan("libraries", "none", f"no GPU on this host{why}: the GPU tier runs on the first "
                         "`envgen run` or `envgen pull` on a GPU host")
-    runtime = facts.nvidia_runtime
-    if not facts.docker.reachable or runtime.status == "missing":
+    access = facts.gpu_access
+    if not facts.docker.reachable or access.route is None and gpu_route == "auto":
         names = ", ".join(gpu.name for gpu in facts.gpus)
-        detail = runtime.detail if facts.docker.reachable else f"no Docker engine ({facts.docker.error})"
+        detail = access.detail if facts.docker.reachable else f"no Docker engine ({facts.docker.error})"
+        fixes = "; ".join(access.fixes) or "see `envgen doctor`"
         return TierPlan("libraries", "none", f"this host has {len(facts.gpus)} GPU(s) ({names}) but the Docker "
-                        f"engine cannot hand them to containers: {detail}; to run the GPU tier: {NO_RUNTIME_FIX}")
-    return TierPlan("all", requested_gpus or "all")
+                        f"engine cannot hand them to containers: {detail}; to run the GPU tier: {fixes}")
+    plan = TierPlan("all", requested_gpus or "all")
+    try:
+        return _with_route(plan, facts, gpu_route)
+    except HostIncompatible as exc:
+        return plan.without_gpu(f"the GPU cannot be handed to the container: {exc.one_line()}")
+
+
+def _with_route(plan: TierPlan, facts: HostFacts | None, gpu_route: str) -> TierPlan:
+    """The plan with its GPU request's route: CDI and its device names, or None for the NVIDIA runtime."""
+    route = route_for(plan.gpus, facts, gpu_route)
+    return replace(plan, route=route if route is not None and route.route == "cdi" else None)
+
+
+def route_for(gpus: str, facts: HostFacts | None, gpu_route: str = "auto") -> GpuRoute | None:
+    """The route a container asking for ``gpus`` takes here; None when no GPU is asked for or the host
+    could not be read (then the NVIDIA runtime is asked, and the engine's answer decides). Raises
+    HostIncompatible when the route chosen cannot serve the request."""
+    if gpus == "none" or facts is None or not facts.docker.reachable:
+        return None
+    return choose_route(facts.gpu_access, facts.cdi, int(gpus) if gpus.isdigit() else gpus, gpu_route)
 
 
 def host_plan(gpu_required: bool, env: Mapping[str, str] | None = None, requested_gpus: str | None = None,
               kb: Any = None) -> TierPlan:
-    """plan_tiers with this host's real facts (nvidia-smi/NVML, docker info)."""
-    if not gpu_required or requested_gpus == "none":
+    """plan_tiers with this host's real facts (nvidia-smi/NVML, docker info, CDI specs) and the user's
+    GPU route (config `gpu_route`, $ENVGEN_GPU_ROUTE)."""
+    if requested_gpus == "none" or not gpu_required and not requested_gpus:
         return plan_tiers(gpu_required, None, requested_gpus)
+    from envgen.config import load_config
+
+    return plan_tiers(gpu_required, host_facts(env, kb), requested_gpus, load_config(env).gpu_route)
+
+
+def host_facts(env: Mapping[str, str] | None = None, kb: Any = None) -> HostFacts | None:
+    """This host's facts (nvidia-smi/NVML, docker info, CDI specs); None when they cannot be read."""
     from envgen.host import RealProvider, collect
 
     try:
-        facts = collect(RealProvider(env), kb)
+        return collect(RealProvider(env), kb)
     except Exception:  # noqa: BLE001 - unreadable host facts: let the engine's answer decide
-        facts = None
-    return plan_tiers(gpu_required, facts, requested_gpus)
+        return None
 
 
 def tier_of(record: Any, labels: Mapping[str, str]) -> str | None:

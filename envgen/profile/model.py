@@ -159,6 +159,28 @@ class Frameworks(Strict):
         default=None, description="torchaudio release; default: the one the knowledge base pairs with pytorch.")
 
 
+# An absolute path inside the image: letters, digits and ._+- between slashes (it reaches a RUN line).
+INTERPRETER_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+$")
+Interpreter = Annotated[str, _matches(INTERPRETER_RE, "absolute path of a Python interpreter in the image "
+                                                      "(such as \"/usr/bin/python3\" or \"/opt/conda/bin/python\")")]
+ProvidedFramework = Literal["tensorflow", "pytorch", "torchvision", "torchaudio"]
+
+
+class BaseProvides(Strict):
+    """What the base image already holds: the frameworks (in the Python environment of ``python``).
+    envgen installs none of them; packages.pip go on top, in /opt/env, seeing the base's packages."""
+
+    python: Interpreter = Field(
+        default="/usr/bin/python3",
+        description="The interpreter whose environment holds the frameworks: /usr/bin/python3, a venv's "
+                    "bin/python, a conda env's bin/python.")
+    frameworks: list[ProvidedFramework] = Field(
+        default=[],
+        description="The frameworks: entries the base provides; left out, every one set under frameworks:. "
+                    "Each must be set under frameworks: with the version the base holds, so the smoke test "
+                    "can check it.")
+
+
 class Gpu(Strict):
     """The GPUs the image is meant for."""
 
@@ -272,6 +294,8 @@ class Profile(Strict):
     cudnn: Version | None = Field(default=None, description="cuDNN version (\"8.6.0\"); needs cuda.")
     python: Version = Field(description="Python version, in quotes: \"3.11\" (YAML reads 3.10 as 3.1).")
     frameworks: Frameworks = Field(default_factory=Frameworks, description=Frameworks.__doc__)
+    base_provides: BaseProvides | None = Field(
+        default=None, description=BaseProvides.__doc__)
     gpu: Gpu = Field(default_factory=Gpu, description=Gpu.__doc__)
     packages: Packages = Field(default_factory=Packages, description=Packages.__doc__)
     channels: list[Channel] = Field(
@@ -309,6 +333,15 @@ class Profile(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
+        if self.base_provides is not None:
+            if self.installer != "pip":
+                raise ValueError("base_provides with installer: conda: a conda environment brings its own Python "
+                                 "and frameworks; use installer: pip to build on the base's frameworks")
+            for name in self.base_provides.frameworks:
+                if getattr(self.frameworks, name) is None:
+                    raise ValueError(f"base_provides.frameworks lists {name} but frameworks.{name} is not set: "
+                                     f"declare the version the base holds (such as \"2.4.0+cu121\"), so the "
+                                     "smoke test can check it")
         for rule in CROSS_FIELD_RULES:
             value: Any = self
             for part in rule.when.split("."):
@@ -335,6 +368,16 @@ class Profile(Strict):
         if self.frameworks.pytorch and "+" in self.frameworks.pytorch:
             return self.frameworks.pytorch.split("+", 1)[1]
         return None
+
+    @property
+    def base_frameworks(self) -> tuple[str, ...]:
+        """The frameworks the base image provides ("tensorflow", "pytorch", ...): base_provides.frameworks,
+        or every framework set when that list is empty; () without base_provides."""
+        if self.base_provides is None:
+            return ()
+        named = self.base_provides.frameworks or [n for n in ("tensorflow", "pytorch", "torchvision", "torchaudio")
+                                                  if getattr(self.frameworks, n) is not None]
+        return tuple(named)
 
     @property
     def is_ngc(self) -> bool:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import jinja2
 
@@ -44,6 +45,9 @@ class ExportOptions:
 
     images: Mapping[str, str] = field(default_factory=dict)
     gpus: int = 1
+    # how a compose service or a dev container asks for its GPUs: "runtime" (the NVIDIA runtime, `--gpus`,
+    # `driver: nvidia`) or "cdi" (`--device nvidia.com/gpu=all`, `driver: cdi` with device_ids)
+    gpu_route: Literal["runtime", "cdi"] = "runtime"
 
 
 Exporter = Callable[
@@ -71,13 +75,14 @@ def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: Us
     for ctx in ctxs:
         path = ".devcontainer/devcontainer.json" if len(ctxs) == 1 else \
             f".devcontainer/{ctx.plan.profile.name}/devcontainer.json"
-        files[path] = render_template(env, "exports/devcontainer.json.j2", _single(ctx, config))
+        files[path] = render_template(env, "exports/devcontainer.json.j2",
+                                      {**_single(ctx, config), "gpu_route": options.gpu_route})
     return files
 
 
 def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
              env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
-    context = {"items": [_item(c, config) for c in ctxs], "version": __version__}
+    context = {"items": [_item(c, config) for c in ctxs], "version": __version__, "gpu_route": options.gpu_route}
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 

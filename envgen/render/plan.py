@@ -53,6 +53,10 @@ class PythonSetup:
     build_apt: tuple[str, ...]
     runtime_apt: tuple[str, ...]
     venv_args: tuple[str, ...]
+    interpreter: str = "python3"  # what makes the venv: the base's python3, or base_provides.python
+    # base_provides: the interpreter's own site directories go on /opt/env's path (a .pth), since a venv
+    # made from another venv does not see that venv's packages
+    base_site: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,8 @@ def exact_conda(spec: str) -> str:
 def python_setup_key(profile: Profile) -> str:
     if profile.installer == "conda":
         return "conda"
+    if profile.base_provides is not None:
+        return "base-env"
     if profile.is_ngc:
         return "ngc"
     repository = profile.base.split("@", 1)[0].rsplit(":", 1)[0]
@@ -319,7 +325,9 @@ def render_context(
     tools = _data("tools.yaml")
     key = python_setup_key(profile)
     raw = setups[key]
-    setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]))
+    setup = PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]),
+                        profile.base_provides.python if profile.base_provides else "python3",
+                        profile.base_provides is not None)
     pins = Pins(
         conda=tuple(exact_conda(p) for p in (*profile.packages.conda, *stack.conda)),
         pip=stack.pip,

@@ -227,3 +227,36 @@ def test_devcontainer_cli_reads_the_configuration(name: str, exported, kb) -> No
     config = json.loads(proc.stdout.strip().splitlines()[-1])["configuration"]
     assert config["image"] == render_in_memory(load_profile(name, env={}), kb).tag
     assert config["workspaceFolder"] == "/workspace" and config["remoteUser"] == "envgen"
+
+
+# --- GPUs by CDI (envgen export --gpu-route cdi) -----------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["compose", "devcontainer"])
+def test_cdi_route_exports_match_golden_and_their_tools(fmt: str, kb, tmp_path: Path) -> None:
+    """`--gpu-route cdi`: compose reserves `driver: cdi` with `device_ids: [nvidia.com/gpu=all]`, the dev
+    container runs with `--device nvidia.com/gpu=all`; goldens in tests/golden/exports/<fmt>-cdi/."""
+    from envgen.render.exports import ExportOptions
+
+    name = "a100-pypi"
+    [path] = export([load_profile(name, env={})], kb, fmt, tmp_path, options=ExportOptions(gpu_route="cdi"))
+    text = _placeholders(path.read_text(encoding="utf-8"), kb, name)
+    golden = GOLDEN / f"{fmt}-cdi" / name / path.relative_to(tmp_path).as_posix()
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8"), f"{golden} differs (UPDATE_GOLDEN=1 rewrites)"
+    if fmt == "compose":
+        tool = _tool("docker-compose", "apt-get install docker-compose; scripts/host-setup installs it")
+        proc = subprocess.run([tool, "-f", str(path), "config"], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        [device] = yaml.safe_load(proc.stdout)["services"][name]["deploy"]["resources"]["reservations"]["devices"]
+        assert device["driver"] == "cdi" and device["device_ids"] == ["nvidia.com/gpu=all"]
+    else:
+        tool = _tool("devcontainer", "npm install -g @devcontainers/cli; scripts/host-setup installs it")
+        proc = subprocess.run([tool, "read-configuration", "--workspace-folder", str(tmp_path)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        config = json.loads(proc.stdout.strip().splitlines()[-1])["configuration"]
+        assert config["runArgs"][:2] == ["--device", "nvidia.com/gpu=all"]

@@ -102,7 +102,11 @@ def test_cdi_and_hook_detection(tmp_path: Path) -> None:
     assert collect(RecordedProvider(tmp_path)).nvidia_runtime.status == "hook"
     (tmp_path / "cdi").mkdir()
     (tmp_path / "cdi" / "nvidia.yaml").write_text("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: []\n")
-    assert collect(RecordedProvider(tmp_path)).nvidia_runtime.status == "cdi"
+    facts = collect(RecordedProvider(tmp_path))
+    # the hook decides the runtime; the spec is read, but Docker 20.10 reads no CDI specs, and this one
+    # declares no device: CDI is no route here
+    assert facts.nvidia_runtime.status == "hook" and facts.gpu_access.route == "runtime"
+    assert facts.cdi.specs[0].kind == "nvidia.com/gpu" and not facts.cdi.enabled and not facts.gpu_access.cdi_ok
 
 
 def test_builder_recorded_overrides_engine_version(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from envgen.host.parse import (
-    cdi_has_nvidia_gpu,
     is_wsl_kernel,
     parse_docker_info,
     parse_nvml_json,
@@ -112,9 +111,11 @@ def test_docker_info_runtime_lines_only() -> None:
 
 
 def test_cdi_spec_detection() -> None:
-    assert cdi_has_nvidia_gpu('cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: "0"\n')
-    assert cdi_has_nvidia_gpu('{"cdiVersion":"0.6.0","kind":"nvidia.com/gpu","devices":[]}')
-    assert not cdi_has_nvidia_gpu("kind: docker.com/gpu\n")
+    from envgen.host.cdi import parse_spec
+
+    assert parse_spec('cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: "0"\n').is_nvidia_gpu
+    assert parse_spec('{"cdiVersion":"0.6.0","kind":"nvidia.com/gpu","devices":[]}').is_nvidia_gpu
+    assert not parse_spec("kind: docker.com/gpu\n").is_nvidia_gpu
 
 
 def test_wsl_kernel_and_versions() -> None:

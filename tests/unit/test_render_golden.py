@@ -73,3 +73,23 @@ def test_render_twice_is_byte_identical(name: str, kb) -> None:
     assert first.files == second.files
     assert first.content_hash == second.content_hash
     assert first.tag == f"envgen/{name}:{first.content_hash[:12]}"
+
+
+# Profiles outside the built-ins whose render reaches a branch none of them does (base_provides).
+FIXTURE_PROFILES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
+FIXTURES = ["host-torch"]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_fixture_profile_render_matches_golden(name: str, kb) -> None:
+    plan = render_context(load_profile(str(FIXTURE_PROFILES / f"{name}.yaml"), env={}), kb)
+    actual = {p: d for p, d in render_files(plan).files.items() if not p.startswith(PROBE_PREFIX)}
+    root = GOLDEN / "fixtures" / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        for rel, data in actual.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+    expected = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    assert sorted(actual) == sorted(expected), "files differ; run UPDATE_GOLDEN=1 pytest to accept"
+    for rel in sorted(actual):
+        assert actual[rel] == expected[rel], f"golden/fixtures/{name}/{rel} differs (UPDATE_GOLDEN=1 rewrites)"

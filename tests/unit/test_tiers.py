@@ -9,6 +9,7 @@ import pytest
 
 from envgen.host import RecordedProvider, collect
 from envgen.host.model import HostFacts, RuntimeFacts
+from envgen.host.route import gpu_access
 from envgen.kb import load_kb
 from envgen.pipeline.state import Validation
 from envgen.pipeline.tiers import TIER_LABEL, TierPlan, plan_tiers, tier_of
@@ -35,8 +36,9 @@ def test_host_without_gpu_runs_the_library_tier_and_says_why(facts: dict[str, Ho
 
 
 def test_gpu_host_whose_engine_cannot_hand_out_gpus_says_so(facts: dict[str, HostFacts]) -> None:
-    a100 = replace(facts["a100-525"], nvidia_runtime=RuntimeFacts(
-        "missing", "no nvidia runtime, CDI spec or nvidia-container-runtime-hook"))
+    missing = RuntimeFacts("missing", "no nvidia runtime, CDI spec or nvidia-container-runtime-hook")
+    a100 = replace(facts["a100-525"], nvidia_runtime=missing,
+                   gpu_access=gpu_access(facts["a100-525"].docker, missing, facts["a100-525"].cdi))
     plan = plan_tiers(True, a100)
     assert plan.tiers == "libraries" and plan.reason is not None
     assert "this host has 2 GPU(s)" in plan.reason and "cannot hand them to containers" in plan.reason

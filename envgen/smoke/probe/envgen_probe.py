@@ -15,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import probe_base  # noqa: E402
 import probe_common  # noqa: E402
 import probe_libs  # noqa: E402
 import probe_system  # noqa: E402
@@ -57,7 +58,7 @@ def run_libraries(ctx):
         ctx.checks.append(probe_common.result("libraries.load", None, probe_common.FAIL, message,
                                               diagnosis=probe_common.diagnose(message, ctx.diagnoses)))
         return
-    for name, func in probe_libs.checks():
+    for name, func in probe_libs.checks() + probe_base.checks(ctx.expect):
         probe_common.run_check(ctx, name, probe_libs.TIER, func)
 
 

@@ -1,0 +1,59 @@
+"""Frameworks the base image provides (``base_provides``): envgen installs none of them, so the findings
+about installing them do not apply, and what the knowledge base cannot say about such a base is said.
+
+The check judges a provided framework as the official build of the version the profile declares (its
+CUDA, arch list and library rows), since the knowledge base has no row of the user's own base; the smoke
+test's library tier then checks, in the built image, that the base really holds that version and CUDA
+build (probe_base)."""
+
+from __future__ import annotations
+
+from envgen.check.context import CheckContext
+from envgen.check.findings import Finding
+from envgen.check.util import finding
+
+# Findings about how envgen would install a framework: moot for one the base already holds. The first
+# part of the code names the framework it is about ("python-*" is about every framework's wheels).
+_INSTALL_CODES = {
+    "python-no-wheels": ("tensorflow", "pytorch"),
+    "python-experimental": ("pytorch",),
+    "tf-package-no-gpu": ("tensorflow",),
+    "tf-gpu-stub": ("tensorflow",),
+    "tf-cpu-package": ("tensorflow",),
+    "torch-variant-missing": ("pytorch",),
+    "torchaudio-variant-mismatch": ("torchaudio",),
+    # the Python is the declared interpreter's, checked by the smoke test (not the base image row's)
+    "python-base-unknown": (),
+}
+# What the check cannot judge for a base it has no row of, said once in the info finding.
+NOT_JUDGED = ("whether wheels of that build exist for the base's Python", "which pip distribution carries it",
+              "the CUDA libraries it loads and where they lie (the base provides them)")
+
+
+def moot(f: Finding, ctx: CheckContext) -> bool:
+    """A finding about installing a framework that the base image provides: left out of the report."""
+    provided = ctx.profile.base_frameworks
+    about = _INSTALL_CODES.get(f.code)
+    if not provided or about is None:
+        return False
+    return all(name in provided for name in about if getattr(ctx.profile.frameworks, name) is not None)
+
+
+def base_frameworks(ctx: CheckContext) -> list[Finding]:
+    provided = ctx.profile.base_frameworks
+    if not provided or ctx.profile.base_provides is None:
+        return []
+    declared = ", ".join(f"{name} {getattr(ctx.profile.frameworks, name)}" for name in provided)
+    interpreter = ctx.profile.base_provides.python
+    return [finding(
+        "info", "base-frameworks",
+        f"the base image {ctx.profile.base} provides {declared} (in {interpreter}'s environment): envgen installs "
+        f"none of them, and the knowledge base has no row of this base, so each is judged as the official build "
+        f"of the version declared (its CUDA, arch list and driver needs); not judged here: {'; '.join(NOT_JUDGED)}",
+        "nothing to do: the smoke test's library tier checks in the built image that the base holds these "
+        "versions and CUDA builds (a mismatch fails the build)",
+        "profile: base_provides",
+    )]
+
+
+RULES = [base_frameworks]

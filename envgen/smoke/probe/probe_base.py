@@ -1,0 +1,92 @@
+"""Library tier, frameworks the base image provides (the profile's base_provides): the base really holds
+the framework versions and CUDA builds the profile declares, imported from the base's own environment
+(not from /opt/env, where envgen installs). Standard library only; Python 3.7+; no GPU needed.
+
+Reads ctx.library_frameworks (filled by probe_libs' libraries.frameworks: version, CUDA build) and the
+distributions' metadata for torchvision/torchaudio."""
+
+import os
+
+from probe_common import Fail, cuda_from_variant, version_matches
+
+TIER = "libraries"
+ENV_PREFIX = "/opt/env"
+# frameworks: keys -> (import name, distribution)
+MODULES = {"pytorch": ("torch", "torch"), "tensorflow": ("tensorflow", "tensorflow"),
+           "torchvision": ("torchvision", "torchvision"), "torchaudio": ("torchaudio", "torchaudio")}
+
+
+def _distribution_version(name):
+    try:
+        from importlib import metadata  # Python 3.8+
+    except ImportError:
+        return None
+    try:
+        return metadata.version(name)
+    except Exception:  # noqa: BLE001 - PackageNotFoundError, or a broken dist-info
+        return None
+
+
+def _module_path(name):
+    import importlib
+
+    try:
+        module = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - reported as a missing framework
+        return None
+    return os.path.realpath(getattr(module, "__file__", "") or "")
+
+
+def _actual(ctx, key):
+    """(version, CUDA, where) of one provided framework in the image."""
+    module, distribution = MODULES[key]
+    facts = ctx.library_frameworks.get(module) or {}
+    version = facts.get("version") or _distribution_version(distribution)
+    return version, facts.get("cuda"), _module_path(module) if version else None
+
+
+def _declared_cuda(ctx, key, declared):
+    if key == "pytorch":
+        return cuda_from_variant(declared) or ctx.expected("torch_cuda")
+    if key == "tensorflow":
+        return ctx.expected("tensorflow_cuda")
+    return None
+
+
+def check_base_frameworks(ctx):
+    provided = (ctx.expect.get("expected") or {}).get("base_provides") or {}
+    frameworks = provided.get("frameworks") or {}
+    interpreter = provided.get("python") or "?"
+    rows, problems = {}, []
+    for key in sorted(frameworks):
+        declared = frameworks[key]
+        version, cuda, where = _actual(ctx, key)
+        want_cuda = _declared_cuda(ctx, key, declared)
+        rows[key] = {"declared": declared, "found": version, "cuda": cuda, "declared_cuda": want_cuda,
+                     "from": where}
+        if version is None:
+            problems.append("the base image does not hold %s (declared %s in base_provides): it is not importable "
+                            "from %s's environment" % (key, declared, interpreter))
+        elif not version_matches(declared, version):
+            problems.append("the base image holds %s %s, the profile declares %s" % (key, version, declared))
+        elif want_cuda and cuda and not version_matches(want_cuda, cuda, 2):
+            problems.append("the base image's %s %s is built for CUDA %s, the profile declares CUDA %s"
+                            % (key, version, cuda, want_cuda))
+        elif want_cuda and not cuda and key in ("pytorch", "tensorflow"):
+            problems.append("the base image's %s %s is a CPU build, the profile declares a CUDA %s build"
+                            % (key, version, want_cuda))
+        elif where and where.startswith(ENV_PREFIX + "/"):
+            problems.append("%s %s was imported from %s, not from the base image's environment" % (key, version, where))
+    if problems:
+        raise Fail("base_provides: " + "; ".join(problems) + " (set frameworks: to what the base image holds, "
+                   "or use a base that holds the declared versions)", {"frameworks": rows})
+    return "; ".join("%s %s%s from the base image (%s)" % (key, row["found"], ", CUDA %s" % row["cuda"]
+                                                            if row["cuda"] else "", row["from"])
+                     for key, row in sorted(rows.items())), {"frameworks": rows, "python": interpreter}
+
+
+def checks(expect):
+    """The checks of this tier that apply: none unless the profile says the base provides frameworks."""
+    if not ((expect.get("expected") or {}).get("base_provides") or {}).get("frameworks"):
+        return []
+    return [("libraries.base", check_base_frameworks)]

@@ -1,0 +1,84 @@
+"""The library tier's check of frameworks the base image provides (probe_base), against the facts the
+probe's libraries.frameworks check read on the H200 host (torch 2.11.0+cu130, CUDA 13.0, imported from
+/opt/torch/.venv; recorded 2026-12-01) and the expectations envgen renders for a base_provides profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from test_probe_helpers import probe_module
+
+from envgen.kb import load_kb
+from envgen.profile import load_profile
+from envgen.render.core import render_in_memory
+
+H200_TORCH = {"version": "2.11.0+cu130", "cuda": "13.0", "cudnn": "9.19.0", "cuda_build": True}
+PROFILE = {
+    "name": "host-torch", "base": "envgen-local/h200-host:latest", "local_base": True, "python": "3.12",
+    "cuda": "13.0", "frameworks": {"pytorch": "2.11.0+cu130"}, "gpu": {"targets": ["H200"]},
+    "base_provides": {"python": "/opt/torch/.venv/bin/python3"},
+}
+
+
+def expectation(tmp_path: Path, **changes: object) -> dict:
+    path = tmp_path / "host-torch.yaml"
+    path.write_text(yaml.safe_dump({**PROFILE, **changes}))
+    ctx = render_in_memory(load_profile(str(path), env={}), load_kb())
+    return {"expected": dict(ctx.plan.expected)}
+
+
+def run(expect: dict, facts: dict, monkeypatch: pytest.MonkeyPatch, where: str = "/opt/torch/.venv/lib/x/torch/__init__.py"):
+    base = probe_module("probe_base")
+    common = probe_module("probe_common")
+    monkeypatch.setattr(base, "_module_path", lambda name: where)
+    ctx = common.Context(expect)
+    ctx.library_frameworks = {"torch": facts} if facts else {}
+    [(name, check)] = base.checks(expect)
+    assert name == "libraries.base"
+    return base, common, ctx, check
+
+
+def test_rendered_expectation_names_the_base_and_its_frameworks(tmp_path: Path) -> None:
+    expected = expectation(tmp_path)["expected"]
+    assert expected["base_provides"] == {"python": "/opt/torch/.venv/bin/python3",
+                                         "frameworks": {"pytorch": "2.11.0+cu130"}}
+    assert expected["libraries"] is None  # the base's torch finds its own: the probe derives them
+
+
+def test_the_declared_build_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, _, ctx, check = run(expectation(tmp_path), H200_TORCH, monkeypatch)
+    message, figures = check(ctx)
+    assert "pytorch 2.11.0+cu130, CUDA 13.0 from the base image" in message
+    assert figures["frameworks"]["pytorch"]["declared_cuda"] == "13.0"
+
+
+@pytest.mark.parametrize(("declared", "found", "words"), [
+    ("2.4.0+cu121", H200_TORCH, "the base image holds pytorch 2.11.0+cu130, the profile declares 2.4.0+cu121"),
+    ("2.11.0+cu128", H200_TORCH, "declares 2.11.0+cu128"),
+    ("2.11.0+cu130", {**H200_TORCH, "cuda": "12.8"}, "is built for CUDA 12.8, the profile declares CUDA 13.0"),
+    ("2.11.0+cu130", {**H200_TORCH, "cuda": None, "cuda_build": False}, "is a CPU build"),
+    ("2.11.0+cu130", None, "does not hold pytorch"),
+])
+def test_a_base_that_does_not_hold_the_declaration_fails_with_the_way_out(
+        declared: str, found: dict | None, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expect = expectation(tmp_path, frameworks={"pytorch": declared})
+    base, common, ctx, check = run(expect, found or {}, monkeypatch, where="" if found is None else
+                                   "/opt/torch/.venv/lib/x/torch/__init__.py")
+    if found is None:
+        monkeypatch.setattr(base, "_distribution_version", lambda name: None)
+    with pytest.raises(common.Fail) as err:
+        check(ctx)
+    assert words in str(err.value) and "set frameworks: to what the base image holds" in str(err.value)
+
+
+def test_a_framework_envgen_installed_is_not_the_bases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, common, ctx, check = run(expectation(tmp_path), H200_TORCH, monkeypatch,
+                                where="/opt/env/lib/python3.12/site-packages/torch/__init__.py")
+    with pytest.raises(common.Fail, match="not from the base image's environment"):
+        check(ctx)
+
+
+def test_no_base_provides_no_check() -> None:
+    assert probe_module("probe_base").checks({"expected": {"torch": "2.1.2"}}) == []
