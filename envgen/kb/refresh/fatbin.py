@@ -83,16 +83,38 @@ class FatbinScanner:
 
 @dataclass(frozen=True)
 class ArchSummary:
-    """What a set of fat binaries holds: every code object and how many fat binaries carry each."""
+    """What a set of fat binaries holds: every code object, how many fat binaries carry each, and how many
+    carry each exact set of codes."""
 
     fatbins: int
     counts: dict[str, int]
+    sets: dict[frozenset[str], int]
 
     @classmethod
     def of(cls, fatbins: list[frozenset[str]]) -> ArchSummary:
-        return cls(len(fatbins), dict(Counter(code for fb in fatbins for code in fb)))
+        return cls(len(fatbins), dict(Counter(code for fb in fatbins for code in fb)), dict(Counter(fatbins)))
 
     def codes(self, prefix: str, share: float = 0.0) -> list[str]:
         """``sm_XX`` (or ``compute_XX``) codes carried by more than ``share`` of the fat binaries, by arch."""
         picked = [c for c, n in self.counts.items() if c.startswith(prefix + "_") and n > share * self.fatbins]
-        return sorted(picked, key=lambda c: int(c.split("_")[1]))
+        return _by_arch(picked)
+
+    def build_set(self) -> frozenset[str]:
+        """The code set the build compiles its kernels for (TORCH_CUDA_ARCH_LIST, TF_CUDA_COMPUTE_CAPABILITIES):
+        the most common exact set among fat binaries carrying more than one code. Kernels compiled for one
+        architecture only (CUTLASS, flash attention) or for a subset (MAGMA) carry smaller sets and do not
+        decide it; ties go to the larger set."""
+        multi = {fb: n for fb, n in self.sets.items() if len(fb) > 1}
+        if not multi:
+            return frozenset(self.codes("sm", 0.5) + self.codes("compute", 0.5))
+        return max(multi, key=lambda fb: (multi[fb], len(fb)))
+
+
+def _by_arch(codes: list[str] | frozenset[str]) -> list[str]:
+    return sorted(codes, key=lambda c: int(c.split("_")[1]))
+
+
+def split_codes(codes: frozenset[str]) -> tuple[list[str], list[str]]:
+    """(sm_XX cubins, compute_XX PTX), each by arch."""
+    sass = [c for c in codes if c.startswith("sm_")]
+    return _by_arch(sass), _by_arch([c for c in codes if c.startswith("compute_")])

@@ -6,9 +6,9 @@ Usage::
 
 For each wheel (a path, or an https URL streamed without saving it) prints a YAML row: the framework, its
 version and CUDA (``torch/version.py`` / tensorflow's ``build_info.py``), ``arch_list`` (SASS ``sm_XX``) and
-``ptx`` (``compute_XX``) carried by more than half of the fat binaries, the codes only some kernels carry
-(``partial``), and a ``source`` naming the wheel's sha256. ``--compare`` prints how the knowledge base's row
-differs (exit 1 when it does).
+``ptx`` (``compute_XX``) of the build's code set (the most common set among multi-architecture fat binaries:
+``ArchSummary.build_set``), the codes only some kernels carry (``partial``), and a ``source`` naming the
+wheel's sha256. ``--compare`` prints how the knowledge base's row differs (exit 1 when it does).
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from typing import Any
 import yaml
 
 from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner
+from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner, split_codes
 
-SHARE = 0.5  # a code carried by at most this share of the fat binaries is "partial" (a few kernels only)
 _INFO = ("torch/version.py", "tensorflow/python/platform/build_info.py")
 _CUDA = re.compile(
     r"""(?:^cuda|['"]cuda_version['"]\]?)\s*[:=,]\s*(?:Optional\[str\]\s*=\s*)?['"](?P<v>[\d.]+)['"]""", re.M
@@ -65,7 +64,8 @@ def read(source: str) -> dict[str, Any]:
     m = _WHEEL.match(filename)
     text = b"".join(info).decode("utf-8", "replace")
     cuda, cudnn, version = _CUDA.search(text), _CUDNN.search(text), _VERSION.search(text)
-    full = set(summary.codes("sm", SHARE) + summary.codes("compute", SHARE))
+    full = summary.build_set()
+    arch_list, ptx = split_codes(full)
     partial = {c: f"{n}/{summary.fatbins}" for c, n in sorted(summary.counts.items()) if c not in full}
     return {
         "wheel": filename,
@@ -73,8 +73,8 @@ def read(source: str) -> dict[str, Any]:
         "version": version.group("v") if version else (m.group("version").split("+")[0] if m else "?"),
         "cuda": cuda.group("v") if cuda else None,
         "cudnn": cudnn.group("v") if cudnn else None,
-        "arch_list": summary.codes("sm", SHARE),
-        "ptx": summary.codes("compute", SHARE),
+        "arch_list": arch_list,
+        "ptx": ptx,
         "partial": partial,
         "sha256": result.sha256,
         "fatbins": summary.fatbins,
