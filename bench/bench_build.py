@@ -85,7 +85,7 @@ def image_mb(tag: str) -> float:
 def envgen_context(home: Path, name: str, extra: str | None, wheelhouse: Path) -> tuple[Path, dict[str, str], float]:
     """Write the bench profile (cpu-smoke under another name), lock it, render it; the lock time."""
     from envgen.kb import load_kb
-    from envgen.pipeline.lock import lock
+    from envgen.lock.lock import lock
     from envgen.profile import load_profile
     from envgen.render.core import render
 

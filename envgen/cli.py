@@ -136,21 +136,22 @@ def check_cmd(
                                  "with uv (needs the package index)."),
 ) -> None:
     """Check a profile against the compatibility knowledge base before anything is built."""
-    from envgen.check import HostSpec, check_profile
+    from envgen.check import HostSpec, build_context, judge
     from envgen.check.report import findings_to_json, format_findings
     from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.profile import load_profile
 
     if platform not in ("linux", "windows"):
         raise InputError(f"option --platform = {platform!r} is not known", fix="use linux or windows")
-    loaded = load_profile(profile)
+    kb = load_kb_cached(cache_dir(os.environ))
+    loaded = load_profile(profile, kb=kb)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="windows" if platform == "windows" else "linux")
-    kb = load_kb_cached(cache_dir(os.environ))
-    findings = check_profile(loaded, kb, host)
+    ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
+    findings = judge(ctx)
     if resolve:
         from envgen.errors import ResolverUnavailable
-        from envgen.pipeline.witness import witness
+        from envgen.lock.witness import witness
 
         try:
             findings += witness(loaded, kb)
@@ -162,7 +163,7 @@ def check_cmd(
         from envgen.check.scope import scope_line
 
         typer.echo(format_findings(findings))
-        typer.echo(scope_line(loaded, kb))
+        typer.echo(scope_line(ctx))
     if any(f.severity == "error" for f in findings):
         raise typer.Exit(1)
 
@@ -209,9 +210,9 @@ def suggest_cmd(
         if path is None:
             typer.echo(("---\n" if not result.single else "") + text, nl=False)
         else:
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
+            from envgen.files import USER_FILE, write_atomically
+
+            write_atomically(path, text, USER_FILE)
             written.append(path)
     _err(summary(result, written))
 
@@ -275,7 +276,7 @@ def lock_cmd(
     from envgen.profile import load_profile
 
     if load_profile(profile).installer == "conda":
-        from envgen.pipeline.lock_conda import lock_conda
+        from envgen.lock.lock_conda import lock_conda
 
         urls = {}
         for pair in conda_channel:
@@ -287,7 +288,7 @@ def lock_cmd(
         path, count = lock_conda(profile, channel_urls=urls)
         typer.echo(f"locked {profile}: {count} conda package(s) -> {path}")
         return
-    from envgen.pipeline.lock import lock
+    from envgen.lock.lock import lock
 
     typer.echo(lock(profile, wheelhouse=wheelhouse).summary())
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from envgen.imageref import registry_host
+
 DOCKER_HUB = "docker.io"
 # Other names Docker Hub goes by in references and engine configuration.
 _HUB_ALIASES = ("index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
@@ -23,13 +25,6 @@ class MirroredRef:
     registry: str  # the registry the original points at ("docker.io" for unqualified names)
     mirror: str  # the mirror configured for it
     ref: str  # the reference through the mirror
-
-
-def registry_host(ref: str) -> str | None:
-    """The registry host a reference names, as the engine reads it: the first component, when a path follows
-    and it has a dot, a port or is ``localhost``; None for a Docker Hub name ("ubuntu", "nvidia/cuda")."""
-    first, sep, _ = ref.partition("/")
-    return first if sep and ("." in first or ":" in first or first == "localhost") else None
 
 
 def split_registry(ref: str) -> tuple[str, str]:

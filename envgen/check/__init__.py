@@ -1,4 +1,5 @@
-"""`envgen check`: rules over (Profile, KnowledgeBase, HostSpec) -> findings; and the resolved stack."""
+"""`envgen check`: rules over (Profile, KnowledgeBase, HostSpec) -> findings, judging the install plan
+(``envgen.plan``) the render writes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from envgen.check.findings import SEVERITY_ORDER, Finding, HostSpec
 from envgen.check.registry import RULES
 from envgen.check.report import findings_to_json, format_findings, has_errors
 from envgen.check.rules_base_frameworks import moot
-from envgen.check.stack import ResolvedStack, resolve_stack
 from envgen.kb import KnowledgeBase
 from envgen.profile import Profile
 
@@ -17,8 +17,12 @@ from envgen.profile import Profile
 def check_profile(profile: Profile, kb: KnowledgeBase, host: HostSpec | None = None) -> list[Finding]:
     """Every finding, errors first; duplicates (same code and message) once. An error that rests on an
     ``unverified`` knowledge-base row alone is reported as a warning that says so."""
-    ctx = build_context(profile, kb, host)
-    unverified = kb.unverified_cites
+    return judge(build_context(profile, kb, host))
+
+
+def judge(ctx: CheckContext) -> list[Finding]:
+    """``check_profile`` over a context already built (`envgen check` builds one and prints its scope too)."""
+    unverified = ctx.kb.unverified_cites
     seen: set[tuple[str, str]] = set()
     out: list[Finding] = []
     for rule in RULES:
@@ -43,10 +47,10 @@ __all__ = [
     "CheckContext",
     "Finding",
     "HostSpec",
-    "ResolvedStack",
     "check_profile",
     "findings_to_json",
     "format_findings",
     "has_errors",
-    "resolve_stack",
+    "build_context",
+    "judge",
 ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.packages import cudnn_sources
 from envgen.check.util import finding
+from envgen.plan.packages import cudnn_sources
 
 
 def profile_cudnn(ctx: CheckContext) -> list[Finding]:

@@ -6,27 +6,9 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.packages import cuda_sources
 from envgen.check.util import driver_at_least, finding
-from envgen.kb.versions import minor, vtuple
-
-
-def cuda_in_use(ctx: CheckContext) -> list[tuple[str, str]]:
-    """(CUDA minor, why) for every CUDA runtime the image's code will call."""
-    used: list[tuple[str, str]] = []
-    if ctx.profile.cuda and ctx.ngc is None:
-        used.append((minor(ctx.profile.cuda), "the profile's CUDA"))
-    if ctx.torch_variant is not None and ctx.torch_variant.cuda:
-        used.append((minor(ctx.torch_variant.cuda), f"torch +{ctx.torch_variant.tag}"))
-    if ctx.tf_build is not None and ctx.ngc is None and ctx.tf_package != "tensorflow-cpu":
-        if ctx.tf_package == "tensorflow[and-cuda]":
-            used.append((ctx.tf_build.cuda, f"tensorflow[and-cuda] {ctx.tf_build.series}"))
-        for source in cuda_sources(ctx.profile, ctx.kb):
-            used.append((source.version, source.origin))
-    seen: dict[str, str] = {}
-    for version, why in used:
-        seen.setdefault(version, why)
-    return sorted(seen.items(), key=lambda item: vtuple(item[0]))
+from envgen.kb.versions import vtuple
+from envgen.plan.stack import cuda_in_use
 
 
 def _compat_note(compat: str | None) -> str:
@@ -40,7 +22,7 @@ def driver_minimum(ctx: CheckContext) -> list[Finding]:
     windows = ctx.host.platform == "windows"
     where = "Windows/WSL2" if windows else "Linux"
     out = []
-    for version, why in cuda_in_use(ctx):
+    for version, why in cuda_in_use(ctx.stack):
         toolkit = ctx.kb.cuda(version)
         if toolkit is None:
             out.append(

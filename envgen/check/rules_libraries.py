@@ -11,9 +11,9 @@ from collections import defaultdict
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.libraries import STAGE_NAMES, Need, Provider, search_order
 from envgen.check.util import finding
 from envgen.kb.versions import at_least, vtuple
+from envgen.plan.libraries import STAGE_NAMES, Need, Provider, search_order
 
 SOURCE = "cuda_libraries.yaml"
 _TF_OWN_RULES = ("cudart", "cudnn")  # reported by rules_tensorflow

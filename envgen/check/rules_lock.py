@@ -32,11 +32,7 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
                         f"profile {profile.name} has no lock ({path.name}): its base image, apt and pip packages "
                         "are resolved at build time, so a later build can differ",
                         f"run `{command}` (needs the package indexes and the Docker engine)", _SOURCE)]
-    from envgen.check.stack import resolve_stack
-
-    stack = resolve_stack(profile, ctx.kb)
-    own = set(profile.packages.pip)
-    framework = [pin for pin in stack.pip if pin not in own]
+    framework = ctx.plan.framework_pip
     try:
         lock = read_lock(path)
         check_inputs(lock, profile, framework, lock.inputs.apt or ())

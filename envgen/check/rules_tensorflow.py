@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.packages import cuda_sources, cudnn_sources
-from envgen.check.util import cuda_compatible, cudart_soname, finding
+from envgen.check.util import finding
 from envgen.kb.versions import at_least, minor, vtuple
+from envgen.plan.packages import cuda_sources, cudnn_sources
 
 
 def tf_known(ctx: CheckContext) -> list[Finding]:
@@ -77,20 +77,18 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
     if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
         return []
     provided = cuda_sources(ctx.profile, ctx.kb)
-    good = [s for s in provided if cuda_compatible(s.version, build.cuda)]
+    good = [s for s in provided if ctx.kb.serves_cuda(s.version, build.cuda)]
     if not good:
         have = ", ".join(f"CUDA {s.version} ({s.origin})" for s in provided) or "no CUDA libraries"
-        soname = cudart_soname(build.cuda)
+        soname = ctx.kb.cudart_soname(build.cuda) or f"the CUDA {build.cuda} runtime"
         fix = (
             f"give TensorFlow the CUDA {build.cuda} user-space libraries (conda cudatoolkit={build.cuda} "
             f"or pip nvidia-*-cu{vtuple(build.cuda)[0]} packages, or a CUDA {build.cuda} base image)"
         )
         if vtuple(build.series) >= (2, 14):
             fix += f", or install tensorflow[and-cuda]=={version} so pip brings them"
-        elif build.series in ("2.12", "2.13"):
-            fix += (
-                ": TensorFlow's own guide uses conda cudatoolkit=11.8.0 and pip nvidia-cudnn-cu11==8.6.0.163"
-            )
+        elif (recipe := ctx.kb.tf_libraries(build.cuda)) is not None and recipe.pip_cudnn:
+            fix += f": TensorFlow's own guide uses conda {' '.join(recipe.conda)} and pip {recipe.pip_cudnn}"
         return [
             finding(
                 "error",

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from envgen.check.context import build_context
-from envgen.check.stack import resolve_stack
-from envgen.kb import KnowledgeBase
-from envgen.profile import Profile
+from envgen.check.context import CheckContext
 
 
-def scope_line(profile: Profile, kb: KnowledgeBase) -> str:
-    ctx = build_context(profile, kb, None)
-    stack = resolve_stack(profile, kb)
+def scope_line(ctx: CheckContext) -> str:
+    profile, stack = ctx.profile, ctx.plan
     parts = [f"base {profile.base}" + (" (in the knowledge base)" if ctx.base is not None else " (not in the KB)"),
              f"Python {profile.python}"]
-    parts += [pin for pin in stack.pip if pin not in profile.packages.pip]
+    parts += stack.framework_pip
     parts += stack.preinstalled
     extra = len(profile.packages.pip) + len(profile.packages.conda) + len(profile.packages.apt)
     if extra:
@@ -22,6 +18,6 @@ def scope_line(profile: Profile, kb: KnowledgeBase) -> str:
     if wanted:
         origins = {p.origin for p in ctx.libraries.providers if p.soname in wanted}
         parts.append(f"{len(wanted)} CUDA soname(s) the frameworks load, from {len(origins)} distribution(s)")
-    if ctx.targets:
-        parts.append("GPU " + ", ".join(t.label for t in ctx.targets))
+    if ctx.stack.targets:
+        parts.append("GPU " + ", ".join(t.label for t in ctx.stack.targets))
     return "looked at: " + "; ".join(parts)

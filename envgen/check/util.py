@@ -5,7 +5,7 @@ from __future__ import annotations
 from envgen.check.findings import Finding, Severity
 from envgen.kb import KnowledgeBase
 from envgen.kb.builds import nearest_torch_builds
-from envgen.kb.versions import at_least, vtuple
+from envgen.kb.versions import at_least
 
 
 def finding(severity: Severity, code: str, message: str, fix: str, source: str) -> Finding:
@@ -15,25 +15,6 @@ def finding(severity: Severity, code: str, message: str, fix: str, source: str) 
 def driver_at_least(driver: str, minimum: str) -> bool:
     """Only a driver known to be new enough passes ("525.60" against "525.60.13" cannot be told: False)."""
     return at_least(driver, minimum) is True
-
-
-def cudart_soname(cuda: str) -> str:
-    """The runtime a build for ``cuda`` loads: libcudart.so.10.1, libcudart.so.11.0, libcudart.so.12."""
-    parts = vtuple(cuda)
-    if parts[0] >= 12:
-        return f"libcudart.so.{parts[0]}"
-    if parts[0] == 11:
-        return "libcudart.so.11.0"
-    return f"libcudart.so.{parts[0]}.{parts[1]}"
-
-
-def cuda_compatible(provided: str, needed: str) -> bool:
-    """Does a CUDA runtime ``provided`` satisfy a build for ``needed``? From 11 on any minor of the same major
-    (same soname); before 11 only the exact minor."""
-    p, n = vtuple(provided), vtuple(needed)
-    if n[0] >= 11:
-        return p[0] == n[0]
-    return p[:2] == n[:2]
 
 
 def nearest_builds(kb: KnowledgeBase, cc: str, version: str, cuda: str | None, driver: str | None) -> str:

@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import InputError
+from envgen.imageref import parse_ref
+from envgen.vocabulary import LABEL_PREFIX
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
-LABEL_PREFIX = "io.envgen."
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,10 @@ class ImageSummary:
 
 def split_ref(ref: str) -> tuple[str, str]:
     """``"localhost:5000/envgen/x:abc"`` -> ``("localhost:5000/envgen/x", "abc")``; no tag -> "latest"."""
-    if "@" in ref:
+    parsed = parse_ref(ref)
+    if parsed.digest:
         raise InputError(f"{ref!r}: expected a tag, not a digest reference")
-    slash = ref.rfind("/")
-    colon = ref.rfind(":")
-    if colon > slash:
-        return ref[:colon], ref[colon + 1:]
-    return ref, "latest"
+    return parsed.name, parsed.tag or "latest"
 
 
 def _created(value: Any) -> datetime:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.docker.images import split_ref
 from envgen.errors import RegistryError
-from envgen.mirrors import registry_host
+from envgen.imageref import parse_ref, registry_host
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -109,9 +109,9 @@ def pull_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str]
     """Pull ``ref`` (by tag, or by digest: ``name[:tag]@sha256:...``); returns the local image ID."""
     from docker.errors import APIError, DockerException
 
-    if "@" in ref:  # the engine pulls repository + digest; a tag beside the digest is informative only
-        name, digest = ref.split("@", 1)
-        repo, tag, local = split_ref(name)[0], digest, f"{split_ref(name)[0]}@{digest}"
+    parsed = parse_ref(ref)
+    if parsed.digest:  # the engine pulls repository + digest; a tag beside the digest is informative only
+        repo, tag, local = parsed.name, parsed.digest, f"{parsed.name}@{parsed.digest}"
     else:
         (repo, tag), local = split_ref(ref), ref
     try:

@@ -10,7 +10,7 @@ from typing import Any
 from envgen.errors import HostIncompatible
 from envgen.host.doctor import NO_RUNTIME_FIX, ProfileVerdict, verdict_for
 from envgen.host.model import HostFacts
-from envgen.host.route import CDI_GENERATE_FIX
+from envgen.host.route import CDI_ENABLE_FIX, CDI_GENERATE_FIX
 
 # docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
 _NO_DRIVER_RE = re.compile(r'could not select device driver "[^"]*" with capabilities: \[\[gpu\]\]')
@@ -19,6 +19,9 @@ _NO_DRIVER_RE = re.compile(r'could not select device driver "[^"]*" with capabil
 _CUDA_REQ_RE = re.compile(r"unsatisfied condition:\s*cuda\s*>=\s*([0-9]+(?:\.[0-9]+)*)")
 _UNKNOWN_RUNTIME_RE = re.compile(r"(unknown or invalid runtime name|Unknown runtime specified):? nvidia")
 _WSL_NO_ADAPTER_RE = re.compile(r"WSL environment detected but no adapters were found")
+# a CDI request to an engine that does not read CDI specs (recorded here, Debian 12's Docker 20.10.24):
+# could not select device driver "cdi" with capabilities: []
+_NO_CDI_RE = re.compile(r'could not select device driver "cdi"')
 # Docker >= 25 with CDI (recorded on the H200, Docker 26.1.5): a device no spec declares
 # CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=7
 _CDI_UNRESOLVABLE_RE = re.compile(r"unresolvable CDI devices ([A-Za-z0-9./_-]+=[A-Za-z0-9:._-]+(?:[, ]+[A-Za-z0-9./_-]+"
@@ -56,6 +59,12 @@ def _cuda_fix(cuda: str, kb: Any) -> str:
 
 def translate_engine_error(text: str, kb: Any = None) -> HostIncompatible | None:
     """The engine's GPU errors as the doctor words them; None for any other error."""
+    if _NO_CDI_RE.search(text):
+        return HostIncompatible(
+            "the Docker engine does not read CDI specs (Docker older than 25, or its cdi feature is off), so a "
+            "GPU asked for by CDI cannot reach the container",
+            fix=f"{CDI_ENABLE_FIX}; or take the NVIDIA runtime route (--gpu-route runtime)",
+        )
     if _NO_DRIVER_RE.search(text) or _UNKNOWN_RUNTIME_RE.search(text):
         return HostIncompatible(
             "the Docker engine cannot hand GPUs to containers through the NVIDIA runtime: the NVIDIA Container "

@@ -48,10 +48,10 @@ def gpu_access(docker: DockerFacts, runtime: RuntimeFacts, cdi: CdiFacts) -> Gpu
     cdi_ok, cdi_why = _cdi_usable(cdi)
     fixes: list[str] = []
     if runtime_ok:
-        detail = f"NVIDIA runtime ({runtime.detail})"
+        detail = runtime.detail
         route: Route | None = "runtime"
     elif cdi_ok:
-        detail = f"CDI ({cdi_why})"
+        detail = cdi_why
         route = "cdi"
     else:
         route = None

@@ -4,7 +4,7 @@ each run.
 The cache file is named after a SHA-256 over everything that decides what ``load_kb`` returns: the data
 files (names and bytes), the source of the modules that define and validate the rows, and the Python and
 pydantic versions. Any edit gives a new key, so a stale cache is never read; it cannot change a verdict.
-Writers put a private temporary file next to the target and ``os.replace`` it into place (atomic on POSIX),
+Writers put a private temporary file next to the target and rename it into place (``envgen.files``, atomic on POSIX),
 so concurrent writers never leave a torn file; a reader that finds an unreadable file loads from YAML.
 Set ``ENVGEN_NO_CACHE=1`` to bypass it; ``ENVGEN_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/envgen``).
 """
@@ -12,18 +12,23 @@ Set ``ENVGEN_NO_CACHE=1`` to bypass it; ``ENVGEN_CACHE_DIR`` moves it (default `
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from envgen.files import write_atomically
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.paths import kb_data_dir
 
-# modules whose code shapes the loaded rows: a change in any of them invalidates the cache
-_CODE = ("models.py", "loader.py", "knowledge.py", "validate.py", "versions.py", "cache.py")
 _PREFIX = "kb-"
+
+
+def code_files() -> list[Path]:
+    """The code that shapes the loaded rows: every module of the ``kb`` package (the row models, wherever a new
+    table puts its own, the loader, the validation, the queries); a change in any of them invalidates the cache.
+    A directory listing, not a hand-kept list, so no row module can be left out."""
+    return sorted(Path(__file__).resolve().parent.glob("*.py"))
 
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:
@@ -42,8 +47,7 @@ def cache_key(data_dir: Path) -> str:
 
     digest = hashlib.sha256()
     digest.update(f"{sys.version_info[:3]}|{pydantic.VERSION}\0".encode())
-    code_dir = Path(__file__).resolve().parent
-    for label, path in [(f"code/{n}", code_dir / n) for n in _CODE] + [
+    for label, path in [(f"code/{p.name}", p) for p in code_files()] + [
         (f"data/{p.name}", p) for p in sorted(data_dir.glob("*.yaml"))
     ]:
         digest.update(label.encode() + b"\0")
@@ -73,18 +77,8 @@ def load_kb_cached(directory: Path | None, data_dir: Path | None = None) -> Know
 
 def _write(directory: Path, target: Path, kb: KnowledgeBase) -> None:
     """Atomic replace; a cache that cannot be written (read-only home) is simply not kept."""
-    import tempfile
-
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(target, pickle.dumps(kb, protocol=pickle.HIGHEST_PROTOCOL))
         for old in directory.glob(f"{_PREFIX}*.pickle"):
             if old != target:
                 old.unlink(missing_ok=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from envgen.imageref import parse_ref
+
 CUDA_TAG_RE = re.compile(
     r"^(?P<cuda>\d+\.\d+(?:\.\d+)?)-(?:(?P<cudnn>cudnn\d*)-)?(?P<flavor>base|runtime|devel)-(?P<os>[a-z]+\d+(?:\.\d+)?)$"
 )
@@ -18,17 +20,7 @@ class ImageRef:
 
 
 def parse_image(ref: str) -> ImageRef:
-    digest = None
-    if "@" in ref:
-        ref, digest = ref.split("@", 1)
-    last = ref.rsplit("/", 1)[-1]
-    if ":" in last:
-        repository, tag = ref.rsplit(":", 1)
-    else:
-        repository, tag = ref, "latest"
-    for prefix in ("docker.io/library/", "docker.io/", "index.docker.io/"):
-        if repository.startswith(prefix):
-            repository = repository[len(prefix) :]
-    if repository.startswith("library/"):
-        repository = repository[len("library/") :]
-    return ImageRef(repository, tag, digest)
+    """``envgen.imageref.parse_ref``'s reading, keyed as the KB keys images (Docker Hub's prefixes dropped, no tag
+    read as "latest")."""
+    name = parse_ref(ref)
+    return ImageRef(name.repository, name.tag or "latest", name.digest)

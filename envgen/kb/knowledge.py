@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.images import CUDA_TAG_RE, parse_image
-from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
@@ -21,6 +21,7 @@ from envgen.kb.models import (
     OsImageRow,
     Row,
     TensorflowBuild,
+    TensorflowPackage,
     TorchRelease,
     TorchVariant,
 )
@@ -45,6 +46,8 @@ class KnowledgeBase:
     cuda_images: list[CudaImageRow] = field(default_factory=list)
     os_images: list[OsImageRow] = field(default_factory=list)
     cuda_libraries: list[CudaLibrary] = field(default_factory=list)
+    tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
+    tensorflow_packages: list[TensorflowPackage] = field(default_factory=list)
     framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
 
     # --- consistency -------------------------------------------------------------------------
@@ -65,6 +68,21 @@ class KnowledgeBase:
 
     def cuda_library(self, family: str) -> CudaLibrary | None:
         return next((row for row in self.cuda_libraries if row.family == family), None)
+
+    def tf_libraries(self, cuda: str) -> TensorflowLibraries | None:
+        """How a profile gives a TensorFlow build for ``cuda`` its libraries (tensorflow_libraries.yaml)."""
+        return next((r for r in self.tensorflow_libraries if r.cuda == cuda), None)
+
+    def cudart_soname(self, cuda: str) -> str | None:
+        """The CUDA runtime a build for ``cuda`` loads (cuda_libraries.yaml's cudart row): libcudart.so.11.0."""
+        row = self.cuda_library("cudart")
+        return row.soname(cuda) if row is not None else None
+
+    def serves_cuda(self, provided: str, needed: str) -> bool:
+        """Does a CUDA runtime ``provided`` serve a build for ``needed``? When both load one soname (the cudart
+        row: one per minor before 11, one per major from 11); a release the row lacks serves only its own minor."""
+        have, want = self.cudart_soname(provided), self.cudart_soname(needed)
+        return have == want if have and want else minor(provided) == minor(needed)
 
     def framework_libraries_for(self, framework: str, version: str, package: str | None) -> FrameworkLibraries | None:
         """How ``framework`` ``version`` (installed as ``package``) finds its CUDA libraries; a row for the
@@ -96,11 +114,16 @@ class KnowledgeBase:
     def tensorflow_package(self, version: str, gpu: bool) -> str:
         """The pip distribution to install for a GPU (or CPU-only) build of ``version``."""
         if not gpu:
-            return "tensorflow-cpu" if vtuple(version) >= (1, 15) else "tensorflow"
+            return "tensorflow-cpu" if self._tf_package_exists("tensorflow-cpu", version) else "tensorflow"
         row = self.tensorflow_build(version)
         if row is None:
-            return "tensorflow[and-cuda]" if vtuple(version) >= (2, 14) else "tensorflow"
+            return "tensorflow[and-cuda]" if self._tf_package_exists("tensorflow[and-cuda]", version) else "tensorflow"
         return row.gpu_package
+
+    def _tf_package_exists(self, package: str, version: str) -> bool:
+        """Whether the distribution exists for ``version`` (tensorflow_packages.yaml: its first release)."""
+        row = next((r for r in self.tensorflow_packages if r.package == package), None)
+        return row is not None and vtuple(version) >= vtuple(row.since)
 
     # --- PyTorch ----------------------------------------------------------------------------
 
@@ -266,7 +289,7 @@ class KnowledgeBase:
                 reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>",
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
-        cuda, cudnn_tag, os_name = m.group("cuda"), m.group("cudnn"), m.group("os")
+        cuda, cudnn_tag, os_name, flavor = m.group("cuda"), m.group("cudnn"), m.group("os"), m.group("flavor")
         # the tag's cuDNN suffix: "8" for -cudnn8-, "" for a bare -cudnn- (CUDA >= 12.4), None for no cuDNN
         suffix = cudnn_tag[len("cudnn") :] if cudnn_tag else None
         row = next((r for r in self.cuda_images if r.cuda == minor(cuda)), None)
@@ -282,6 +305,7 @@ class KnowledgeBase:
                 os=os_name,
                 python=python,
                 digest=digest,
+                flavor=flavor,
                 reason=f"CUDA {cuda} is not in the tag table",
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
@@ -308,6 +332,7 @@ class KnowledgeBase:
             os=os_name,
             python=python,
             digest=digest,
+            flavor=flavor,
             reason=reason,
             row_key=row_key,
             source=row.source,

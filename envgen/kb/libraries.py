@@ -3,6 +3,9 @@ which wheel and conda packages carry it, and how each framework finds its librar
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -50,6 +53,48 @@ class CudaLibrary(Row):
         return self.pip_dir_by_major.get(str(cuda_major), self.pip_dir)
 
 
+_SUFFIXED = re.compile(r"^(nvidia-([a-z0-9-]+?)-cu(\d+))==(.+)$")
+
+
+@dataclass(frozen=True)
+class NvidiaWheel:
+    """A pin of one of NVIDIA's library wheels."""
+
+    distribution: str  # nvidia-cudnn-cu11, nvidia-cublas
+    cuda_major: int
+    version: str
+
+
+def nvidia_wheel(spec: str) -> NvidiaWheel | None:
+    """nvidia-cudnn-cu11==8.6.0.163, and the suffix-less names the CUDA 13 toolkit wheels use
+    (nvidia-cublas==13.1.0.3), taken as CUDA 13. Extras (``[...]``) are dropped."""
+    name, _, version = spec.lower().partition("==")
+    name = name.split("[", 1)[0].strip()
+    m = _SUFFIXED.match(f"{name}=={version}")
+    if m:
+        return NvidiaWheel(m.group(1), int(m.group(3)), m.group(4))
+    if name.startswith("nvidia-") and version:
+        return NvidiaWheel(name, 13, version)
+    return None
+
+
+def wheel_rows(rows: Iterable[CudaLibrary], wheel: NvidiaWheel) -> list[CudaLibrary]:
+    """The library families a wheel carries."""
+    return [row for row in rows if row.pip_name(wheel.cuda_major) == wheel.distribution]
+
+
+def wheel_lib_dirs(rows: Iterable[CudaLibrary], wheel: NvidiaWheel) -> list[str]:
+    """Where a wheel puts its libraries, relative to site-packages: ``nvidia/<lib_dir>/lib`` of the families it
+    carries; a -cuNN wheel with no row here (nvidia-cuda-nvcc-cu11) by its name's own convention
+    (nvidia/cuda_nvcc/lib); nothing for a suffix-less one with no row."""
+    rows = list(rows)
+    dirs = {row.lib_dir(wheel.cuda_major) for row in wheel_rows(rows, wheel)}
+    if dirs:
+        return sorted(f"nvidia/{d}/lib" for d in dirs if d)
+    m = _SUFFIXED.match(f"{wheel.distribution}=={wheel.version}")
+    return [f"nvidia/{m.group(2).replace('-', '_')}/lib"] if m else []
+
+
 class FrameworkLibraries(Row):
     FILE: ClassVar[str] = "cuda_libraries.yaml"
 
@@ -73,3 +118,18 @@ class FrameworkLibraries(Row):
         if self.since and v < vtuple(self.since):
             return False
         return not (self.until and v >= vtuple(self.until))
+
+
+class TensorflowLibraries(Row):
+    """How a profile gives TensorFlow built for ``cuda`` its CUDA/cuDNN libraries (before tensorflow[and-cuda])."""
+
+    FILE: ClassVar[str] = "tensorflow_libraries.yaml"
+
+    cuda: str
+    cudnn: str
+    conda: list[str]
+    pip_cudnn: str | None = None  # "nvidia-cudnn-cu11==8.6.0.163": cuDNN from NVIDIA's wheel, not conda
+
+    @property
+    def key(self) -> str:
+        return self.cuda

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.kb.libraries import CudaLibrary, FrameworkLibraries
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     CudaImageRow,
     CudaToolkit,
@@ -20,6 +20,7 @@ from envgen.kb.models import (
     NgcRelease,
     OsImageRow,
     TensorflowBuild,
+    TensorflowPackage,
     TorchRelease,
 )
 from envgen.paths import kb_data_dir
@@ -41,6 +42,8 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "os_images": (OsImageRow, "os_images"),
     "cuda_libraries": (CudaLibrary, "cuda_libraries"),
     "framework_libraries": (FrameworkLibraries, "framework_libraries"),
+    "tensorflow_libraries": (TensorflowLibraries, "tensorflow_libraries"),
+    "tensorflow_packages": (TensorflowPackage, "tensorflow_packages"),
 }
 
 

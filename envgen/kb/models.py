@@ -67,6 +67,18 @@ class TensorflowBuild(Row):
         return self.series
 
 
+class TensorflowPackage(Row):
+    """A TensorFlow pip distribution that exists from a later release on (tensorflow_packages.yaml)."""
+
+    FILE: ClassVar[str] = "tensorflow_packages.yaml"
+    package: Literal["tensorflow-cpu", "tensorflow[and-cuda]"]
+    since: Ver
+
+    @property
+    def key(self) -> str:
+        return self.package
+
+
 class TorchVariant(Row):
     FILE: ClassVar[str] = "pytorch.yaml"
     tag: Annotated[
@@ -255,6 +267,8 @@ class BaseImageInfo(Row):
     os: str | None = None
     python: str | None = None
     digest: str | None = None
+    # nvidia/cuda's tag flavour: "base" carries only the CUDA runtime's minimum (no libraries), "runtime", "devel"
+    flavor: str | None = None
     reason: str = ""
     row_key: str = ""
 

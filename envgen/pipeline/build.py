@@ -28,20 +28,30 @@ from envgen.docker import (
     run_container,
 )
 from envgen.docker.images import tag_all
-from envgen.errors import InputError, SmokeFailed
+from envgen.errors import BuildFailed, InputError, SmokeFailed
+from envgen.files import write_atomically
+from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.mirrors import mirror_ref
 from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import checked_profile
 from envgen.pipeline.smoke import SEALED_REPORT, run_planned
-from envgen.pipeline.state import ValidationStore, write_atomically
-from envgen.pipeline.tiers import TIER_LABEL, host_plan
-from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, prefetch
+from envgen.pipeline.state import ValidationStore
+from envgen.pipeline.tiers import host_plan
 from envgen.profile import Profile
 from envgen.render import RenderResult, render, render_in_memory
 from envgen.smoke.report import SmokeReport
+from envgen.vocabulary import (
+    LABEL_CONTENT_HASH,
+    LABEL_FREEZE_SHA256,
+    LABEL_SMOKE,
+    LABEL_SMOKE_MODE,
+    LABEL_SMOKE_TESTED_IMAGE,
+    LABEL_SMOKE_TIER,
+)
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -112,11 +122,17 @@ def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig,
 
 
 def freeze(client: DockerClient, image_id: str) -> str:
-    """The environment's complete, resolved package list (`pip freeze --all`): the lock as built."""
-    result = run_container(client, image_id, ["python", "-m", "pip", "freeze", "--all",
-                                              "--disable-pip-version-check"], gpus="none")
+    """The environment's complete, resolved package list (`pip freeze --all`): the lock as built. A freeze that
+    fails is an error: the image is then neither sealed nor tagged (its label would vouch for the error text)."""
+    command = ["python", "-m", "pip", "freeze", "--all", "--disable-pip-version-check"]
+    result = run_container(client, image_id, command, gpus="none")
     if result.exit_code != 0:
-        return f"# pip freeze failed (exit {result.exit_code})\n"
+        last = next((line for line in reversed(result.output.splitlines()) if line.strip()), "no output")
+        raise BuildFailed(
+            f"`{' '.join(command[:5])}` in image {image_id[:19]} failed (exit {result.exit_code}): {last.strip()}; "
+            "the image was not sealed or tagged",
+            fix=f"run `docker run --rm {image_id[:19]} {' '.join(command[:5])}` to see why",
+        ).with_tail(result.output)
     lines = sorted(line for line in result.output.splitlines() if line and not line.startswith("WARNING"))
     return "\n".join(lines) + "\n"
 
@@ -141,9 +157,9 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
-        labels = [f'LABEL io.envgen.smoke="{report.status}" io.envgen.smoke-mode="{report.mode}" '
-                  f'{TIER_LABEL}="{report.tier or ""}"',
-                  f'LABEL io.envgen.smoke-tested-image="{image_id}" io.envgen.freeze-sha256="{freeze_hash}"']
+        labels = [f'LABEL {LABEL_SMOKE}="{report.status}" {LABEL_SMOKE_MODE}="{report.mode}" '
+                  f'{LABEL_SMOKE_TIER}="{report.tier or ""}"',
+                  f'LABEL {LABEL_SMOKE_TESTED_IMAGE}="{image_id}" {LABEL_FREEZE_SHA256}="{freeze_hash}"']
         committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
         container.remove(force=True)
@@ -153,7 +169,7 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
 def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[str], None]) -> None:
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
-    from envgen.pipeline.lock_base import check_local_base, check_registry_base
+    from envgen.lock.lock_base import check_local_base, check_registry_base
     from envgen.profile.loader import profile_source
     from envgen.profile.lockfile import lock_path, read_lock
 
@@ -168,7 +184,7 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
                  "apt and pip packages")
         return
     lock = read_lock(path)
-    image = profile.base.split("@", 1)[0]
+    image = parse_ref(profile.base).tagged
     if lock.base_image_id:
         changed = check_local_base(client, image, lock.base_image_id, path.name)
         if changed:
@@ -245,7 +261,7 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
                   env: Mapping[str, str] | None) -> BuildOutcome:
     # Looked up under the lock: a build of the same content that just finished left its image here.
     current = inspect_image(client, planned_tag)
-    if current and current.labels.get("io.envgen.content-hash") == content_hash:
+    if current and current.labels.get(LABEL_CONTENT_HASH) == content_hash:
         record = store.get(current.id)
         if (record and record.passed) or not smoke:
             outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,

@@ -44,8 +44,16 @@ from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import SEALED_REPORT
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.tiers import TIER_LABEL
 from envgen.render.core import image_tag
+from envgen.vocabulary import (
+    LABEL_CONTENT_HASH,
+    LABEL_PREFIX,
+    LABEL_PROFILE,
+    LABEL_PROFILE_HASH,
+    LABEL_SMOKE,
+    LABEL_SMOKE_MODE,
+    LABEL_SMOKE_TIER,
+)
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -56,7 +64,7 @@ IMAGE = "image.tar.gz"
 VALIDATION = "validation.json"
 REPORT = "smoke-report.json"
 # Labels a bundle vouches for: envgen's own (hashes, profile, smoke verdict) and the OCI set.
-LABEL_PREFIXES = ("io.envgen.", "org.opencontainers.image.")
+LABEL_PREFIXES = (LABEL_PREFIX, "org.opencontainers.image.")
 CHUNK = 1 << 20
 
 
@@ -121,7 +129,7 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
     image = resolve_image(client, target, env)
     labels = image.labels
     name = image.tags[0] if image.tags else image.id[:19]
-    if labels.get("io.envgen.smoke") != "pass" or not labels.get("io.envgen.content-hash"):
+    if labels.get(LABEL_SMOKE) != "pass" or not labels.get(LABEL_CONTENT_HASH):
         raise ImageNotValidated(f"{name} carries no passing smoke report, so it is not bundled",
                                 fix=f"run `envgen build {target}` (without --no-smoke) first")
     report = read_file(client, image.id, SEALED_REPORT)
@@ -129,7 +137,7 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
         raise ImageNotValidated(f"{name} has no sealed smoke report at {SEALED_REPORT}",
                                 fix=f"rebuild it with `envgen build {target}`")
     record = ValidationStore(config.state_dir).get(image.id)
-    profile, content_hash = labels["io.envgen.profile"], labels["io.envgen.content-hash"]
+    profile, content_hash = labels[LABEL_PROFILE], labels[LABEL_CONTENT_HASH]
     out = out.expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
@@ -144,14 +152,14 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
         (work / REPORT).write_bytes(report)
         files = {member: FileEntry(sha256=_sha256_file(work / member), size=(work / member).stat().st_size)
                  for member in (VALIDATION, REPORT, IMAGE)}
-        tier = labels.get(TIER_LABEL) or None
+        tier = labels.get(LABEL_SMOKE_TIER) or None
         manifest = Manifest(
             schema_=SCHEMA, envgen_version=__version__, profile=profile, content_hash=content_hash,
-            profile_hash=labels.get("io.envgen.profile-hash", ""), tag=image_tag(profile, content_hash),
+            profile_hash=labels.get(LABEL_PROFILE_HASH, ""), tag=image_tag(profile, content_hash),
             image_id=image.id, repo_digests=sorted(image.digests),
             labels={k: v for k, v in sorted(labels.items()) if k.startswith(LABEL_PREFIXES)},
-            validation={"status": record.status if record else labels.get("io.envgen.smoke"),
-                        "mode": record.mode if record else labels.get("io.envgen.smoke-mode"),
+            validation={"status": record.status if record else labels.get(LABEL_SMOKE),
+                        "mode": record.mode if record else labels.get(LABEL_SMOKE_MODE),
                         "checked_at": record.checked_at if record else None, "tier": tier},
             payload_sha256=files[IMAGE].sha256, files=files,
         )
@@ -237,8 +245,8 @@ def _read_manifest(tar: tarfile.TarFile, path: Path) -> Manifest:
     if set(manifest.files) != {IMAGE, VALIDATION, REPORT} or manifest.files[IMAGE].sha256 != manifest.payload_sha256:
         raise _bad(path, "has a manifest whose file list does not match the bundle format")
     labels = manifest.labels
-    if (labels.get("io.envgen.content-hash") != manifest.content_hash
-            or labels.get("io.envgen.profile") != manifest.profile
+    if (labels.get(LABEL_CONTENT_HASH) != manifest.content_hash
+            or labels.get(LABEL_PROFILE) != manifest.profile
             or manifest.tag != image_tag(manifest.profile, manifest.content_hash)):
         raise _bad(path, "has a manifest whose profile, hash and tag disagree")
     return manifest
@@ -278,7 +286,7 @@ def load(path: Path, *, env: Mapping[str, str] | None = None,
         if image_id != manifest.image_id:
             raise _bad(path, f"holds image {image_id[:19]}, but its manifest names {manifest.image_id[:19]}")
         wrong = sorted(k for k, v in manifest.labels.items() if labels.get(k) != v)
-        if wrong or labels.get("io.envgen.smoke") != "pass":
+        if wrong or labels.get(LABEL_SMOKE) != "pass":
             raise _bad(path, f"holds an image whose labels differ from its manifest ({', '.join(wrong) or 'smoke'})")
         client = connect()
         existed = inspect_image(client, manifest.image_id) is not None

@@ -15,6 +15,7 @@ from envgen.host.model import HostFacts
 from envgen.host.report import format_report
 from envgen.kb import load_kb
 from envgen.profile import Profile, list_profiles, load_profile
+from envgen.vocabulary import LABEL_PROFILE
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, 
     """Check this host against the profile an image was built from (by its label), before starting it.
     An image whose profile is not known here is let through: the engine's own errors are translated.
     ``facts``: the host facts already read (else they are read here)."""
-    name = labels.get("io.envgen.profile")
+    name = labels.get(LABEL_PROFILE)
     if not name:
         return None
     try:

@@ -12,6 +12,7 @@ from envgen.docker import connect, list_images
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import tier_of
 from envgen.table import format_table
+from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_SMOKE
 
 
 def _age(created: datetime, now: datetime) -> str:
@@ -38,13 +39,13 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
         tier = tier_of(record, image.labels)
         if record is not None:
             status = f"{record.status} ({record.mode})"
-        elif image.labels.get("io.envgen.smoke"):
-            status = f"sealed {image.labels['io.envgen.smoke']}, not validated on this host"
+        elif image.labels.get(LABEL_SMOKE):
+            status = f"sealed {image.labels[LABEL_SMOKE]}, not validated on this host"
         else:
             status = "not validated"
         rows.append({
-            "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get("io.envgen.profile", ""),
-            "content_hash": image.labels.get("io.envgen.content-hash", ""), "size_bytes": image.size,
+            "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get(LABEL_PROFILE, ""),
+            "content_hash": image.labels.get(LABEL_CONTENT_HASH, ""), "size_bytes": image.size,
             "created": image.created.isoformat(), "age": _age(image.created, now), "validation": status,
             "tier": tier,
         })

@@ -9,6 +9,7 @@ from pathlib import Path
 from envgen.check import Finding, HostSpec, check_profile
 from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
+from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.profile import Profile, load_profile
 from envgen.render import RenderResult, export, render
@@ -73,7 +74,7 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
             ctx = render_in_memory(profile, kb, config)
             repo = f"{config.registry.rstrip('/')}/{profile.name}"
             image = inspect_image(client, f"{repo}:{ctx.content_hash[:12]}")
-            digest = next((d for d in (image.digests if image else ()) if d.split("@", 1)[0] == repo), None)
+            digest = next((d for d in (image.digests if image else ()) if parse_ref(d).name == repo), None)
             if digest:
                 found[profile.name] = digest
     finally:

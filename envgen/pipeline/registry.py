@@ -14,8 +14,9 @@ from envgen.mirrors import mirror_ref
 from envgen.pipeline.mirrors import mirror_failure
 from envgen.pipeline.resolve import profile_tag
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.tiers import LIBRARIES, TIER_LABEL, host_plan
+from envgen.pipeline.tiers import host_plan
 from envgen.profile import Profile, load_profile
+from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_SMOKE, LABEL_SMOKE_TIER, TIER_LIBRARIES
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -48,12 +49,12 @@ def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None
     image = inspect_image(client, tag)
     if image is None:
         raise InputError(f"profile {profile.name!r} has no image {tag} here", fix=f"run `envgen build {ref}`")
-    if image.labels.get("io.envgen.smoke") != "pass":
+    if image.labels.get(LABEL_SMOKE) != "pass":
         raise ImageNotValidated(f"{tag} carries no passing smoke report, so it is not pushed",
                                 fix=f"run `envgen build {ref}` (without --no-smoke)")
-    tier = image.labels.get(TIER_LABEL) or "unknown (sealed before the tiers)"
+    tier = image.labels.get(LABEL_SMOKE_TIER) or "unknown (sealed before the tiers)"
     pushed = "pushed " + push_tag(client, tag, profile, registry or config.registry) + f" (validated: {tier})"
-    if tier == LIBRARIES:
+    if tier == TIER_LIBRARIES:
         pushed += "; the GPU tier runs on the first `envgen pull` or `envgen run` on a GPU host"
     return pushed
 
@@ -77,11 +78,11 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
         image_id = pull_image(client, remote)
     image = inspect_image(client, image_id)
     labels = image.labels if image else {}
-    if labels.get("io.envgen.content-hash") != content_hash or labels.get("io.envgen.profile") != profile.name:
+    if labels.get(LABEL_CONTENT_HASH) != content_hash or labels.get(LABEL_PROFILE) != profile.name:
         remove_image(client, remote, force=True)
         raise ImageMismatch(
             f"{remote} does not match the local profile {profile.name!r}: its content hash is "
-            f"{labels.get('io.envgen.content-hash', 'missing')[:12]}, the profile renders to {content_hash[:12]}; "
+            f"{labels.get(LABEL_CONTENT_HASH, 'missing')[:12]}, the profile renders to {content_hash[:12]}; "
             "the image was removed",
             fix="update envgen or the profile to the version the image was built from, or build it locally",
         )

@@ -16,6 +16,7 @@ from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import gpus_for
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import LIBRARIES
+from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -31,7 +32,7 @@ def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None
     from envgen.pipeline.tiers import host_plan
 
     out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
-    gpu_required = image.labels.get("io.envgen.gpu-required") != "false"
+    gpu_required = image.labels.get(LABEL_GPU_REQUIRED) != "false"
     run_planned(client, image.id, host_plan(gpu_required, env, gpus),
                 **smoke_kwargs(client, image.id, image.labels, store))
     return store.get(image.id)
@@ -56,8 +57,8 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         )
     gpus = gpus_for(image.labels, gpus)
     route = None
-    if gpus == "none" and image.labels.get("io.envgen.gpu-required") == "true":
-        out(f"envgen: warning: {image.labels.get('io.envgen.profile', target)} is a GPU profile and --gpus none "
+    if gpus == "none" and image.labels.get(LABEL_GPU_REQUIRED) == "true":
+        out(f"envgen: warning: {image.labels.get(LABEL_PROFILE, target)} is a GPU profile and --gpus none "
             "gives its container no GPU: the frameworks run on the CPU without an error (torch.cuda.is_available() "
             "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":

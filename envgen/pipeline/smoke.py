@@ -15,6 +15,7 @@ from envgen.pipeline.gpus import gpu_kwargs
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import TierPlan, host_facts, host_plan, route_for
 from envgen.smoke.report import SmokeReport
+from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_GPU_REQUIRED, LABEL_PROFILE
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -53,7 +54,7 @@ def split_output(output: str) -> tuple[str, str]:
 def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
     if requested:
         return requested
-    profile_json = labels.get("io.envgen.gpu-required")
+    profile_json = labels.get(LABEL_GPU_REQUIRED)
     return "none" if profile_json == "false" else "all"
 
 
@@ -129,7 +130,7 @@ def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
         wanted = gpus_for(labels, gpus) if tier != "libraries" else "none"
         route = route_for(wanted, host_facts(env), load_config(env).gpu_route) if wanted != "none" else None
         return run_smoke(client, image.id, gpus=wanted, tier=tier, route=route, **kwargs)
-    gpu_required = labels.get("io.envgen.gpu-required") != "false"
+    gpu_required = labels.get(LABEL_GPU_REQUIRED) != "false"
     report, _plan = run_planned(client, image.id, host_plan(gpu_required, env, gpus), **kwargs)
     return report
 
@@ -139,8 +140,8 @@ def smoke_kwargs(client: DockerClient, image_id: str, labels: Mapping[str, str],
     """What a smoke run of an image takes from the image itself: its profile name and content hash (labels), the
     timeout its baked profile sets, and the store the verdict is recorded in."""
     timeout = float(image_profile(client, image_id).get("smoke", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
-    return {"profile_name": labels.get("io.envgen.profile", ""),
-            "content_hash": labels.get("io.envgen.content-hash", ""), "store": store, "timeout_s": timeout}
+    return {"profile_name": labels.get(LABEL_PROFILE, ""),
+            "content_hash": labels.get(LABEL_CONTENT_HASH, ""), "store": store, "timeout_s": timeout}
 
 
 def image_profile(client: DockerClient, image_id: str) -> dict[str, Any]:

@@ -6,33 +6,12 @@ and ``envgen images`` read them; ``envgen build`` and ``envgen smoke`` write the
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-
-def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it over ``path``:
-    a reader (another envgen) sees the old file or the new one, never half of one. ``mode``: the file's
-    permissions when they should not be the temporary file's private 0600 (a lock file beside a profile)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+from envgen.files import write_atomically
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import PrivateAttr, ValidationError
 
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
-from envgen.profile.model import Profile
-from envgen.profile.normalise import Normalised, Origins, normalise, where_in
+from envgen.profile.model import NORMALISED, Profile
+from envgen.profile.normalise import Normalised, Origins, ngc_defaults, normalise, wants_ngc_defaults, where_in
 from envgen.profile.yamlsrc import LocatedDoc, load_yaml
+
+if TYPE_CHECKING:
+    from envgen.kb.knowledge import KnowledgeBase
 
 MAX_EXTENDS_DEPTH = 8
 
@@ -166,15 +169,24 @@ def _allowed_keys(parent: tuple[object, ...]) -> list[str]:
     return sorted(model.model_fields) if hasattr(model, "model_fields") else []
 
 
-def load_profile(ref: str | Path, env: Mapping[str, str] | None = None) -> Profile:
+def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
+                 kb: KnowledgeBase | None = None) -> Profile:
+    """The profile ``ref`` names (a name on the search path, or a file), normalised once. An NGC base's left-out
+    CUDA, cuDNN and Python come from ``kb`` (without one, from the cached KB, read only then)."""
     source = find_profile(str(ref), env)
     doc = load_yaml(source.path)
     data, origins = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
     notes = normalise(data, origins, source.path)
+    if wants_ngc_defaults(notes.data):
+        if kb is None:
+            from envgen.kb.cache import cache_dir, load_kb_cached
+
+            kb = load_kb_cached(cache_dir(os.environ if env is None else env))  # the cache `check` reads next
+        ngc_defaults(notes, kb)
     data = notes.data
     try:
-        profile = LoadedProfile.model_validate(data)
+        profile = LoadedProfile.model_validate(data, context={NORMALISED: True})
     except ValidationError as exc:
         raise ProfileError(_format_validation(source.path, origins, exc)) from None
     if source.origin != "file" and profile.name != source.name:

@@ -1,7 +1,7 @@
 """Lock files: everything a pip profile installs, pinned: the base image by digest, every apt
 package at its exact version, every pip distribution with its sha256, and the installer (uv).
 
-``envgen lock`` (``envgen.pipeline.lock``) writes ``<profile>.lock.txt`` beside the profile's
+``envgen lock`` (``envgen.lock.lock``) writes ``<profile>.lock.txt`` beside the profile's
 YAML file; rendering reads it back. Layout::
 
     # envgen lock file ...                      comment lines

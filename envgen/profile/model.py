@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -26,6 +27,9 @@ from pydantic_core import CoreSchema, core_schema
 
 from envgen.errors import shown
 from envgen.profile.normalise import normalise
+
+# model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
+NORMALISED = "envgen.normalised"
 
 # --- value patterns -------------------------------------------------------------------------
 
@@ -311,10 +315,10 @@ class Profile(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _normalise(cls, data: Any) -> Any:
+    def _normalise(cls, data: Any, info: ValidationInfo) -> Any:
         """Frameworks named in packages.pip move to frameworks; defaults are filled (profiles made in
-        code get the same treatment as loaded ones, which went through it with line numbers)."""
-        if not isinstance(data, dict):
+        code get the same treatment as loaded ones, which went through it with line numbers, once)."""
+        if not isinstance(data, dict) or (info.context or {}).get(NORMALISED):
             return data
         return normalise(data, {}, Path("<profile>")).data
 
@@ -370,6 +374,13 @@ class Profile(Strict):
         return None
 
     @property
+    def is_gpu(self) -> bool:
+        """A GPU profile: one whose image must see a GPU (``gpu.required``, which needs ``cuda``). The one notion
+        the install plan (CUDA builds, NVIDIA_* variables, library path), the exports (``--gpus``), the image's
+        io.envgen.gpu-required label and the smoke tiers share."""
+        return self.gpu.required
+
+    @property
     def base_frameworks(self) -> tuple[str, ...]:
         """The frameworks the base image provides ("tensorflow", "pytorch", ...): base_provides.frameworks,
         or every framework set when that list is empty; () without base_provides."""
@@ -386,4 +397,7 @@ class Profile(Strict):
     def identity(self) -> dict[str, object]:
         """What defines the environment: everything but the route packages take (mirrors)
         and the `extends` link (already merged)."""
-        return self.model_dump(mode="json", exclude={"mirrors", "extends"})
+        # base_provides only when set: a profile without it keeps the identity (and hash) it had before the
+        # field existed, so its images stay cache hits
+        return self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
+            {"base_provides"} if self.base_provides is None else set()))

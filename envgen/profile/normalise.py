@@ -5,18 +5,21 @@ in ``packages.pip``. Before validation, every framework distribution found in ``
 moved into ``frameworks`` (so every framework rule, the install plan and the smoke test's
 expectations see it), pins that contradict each other are errors naming both lines, framework
 packages envgen cannot model are refused, and the defaults a minimal profile needs are filled in
-and remembered so ``envgen show`` can print them.
+and remembered so ``envgen show`` can print them. Pure: the NGC defaults, which need the knowledge
+base, are ``ngc_defaults``, applied by ``load_profile`` with the caller's KB.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
+
+if TYPE_CHECKING:
+    from envgen.kb.knowledge import KnowledgeBase
 
 # pip distribution -> (frameworks field, tensorflow_package value or None)
 PIP_FRAMEWORKS: dict[str, tuple[str, str | None]] = {
@@ -45,12 +48,14 @@ UNMODELLED: dict[str, str] = {
     "build it in an image of its own, outside envgen",
 }
 
-# conda packages that are frameworks: envgen installs frameworks with pip (the wheels its knowledge
-# base describes), so a conda build would be a second, unchecked copy.
-CONDA_FRAMEWORKS = frozenset(
-    {"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-base", "pytorch", "pytorch-gpu",
-     "pytorch-cuda", "torchvision", "torchaudio", "jax", "jaxlib"}
-)
+# conda packages that are frameworks -> the frameworks field that installs them (envgen installs frameworks with
+# pip, the wheels its knowledge base describes, so a conda build would be a second, unchecked copy); the ones
+# envgen does not model at all are refused for the reason UNMODELLED gives.
+CONDA_FRAMEWORKS: dict[str, str] = {
+    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow",
+    "tensorflow-base": "tensorflow", "pytorch": "pytorch", "pytorch-gpu": "pytorch", "pytorch-cuda": "pytorch",
+    "torchvision": "torchvision", "torchaudio": "torchaudio",
+}
 
 _PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
 
@@ -200,11 +205,14 @@ class _Normaliser:
             name_part = spec.split("::", 1)[-1]
             name, version = canonical(name_part.split("=")[0]), name_part.split("=")[1]
             loc = ("packages", "conda", index)
+            if name in UNMODELLED:
+                raise ProfileError(f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {UNMODELLED[name]}",
+                                   fix=f"remove {name} from packages.conda")
             if name in CONDA_FRAMEWORKS:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: envgen installs frameworks from the pip "
                     "wheels its knowledge base describes, not from conda",
-                    fix=f"move it to frameworks: (frameworks.{'pytorch' if 'torch' in name else 'tensorflow'})",
+                    fix=f"move it to frameworks: (frameworks.{CONDA_FRAMEWORKS[name]})",
                 )
             if name in seen and seen[name][1] != version:
                 first = ("packages", "conda", seen[name][0])
@@ -218,30 +226,6 @@ class _Normaliser:
                 )
 
     # --- defaults ------------------------------------------------------------------------------
-
-    def ngc_defaults(self) -> None:
-        """An NGC base brings its CUDA, cuDNN and Python: left out of the profile, they come from the knowledge
-        base's row for that release (without a row, the profile has to say them)."""
-        base = self.data.get("base")
-        wanted = [key for key in ("cuda", "cudnn", "python") if key not in self.data]
-        if not wanted or not isinstance(base, str) or not base.startswith("nvcr.io/nvidia/"):
-            return
-        from envgen.kb.cache import cache_dir, load_kb_cached  # only for NGC bases that leave these out
-
-        kb = load_kb_cached(cache_dir(os.environ))  # the cache `check` reads the KB from next
-        row, why = kb.ngc(base), "the NGC release's"
-        if row is None:
-            # a release without a row: the nearest known release's values (check warns ngc-unknown, naming
-            # what it could not check), so the profile gets a verdict instead of an input error
-            row, why = kb.ngc_nearest(base), "assumed from the nearest known NGC release; this release has no row"
-            wanted = [key for key in wanted if key != "cudnn"]  # the fields a profile must have; cuDNN is not
-        if row is None:
-            return
-        values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
-        for key in wanted:
-            if values[key]:
-                self.data[key] = values[key]
-                self.result.defaults.append(f"{key}: {values[key]!r} ({why}, {row.FILE}#{row.key})")
 
     def defaults(self) -> None:
         data = self.data
@@ -282,6 +266,36 @@ def normalise(data: dict[str, Any], origins: Origins, path: Path) -> Normalised:
     if entries is not None:
         n.check_duplicates(entries)
         n.lift(entries)
-    n.ngc_defaults()
     n.defaults()
     return n.result
+
+
+def wants_ngc_defaults(data: dict[str, Any]) -> bool:
+    """An NGC base that leaves out its CUDA, cuDNN or Python: ``ngc_defaults`` fills them from the KB."""
+    base = data.get("base")
+    return (isinstance(base, str) and base.startswith("nvcr.io/nvidia/")
+            and any(key not in data for key in ("cuda", "cudnn", "python")))
+
+
+def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
+    """An NGC base brings its CUDA, cuDNN and Python: left out of the profile, they come from the knowledge
+    base's row for that release (without a row, from the nearest known release). Applied by ``load_profile`` with
+    the caller's knowledge base, not inside the model's validation (which reads nothing)."""
+    data = result.data
+    if not wants_ngc_defaults(data):
+        return
+    keys: tuple[str, ...] = ("cuda", "cudnn", "python")
+    row, why = kb.ngc(str(data["base"])), "the NGC release's"
+    if row is None:
+        # a release without a row: the nearest known release's CUDA and Python (check warns ngc-unknown, naming
+        # what it could not check), so the profile gets a verdict instead of an input error; cuDNN stays unset
+        row = kb.ngc_nearest(str(data["base"]))
+        why = "assumed from the nearest known NGC release; this release has no row"
+        keys = ("cuda", "python")
+    if row is None:
+        return
+    values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
+    for key in keys:
+        if key not in data and values[key]:
+            data[key] = values[key]
+            result.defaults.append(f"{key}: {values[key]!r} ({why}, {row.FILE}#{row.key})")

@@ -13,12 +13,11 @@ if TYPE_CHECKING:
     from envgen.render.core import RenderedContext, RenderResult, image_tag, render, render_in_memory
     from envgen.render.exports import EXPORT_FORMATS, export
     from envgen.render.plan import RenderPlan, render_context
-    from envgen.render.stack import StackPins
 
 _EXPORTS = {
     "RenderedContext": "core", "RenderResult": "core", "image_tag": "core", "render": "core",
     "render_in_memory": "core", "EXPORT_FORMATS": "exports", "export": "exports", "RenderPlan": "plan",
-    "render_context": "plan", "StackPins": "stack",
+    "render_context": "plan",
 }
 
 __all__ = [
@@ -26,7 +25,6 @@ __all__ = [
     "RenderPlan",
     "RenderResult",
     "RenderedContext",
-    "StackPins",
     "export",
     "image_tag",
     "render",

@@ -1,6 +1,6 @@
 """Conda lock files (``<profile>.conda.txt``): an explicit list (`@EXPLICIT`, one package URL and md5 per
 line, its sha256 on the comment line above) that micromamba installs without solving. Written by
-``envgen lock`` (``envgen.pipeline.lock_conda``, solved by py-rattler); read here by the render.
+``envgen lock`` (``envgen.lock.lock_conda``, solved by py-rattler); read here by the render.
 """
 
 from __future__ import annotations

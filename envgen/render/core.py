@@ -11,11 +11,11 @@ import jinja2
 from envgen.config import DEFAULT_NAMESPACE, UserConfig
 from envgen.errors import RenderError
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.plan.install import InstallPlan
 from envgen.profile.model import Profile
 from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan, render_context
-from envgen.render.stack import StackPins
 from envgen.render.writer import write_atomically
 
 WHEELHOUSE_SUFFIXES = (".whl", ".tar.gz", ".zip")
@@ -71,11 +71,11 @@ def render_in_memory(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    stack: StackPins | None = None,
+    install: InstallPlan | None = None,
     env: jinja2.Environment | None = None,
     use_lock: bool = True,
 ) -> RenderedContext:
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, stack=stack,
+    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, install=install,
                           use_lock=use_lock)
     return finish(plan, render_files(plan, env))
 
@@ -97,10 +97,10 @@ def render(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    stack: StackPins | None = None,
+    install: InstallPlan | None = None,
 ) -> RenderResult:
     """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
-    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, stack=stack)
+    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, install=install)
     wheels = wheelhouse_files(context.plan.wheelhouse)
     write_atomically(out_dir, context.files, context.executable, wheels)
     return RenderResult(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,16 +14,15 @@ import jinja2
 from envgen import __version__
 from envgen.config import DEFAULT_SHM_SIZE, UserConfig
 from envgen.errors import InputError, RenderError
+from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
+from envgen.vocabulary import ARGS_FORWARDED
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
-BAKE_ARGS = (
-    "APT_MIRROR", "CONDA_CHANNEL_ALIAS", "CONDA_CHANNEL_MIRRORS", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
-    "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
-)
+BAKE_ARGS = ARGS_FORWARDED
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
     """The image an export runs: the one `envgen build` tags, in the user's namespace."""
     profile = ctx.plan.profile
     return ExportItem(profile, image_tag(profile.name, ctx.content_hash, config.namespace), ctx.content_hash,
-                      profile.cuda is not None, target=profile.name.replace(".", "-"))
+                      profile.is_gpu, target=profile.name.replace(".", "-"))
 
 
 def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
@@ -186,12 +184,7 @@ def export(
     written = []
     for rel, text in sorted(files.items()):
         path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        if path.name.endswith(EXECUTABLE_SUFFIXES):
-            tmp.chmod(0o755)
-        tmp.replace(path)
+        write_atomically(path, text, EXECUTABLE if path.name.endswith(EXECUTABLE_SUFFIXES) else USER_FILE)
         written.append(path)
     return written
 

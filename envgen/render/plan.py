@@ -6,7 +6,6 @@ they change neither the rendered files nor the hashes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,18 +16,25 @@ import yaml
 from envgen import __version__
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
+from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
-from envgen.render.stack import StackPins, resolve_pins
+from envgen.vocabulary import (
+    LABEL_CONTENT_HASH,
+    LABEL_GPU_REQUIRED,
+    LABEL_PROFILE,
+    LABEL_PROFILE_HASH,
+    LABEL_VERSION,
+    SOURCE_DATE_EPOCH_DEFAULT,
+)
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
 CONTENT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH@@"
 SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
-ENV_PREFIX = "/opt/env"
-_NVIDIA_WHEEL_RE = re.compile(r"^nvidia-([a-z0-9-]+?)-cu\d+$")
 
 
 def _data(name: str) -> dict[str, Any]:
@@ -90,7 +96,7 @@ class RenderPlan:
     env: tuple[tuple[str, str], ...]
     labels: tuple[tuple[str, str], ...]
     runtime_apt: tuple[str, ...]
-    expected: Mapping[str, Any]
+    expected: Mapping[str, Any]  # what the smoke probe compares the image against: the plan's Expected.document()
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
@@ -149,6 +155,7 @@ class RenderPlan:
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
+            "source_date_epoch_default": SOURCE_DATE_EPOCH_DEFAULT,
         }
 
 
@@ -169,8 +176,7 @@ def python_setup_key(profile: Profile) -> str:
         return "base-env"
     if profile.is_ngc:
         return "ngc"
-    repository = profile.base.split("@", 1)[0].rsplit(":", 1)[0]
-    if repository in ("python", "library/python", "docker.io/library/python"):
+    if parse_ref(profile.base).repository == "python":
         return "python-image"
     return "debian"
 
@@ -184,59 +190,17 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
     """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
     a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
     info = kb.base_image(profile.base)
+    named = parse_ref(profile.base)
     digest = None if profile.local_base else (info.digest if info else None)
-    if lock is not None and lock.base_digest and "@" not in profile.base:
+    if lock is not None and lock.base_digest and named.digest is None:
         digest = lock.base_digest
-    if "@" in profile.base:
-        from_ref = profile.base
-        digest = profile.base.split("@", 1)[1]
+    if named.digest:
+        from_ref, digest = profile.base, named.digest
     elif digest:
         from_ref = f"{profile.base}@{digest}"
     else:
         from_ref = profile.base
-    image = profile.base.split("@", 1)[0]
-    return BasePin(image=image, from_ref=from_ref, digest=digest, local=profile.local_base)
-
-
-def _python_dir(profile: Profile, kb: KnowledgeBase, setup: str) -> str:
-    """lib/pythonX.Y inside /opt/env: the profile's Python for conda, the base's otherwise."""
-    if setup == "conda":
-        return f"python{profile.python_minor}"
-    info = kb.base_image(profile.base)
-    version = info.python if info and info.python else profile.python
-    return "python" + ".".join(version.split(".")[:2])
-
-
-def nvidia_lib_dirs(pip_pins: tuple[str, ...], site_packages: str) -> list[str]:
-    """Library directories of pip-installed NVIDIA wheels: nvidia-cudnn-cu11 -> nvidia/cudnn/lib."""
-    dirs = []
-    for pin in pip_pins:
-        name = pin.split("==", 1)[0].split("[", 1)[0].lower()
-        m = _NVIDIA_WHEEL_RE.match(name)
-        if m:
-            dirs.append(f"{site_packages}/nvidia/{m.group(1).replace('-', '_')}/lib")
-    return sorted(set(dirs))
-
-
-def environment(
-    profile: Profile, pins: Pins, stack: StackPins, python_dir: str
-) -> tuple[tuple[str, str], ...]:
-    env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
-    gpu = profile.cuda is not None
-    if gpu:
-        libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
-        libs += nvidia_lib_dirs(pins.pip + pins.pip_extra, f"{ENV_PREFIX}/lib/{python_dir}/site-packages")
-        if libs:
-            env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        env["NVIDIA_VISIBLE_DEVICES"] = "all"
-        env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
-        require = stack.require_cuda or profile.cuda
-        env["NVIDIA_REQUIRE_CUDA"] = f"cuda>={require}"
-    for key, value in profile.env.items():
-        if key in env:
-            raise RenderError(f"profile env {key} would replace envgen's own {key}", fix=f"remove env.{key}")
-        env[key] = value
-    return tuple(sorted(env.items()))
+    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base)
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
@@ -250,12 +214,12 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         f"{oci}source": str(fixed["source"]),
         f"{oci}licenses": str(fixed["licenses"]),
         f"{oci}base.name": base.image,
-        "io.envgen.profile": profile.name,
-        "io.envgen.profile-hash": phash,
-        "io.envgen.content-hash": CONTENT_HASH_TOKEN,
-        "io.envgen.version": __version__,
+        LABEL_PROFILE: profile.name,
+        LABEL_PROFILE_HASH: phash,
+        LABEL_CONTENT_HASH: CONTENT_HASH_TOKEN,
+        LABEL_VERSION: __version__,
         # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
-        "io.envgen.gpu-required": "true" if profile.gpu.required else "false",
+        LABEL_GPU_REQUIRED: "true" if profile.is_gpu else "false",
     }
     if base.digest:
         values[f"{oci}base.digest"] = base.digest
@@ -312,14 +276,14 @@ def render_context(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    stack: StackPins | None = None,
+    install: InstallPlan | None = None,
     use_lock: bool = True,
 ) -> RenderPlan:
-    """The plan for one profile. ``stack`` defaults to ``resolve_stack(profile, kb)``'s pins.
+    """The plan for one profile. ``install`` defaults to ``envgen.plan.resolve_stack(profile, kb)``.
     ``use_lock``: read the lock file beside the profile's YAML file, if there is one (``envgen lock``
     itself renders without it)."""
     config = config or UserConfig()
-    stack = resolve_pins(profile, kb) if stack is None else stack
+    install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     setups = _data("python_setups.yaml")
     tools = _data("tools.yaml")
@@ -329,9 +293,9 @@ def render_context(
                         profile.base_provides.python if profile.base_provides else "python3",
                         profile.base_provides is not None)
     pins = Pins(
-        conda=tuple(exact_conda(p) for p in (*profile.packages.conda, *stack.conda)),
-        pip=stack.pip,
-        pip_extra=tuple(profile.packages.pip),
+        conda=tuple(exact_conda(p) for p in install.user_conda),
+        pip=tuple(install.framework_pip),
+        pip_extra=tuple(install.user_pip),
         apt=tuple(profile.packages.apt),
     )
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt)))
@@ -356,13 +320,13 @@ def render_context(
         base=base,
         python_setup=setup,
         pins=pins,
-        pip=PipSources(stack.pip_index_urls, stack.pip_find_links),
+        pip=PipSources(tuple(install.pip_index_urls), tuple(install.pip_find_links)),
         micromamba={k: str(v) for k, v in tools["micromamba"].items()},
         conda_pip=str(tools["conda_pip"]["version"]),
-        env=environment(profile, pins, stack, _python_dir(profile, kb, key)),
+        env=install.env,
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
-        expected=dict(stack.expected),
+        expected=install.expected.document(),
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
         secrets=secrets,

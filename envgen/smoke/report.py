@@ -17,13 +17,13 @@ from typing import Any, Literal, cast
 
 from envgen.errors import SmokeFailed
 from envgen.paths import probe_dir
+from envgen.vocabulary import TIERS
 
 SCHEMA = "envgen.smoke/1"
 Status = Literal["pass", "fail", "skipped"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "skipped")
 MODES: tuple[str, ...] = ("gpu", "cpu-only", "libraries")
-# what a passing report proves: the library tier only, both tiers on a GPU, a CPU-only profile
-TIERS: tuple[str, ...] = ("libraries", "gpu", "gpu-only", "cpu")
+# what a passing report proves: envgen.vocabulary.TIERS (the library tier only, both tiers on a GPU, a CPU-only profile)
 Mode = Literal["gpu", "cpu-only", "libraries"]
 
 

@@ -1,4 +1,4 @@
-"""Rows of ``recipes.yaml``: the library recipes `envgen suggest` writes into profiles (strict models, sourced)."""
+"""Rows of ``recipes.yaml``: the torch wheel pins `envgen suggest` writes into profiles (strict models, sourced)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,6 @@ class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
     source: str = Field(min_length=4)
     unverified: bool = False
-
-
-class TfLibraries(_Row):
-    """How a profile gives TensorFlow built for ``cuda`` its CUDA/cuDNN libraries (before tensorflow[and-cuda])."""
-
-    cuda: str
-    cudnn: str
-    conda: list[str]
-    pip_cudnn: str | None = None  # "nvidia-cudnn-cu11==8.6.0.163": cuDNN from NVIDIA's wheel, not conda
-
-    def cite(self) -> str:
-        return f"suggest/recipes.yaml#tensorflow_libraries:{self.cuda}: {self.source}"
 
 
 class TorchWheels(_Row):
@@ -55,12 +43,8 @@ class FirstRelease(_Row):
 
 class Recipes(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-    tensorflow_libraries: list[TfLibraries]
     torch_wheels: list[TorchWheels]
     tensorflow_first_release: list[FirstRelease]
-
-    def tf_libraries(self, cuda: str) -> TfLibraries | None:
-        return next((r for r in self.tensorflow_libraries if r.cuda == cuda), None)
 
     def torch_wheels_for(self, version: str) -> TorchWheels | None:
         return next((r for r in self.torch_wheels if r.covers(version)), None)

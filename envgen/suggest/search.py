@@ -17,10 +17,10 @@ from envgen.check import Finding, HostSpec, check_profile
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase, TensorflowBuild
 from envgen.kb.builds import TorchBuild, driver_fit, tensorflow_builds, torch_builds
-from envgen.kb.libraries import FrameworkLibraries
+from envgen.kb.libraries import FrameworkLibraries, TensorflowLibraries
 from envgen.kb.versions import major, same_prefix, vtuple
 from envgen.profile.model import Profile
-from envgen.suggest.recipes import Recipes, TfLibraries, TorchWheels
+from envgen.suggest.recipes import Recipes, TorchWheels
 
 Prefer = Literal["newest", "lts"]
 FRAMEWORKS = ("tensorflow", "pytorch")
@@ -42,7 +42,7 @@ class Request:
 class TfPart:
     build: TensorflowBuild
     version: str
-    libraries: TfLibraries | None  # None: tensorflow[and-cuda] brings its own
+    libraries: TensorflowLibraries | None  # None: tensorflow[and-cuda] brings its own
     rank: int
 
 
@@ -147,7 +147,7 @@ def _tf_parts(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> lis
         if build.gpu_package == "tensorflow[and-cuda]":
             libraries = None
         else:
-            libraries = recipes.tf_libraries(build.cuda)
+            libraries = kb.tf_libraries(build.cuda)
             if libraries is None:
                 continue  # no recorded way to give this build its CUDA libraries
         out.append(TfPart(build, version, libraries, len(out)))

@@ -13,7 +13,7 @@ import pytest
 from envgen.docker import push_image, remove_image
 from envgen.docker.images import tag_image
 from envgen.errors import InputError
-from envgen.pipeline.lock_base import check_local_base, check_registry_base, lock_base
+from envgen.lock.lock_base import check_local_base, check_registry_base, lock_base
 
 if TYPE_CHECKING:
     from docker import DockerClient

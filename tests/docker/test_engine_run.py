@@ -92,3 +92,34 @@ def test_timeout_kills_the_container(docker_client: DockerClient, base_image: st
     result = run_container(docker_client, base_image, ["sh", "-c", f"echo {marker}; sleep 60"], timeout_s=2)
     assert result.timed_out and result.exit_code != 0 and marker in result.output
     assert _containers(docker_client, marker) == []
+
+
+def test_device_requests_by_cdi() -> None:
+    """What `docker run --device nvidia.com/gpu=all` sends (seen on the H200's Docker 26.1.5 with docker-py)."""
+    (request,) = device_requests("all", ["nvidia.com/gpu=all"])
+    assert request["Driver"] == "cdi" and request["DeviceIDs"] == ["nvidia.com/gpu=all"]
+    assert not request.get("Capabilities") and not request.get("Count")
+    (two,) = device_requests(2, ["nvidia.com/gpu=0", "nvidia.com/gpu=1"])
+    assert two["DeviceIDs"] == ["nvidia.com/gpu=0", "nvidia.com/gpu=1"]
+    assert device_requests("none", ["nvidia.com/gpu=all"]) == []
+
+
+def test_cdi_request_to_an_engine_without_cdi(docker_client: DockerClient, base_image: str) -> None:
+    """Debian 12's Docker 20.10 reads no CDI specs: its refusal becomes one line with the fix."""
+    marker = f"cdi-{uuid.uuid4().hex}"
+    with pytest.raises(HostIncompatible) as info:
+        run_container(docker_client, base_image, ["echo", marker], gpus="all", cdi_devices=["nvidia.com/gpu=all"])
+    line = info.value.one_line()
+    assert "does not read CDI specs" in line and '"features": {"cdi": true}' in line
+    assert _containers(docker_client, marker) == []
+
+
+def test_restore_env_sets_the_images_search_paths_again(docker_client: DockerClient, base_image: str) -> None:
+    """A CDI spec's env replaces the image's (seen on the H200): restore_env puts them back, for a given
+    command and for the image's own CMD."""
+    restore = {"PATH": "/opt/env/bin:/usr/local/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": "/opt/env/lib:/drv/lib64"}
+    code, output, _ = run_container(docker_client, base_image, ["sh", "-c", 'echo "$PATH|$LD_LIBRARY_PATH"'],
+                                    restore_env=restore)
+    assert code == 0 and output.strip() == f"{restore['PATH']}|{restore['LD_LIBRARY_PATH']}"
+    code, output, _ = run_container(docker_client, base_image, "echo shell-form", restore_env=restore)
+    assert code == 0 and output.strip() == "shell-form"

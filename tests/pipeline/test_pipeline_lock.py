@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from envgen.errors import BuildFailed
+from envgen.lock.lock import lock
 from envgen.pipeline.build import build
-from envgen.pipeline.lock import lock
 from envgen.profile.lockfile import parse_lock
 from tests.pipeline.conftest import alias, minimal_profile
 

@@ -23,7 +23,7 @@ import pytest
 from envgen.config import load_config
 from envgen.docker import build_image, detect_builder, remove_image
 from envgen.kb import load_kb
-from envgen.pipeline.wheels import configured_wheelhouse
+from envgen.lock.wheels import configured_wheelhouse
 from envgen.profile import load_profile
 from envgen.render.core import render
 

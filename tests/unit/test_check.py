@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from envgen.check import Finding, HostSpec, check_profile, findings_to_json, format_findings, resolve_stack
+from envgen.check import Finding, HostSpec, check_profile, findings_to_json, format_findings
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.plan.install import resolve_stack
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
 

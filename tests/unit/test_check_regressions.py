@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from envgen.check import Finding, HostSpec, check_profile, format_findings, resolve_stack
+from envgen.check import Finding, HostSpec, check_profile, format_findings
 from envgen.check.findings import parse_driver
-from envgen.check.packages import cudnn_sources
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.plan.install import resolve_stack
+from envgen.plan.packages import cudnn_sources
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
 

@@ -13,14 +13,16 @@ PACKAGE = Path(envgen.__file__).resolve().parent
 
 # Lowest first. A layer may import the layers of a lower rank; layers of one rank do not import each other.
 RANKS: dict[str, int] = {
-    "envgen": 0, "errors": 0, "paths": 0, "table": 0, "mirrors": 0,  # the root package holds __version__
-    "kb": 1,
+    "envgen": 0, "errors": 0, "paths": 0, "files": 0, "table": 0, "vocabulary": 0, "imageref": 0,  # root: __version__
+    "kb": 1, "mirrors": 1,  # mirrors: references through registry mirrors (reads imageref)
     "profile": 2,  # the profile model, its YAML source, its lock file
-    "config": 3, "check": 3,
-    "render": 4, "host": 4, "smoke": 4,
-    "docker": 5,
-    "pipeline": 6, "suggest": 6,
-    "cli": 7, "__main__": 8,
+    "config": 3, "plan": 3,  # plan: the install plan and the probe's expectations, from profile + kb
+    "check": 4,  # judges the plan
+    "render": 5, "host": 5, "smoke": 5,  # render writes the plan
+    "docker": 6,
+    "lock": 7,  # resolving and pinning (uv, py-rattler, the base's digest, apt); pipeline builds with it
+    "pipeline": 8, "suggest": 8,
+    "cli": 9, "__main__": 10,
 }
 
 

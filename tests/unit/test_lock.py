@@ -1,4 +1,4 @@
-"""Lock files (envgen.profile.lockfile, envgen.pipeline.lock): parsing, writing, report reading,
+"""Lock files (envgen.profile.lockfile, envgen.lock.lock): parsing, writing, report reading,
 and rendering a profile that has a lock beside it. No network: pip is never run here."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.pipeline.lock import entries_from_report, lock, resolve_command, split_sets
+from envgen.lock.lock import entries_from_report, lock, resolve_command, split_sets
 from envgen.profile import Profile, load_profile
 from envgen.profile.lockfile import (
     Lock,
@@ -271,7 +271,7 @@ def test_a_locked_profile_made_in_code_renders_unlocked(kb: KnowledgeBase) -> No
 
 def test_platform_tags_stop_at_the_base_images_glibc() -> None:
     from envgen.kb import load_kb
-    from envgen.pipeline.wheels import manylinux_platforms
+    from envgen.lock.wheels import manylinux_platforms
 
     kb = load_kb()
     assert kb.glibc("debian:bookworm-slim") == "2.36" and kb.glibc("ubuntu:18.04") == "2.27"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envgen.errors import InputError
-from envgen.pipeline.lock_conda import explicit_text, solve
+from envgen.lock.lock_conda import explicit_text, solve
 from envgen.render.condalock import EXPLICIT, parse_explicit
 
 rattler = pytest.importorskip("rattler")

@@ -11,9 +11,9 @@ from envgen.check import check_profile
 from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.pipeline.lock_base import apt_script, parse_simulation
-from envgen.pipeline.lock_uv import choose_wheels, image_tags, uv_platform, uv_serves
-from envgen.pipeline.wheels import manylinux_platforms
+from envgen.lock.lock_base import apt_script, parse_simulation
+from envgen.lock.lock_uv import choose_wheels, image_tags, uv_platform, uv_serves
+from envgen.lock.wheels import manylinux_platforms
 from envgen.profile import load_profile
 from envgen.profile.lockfile import format_lock, parse_lock
 from envgen.render.core import render_in_memory

@@ -85,6 +85,22 @@ def test_conda_framework_and_conda_pip_clash(tmp_path: Path) -> None:
         load_profile(str(path))
 
 
+@pytest.mark.parametrize(("conda", "says"), [
+    ("jax=0.4.20", "JAX is not in envgen's knowledge base"),  # was "move it to frameworks: (frameworks.tensorflow)"
+    ("jaxlib=0.4.20", "JAX is not in envgen's knowledge base"),
+    ("torchvision=0.8.2", "frameworks.torchvision"),  # was frameworks.pytorch
+    ("pytorch-cuda=11.8", "frameworks.pytorch"),
+    ("tensorflow-base=2.4.1", "frameworks.tensorflow"),
+])
+def test_a_conda_framework_is_refused_with_its_own_way_out(tmp_path: Path, conda: str, says: str) -> None:
+    path = write(tmp_path, f"name: p\nbase: ubuntu:22.04\npython: \"3.10\"\ngpu: {{required: false}}\n"
+                           f"packages:\n  conda: [{conda}]\n")
+    with pytest.raises(ProfileError) as err:
+        load_profile(str(path))
+    line = err.value.one_line()
+    assert says in line and "packages.conda[0]" in line, line
+
+
 def test_minimal_profile_gets_defaults_and_show_prints_them(tmp_path: Path) -> None:
     path = write(tmp_path, """\
         name: p

@@ -36,7 +36,8 @@ def test_probe_runs_on_python_37() -> None:
 def test_probe_is_small_and_standalone() -> None:
     files = sorted(p.name for p in probe_dir().iterdir() if p.is_file())
     assert "envgen_probe.py" in files and "diagnoses.json" in files
-    assert len(files) <= 8
+    # small: the probe is copied into every image (split by kind of check, so counted in bytes, not files)
+    assert sum((probe_dir() / name).stat().st_size for name in files) <= 500_000
     for path in probe_dir().glob("*.py"):
         text = path.read_text()
         assert "import envgen" not in text and "from envgen" not in text, path.name

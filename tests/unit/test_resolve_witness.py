@@ -12,7 +12,7 @@ import pytest
 
 from envgen.errors import ResolverUnavailable
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.pipeline.witness import Platform, verdict, witness
+from envgen.lock.witness import Platform, verdict, witness
 from envgen.profile import load_profile
 
 HEAD = """\

@@ -18,7 +18,7 @@ MODULES = {"pytorch": ("torch", "torch"), "tensorflow": ("tensorflow", "tensorfl
 
 def _distribution_version(name):
     try:
-        from importlib import metadata  # Python 3.8+
+        from importlib import metadata  # Python 3.8+  # novermin
     except ImportError:
         return None
     try:

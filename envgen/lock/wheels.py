@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from envgen.errors import BuildFailed
+from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 
-NEWEST_GLIBC_MINOR = 39  # the newest manylinux_2_X tag assumed when the image's glibc is unknown
+NEWEST_GLIBC_MINOR = int(GLIBC_WHEN_UNKNOWN.split(".")[1])  # assumed when the image's glibc is unknown
 _LEGACY_TAGS = ("manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
 
 

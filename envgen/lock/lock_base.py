@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envgen.errors import InputError
+from envgen.imageref import parse_ref
 from envgen.profile.lockfile import AptEntry
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ def lock_base(client: DockerClient, image: str, *, local: bool) -> BaseLock:
     """The base's digest: from the registry for registry images, the engine's image ID for local ones."""
     from docker.errors import APIError, ImageNotFound
 
-    name = image.split("@", 1)[0]
+    named = parse_ref(image)
+    name = named.tagged
     if local:
         try:
             found = client.images.get(name)
@@ -55,8 +57,8 @@ def lock_base(client: DockerClient, image: str, *, local: bool) -> BaseLock:
                              fix="make it first (scripts/make-base-image), then run envgen lock again") from None
         return BaseLock(name, "base-image-id", str(found.id),
                         "local_base: no registry digest exists; the engine's image ID is checked before each build")
-    if "@" in image:
-        return BaseLock(name, "base-digest", image.split("@", 1)[1], "digest given in the profile")
+    if named.digest:
+        return BaseLock(name, "base-digest", named.digest, "digest given in the profile")
     try:
         data = client.images.get_registry_data(name)
     except APIError as exc:
@@ -97,9 +99,9 @@ def check_registry_base(client: DockerClient, ref: str) -> None:
     try:
         client.images.get_registry_data(ref)
     except (NotFound, APIError) as exc:
-        digest = ref.split("@", 1)[1]
         detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0]
-        raise InputError(f"the registry no longer serves base {ref.split('@', 1)[0]} at {digest} ({detail})",
+        raise InputError(f"the registry no longer serves base {parse_ref(ref).tagged} at {parse_ref(ref).digest} "
+                         f"({detail})",
                          fix="run envgen lock again to pin the tag's current digest, or configure a mirror "
                              "that still has this digest") from None
 

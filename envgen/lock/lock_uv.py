@@ -5,7 +5,7 @@ uv resolves for another platform from the index metadata alone (`--python-platfo
 ``pylock.toml``: every candidate file of each chosen version, with URL and sha256. envgen keeps one
 wheel per package, the one the image's installer picks (the best wheel tag the image supports), so
 the lock names exactly the archive that will be installed. Python 3.7 targets stay with pip (uv
-supports Python >= 3.8): `envgen.pipeline.lock.resolve`.
+supports Python >= 3.8): `envgen.lock.lock.resolve`.
 
 uv trusts the proxy CA through ``SSL_CERT_FILE`` (set from the config's ``ca_bundle`` when the
 environment has none).
@@ -29,6 +29,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from envgen.errors import BuildFailed, InputError
 from envgen.profile.lockfile import LockEntry, canonical_name
+from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 
 Runner = Callable[[list[str], Mapping[str, str]], "subprocess.CompletedProcess[str]"]
 UV_MIN_PYTHON = (3, 8)
@@ -58,8 +59,9 @@ def uv_binary() -> str:
 
 
 def uv_platform(glibc: str | None) -> str:
-    """``--python-platform`` for an x86-64 glibc image: capped at the image's glibc."""
-    parts = (glibc or "2.17").split(".")
+    """``--python-platform`` for an x86-64 glibc image: capped at the image's glibc (unknown: the one
+    ``manylinux_platforms`` assumes too, GLIBC_WHEN_UNKNOWN)."""
+    parts = (glibc or GLIBC_WHEN_UNKNOWN).split(".")
     return f"x86_64-manylinux_{parts[0]}_{parts[1]}"
 
 

@@ -3,16 +3,12 @@ and the CUDA/cuDNN of the base image. Pure functions over the profile and the kn
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from envgen.kb import BaseImageInfo, KnowledgeBase
+from envgen.kb.libraries import nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor
 from envgen.profile import Profile
-
-_CONDA_CUDA = {"cudatoolkit", "cuda-toolkit", "cuda-runtime", "cuda-cudart", "cuda-libraries"}
-_PIP_CUDART = re.compile(r"^nvidia-cuda-runtime-cu(\d+)$")
-_PIP_CUDNN = re.compile(r"^nvidia-cudnn-cu(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -32,20 +28,28 @@ def conda_pins(profile: Profile) -> list[tuple[str, str, str]]:
     return out
 
 
-def _pip(profile: Profile) -> list[tuple[str, str, str]]:
+def _pip(profile: Profile, kb: KnowledgeBase, family: str) -> list[tuple[str, int, str]]:
+    """(version, CUDA major, spec) of each NVIDIA wheel pin that carries ``family`` (the KB's pip names)."""
     out = []
     for spec in profile.packages.pip:
-        name, version = spec.split("==", 1)
-        out.append((name.split("[")[0].lower(), version, spec))
+        wheel = nvidia_wheel(spec)
+        if wheel is not None and any(row.family == family for row in wheel_rows(kb.cuda_libraries, wheel)):
+            out.append((wheel.version, wheel.cuda_major, spec))
     return out
 
 
+def _conda(profile: Profile, kb: KnowledgeBase, family: str) -> list[tuple[str, str]]:
+    """(version, spec) of each conda pin of a package that carries ``family`` (the KB row's conda names)."""
+    row = kb.cuda_library(family)
+    names = set(row.conda) if row is not None else set()
+    return [(version, spec) for name, version, spec in conda_pins(profile) if name in names]
+
+
 def base_provides_cuda(profile: Profile, kb: KnowledgeBase) -> bool:
-    """True when the base image itself carries CUDA libraries (nvidia/cuda runtime/devel, NGC)."""
+    """True when the base image itself carries CUDA libraries (nvidia/cuda runtime/devel, NGC): not an nvidia/cuda
+    image of the "base" flavour, which holds the runtime's minimum only."""
     info = kb.base_image(profile.base)
-    if info is None or info.cuda is None:
-        return False
-    return "-base-" not in profile.base
+    return info is not None and info.cuda is not None and info.flavor != "base"
 
 
 def base_cudnn(profile: Profile, info: BaseImageInfo) -> str | None:
@@ -64,13 +68,10 @@ def cuda_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
     info = kb.base_image(profile.base)
     if info is not None and info.cuda is not None and base_provides_cuda(profile, kb):
         out.append(LibSource(minor(info.cuda), None, f"base image {profile.base}"))
-    for name, version, spec in conda_pins(profile):
-        if name in _CONDA_CUDA:
-            out.append(LibSource(minor(version), None, f"conda {spec}"))
-    for name, version, spec in _pip(profile):
-        m = _PIP_CUDART.match(name)
-        if m:
-            out.append(LibSource(minor(version), int(m.group(1)), f"pip {spec}"))
+    for version, spec in _conda(profile, kb, "cudart"):
+        out.append(LibSource(minor(version), None, f"conda {spec}"))
+    for version, major, spec in _pip(profile, kb, "cudart"):
+        out.append(LibSource(minor(version), major, f"pip {spec}"))
     return out
 
 
@@ -80,11 +81,8 @@ def cudnn_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
     version = base_cudnn(profile, info) if info is not None and info.cuda else None
     if info is not None and info.cuda and version:
         out.append(LibSource(version, int(info.cuda.split(".")[0]), f"base image {profile.base}"))
-    for name, version, spec in conda_pins(profile):
-        if name == "cudnn":
-            out.append(LibSource(version, None, f"conda {spec}"))
-    for name, version, spec in _pip(profile):
-        m = _PIP_CUDNN.match(name)
-        if m:
-            out.append(LibSource(version, int(m.group(1)), f"pip {spec}"))
+    for version, spec in _conda(profile, kb, "cudnn"):
+        out.append(LibSource(version, None, f"conda {spec}"))
+    for version, major, spec in _pip(profile, kb, "cudnn"):
+        out.append(LibSource(version, major, f"pip {spec}"))
     return out

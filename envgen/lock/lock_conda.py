@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envgen.errors import InputError
-from envgen.pipeline.state import write_atomically
+from envgen.files import write_atomically
 from envgen.render.condalock import (
     CONDA_LOCK_FORMAT,
     EXPLICIT,

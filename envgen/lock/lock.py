@@ -2,11 +2,11 @@
 
 - pip sets: resolved on the host for the image's platform (the profile's Python, CPython, the
   manylinux x86-64 tags the base's glibc allows) by uv (`uv pip compile --python-platform
-  --python-version --generate-hashes`, envgen.pipeline.lock_uv); Python 3.7 targets (uv serves
+  --python-version --generate-hashes`, envgen.lock.lock_uv); Python 3.7 targets (uv serves
   >= 3.8) by pip's `install --dry-run --report` here. Twice: the framework pins alone (the
   environment set, requirements.lock) and framework + packages.pip (the extras set is what that adds).
 - the installer: uv's own wheel for the image's platform, hash-pinned (builds install with it).
-- the base image by digest and the runtime apt packages at exact versions (envgen.pipeline.lock_base),
+- the base image by digest and the runtime apt packages at exact versions (envgen.lock.lock_base),
   read through the Docker engine.
 The lock file lands beside the profile's YAML file; `envgen render`/`build` read it from there.
 """
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.config import UserConfig, load_config
 from envgen.errors import BuildFailed, InputError
+from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.pipeline.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
-from envgen.pipeline.state import write_atomically
-from envgen.pipeline.wheels import configured_wheelhouse, manylinux_platforms, target_options
+from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
+from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.profile import Profile, find_profile, load_profile
 from envgen.profile.lockfile import (
     AptEntry,
@@ -41,13 +41,13 @@ from envgen.profile.lockfile import (
     sorted_entries,
 )
 from envgen.render.plan import RenderPlan, lock_target, render_context, wheelhouse_covers
+from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 # Build args that route pip (mirrors, proxies): the host's resolution takes the same route.
-ROUTE_ARGS = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY",
-              "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+ROUTE_ARGS = ARGS_PIP_ROUTE
 def platform_note(platforms: Sequence[str], glibc: str | None) -> str:
     origin = f"the base image's glibc {glibc}" if glibc else "glibc of the base image unknown"
     return f"manylinux x86_64 (--platform {platforms[0]} down to {platforms[-1]}, {len(platforms)} tags; {origin})"
@@ -233,15 +233,15 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     if uv_url:
         fields.append(("uv-wheel", uv_url))
     # SOURCE_DATE_EPOCH for the build: the upload time of the newest locked archive, so it only moves
-    # when the lock does (315532800 = 1980-01-01, the earliest a zip file can say, when unknown).
-    fields.append(("source-date-epoch", str(max(newest) if newest else 315532800)))
+    # when the lock does (SOURCE_DATE_EPOCH_DEFAULT, 1980-01-01, when unknown).
+    fields.append(("source-date-epoch", str(max(newest) if newest else SOURCE_DATE_EPOCH_DEFAULT)))
     base_input: str | None = None
     apt_input: tuple[str, ...] | None = None
     apt_entries: tuple[AptEntry, ...] = ()
     base_pin = ""
     if engine:
         from envgen.docker import connect
-        from envgen.pipeline.lock_base import ensure_local, lock_apt, lock_base
+        from envgen.lock.lock_base import ensure_local, lock_apt, lock_base
 
         client = client or connect()
         pinned = lock_base(client, profile.base, local=profile.local_base)

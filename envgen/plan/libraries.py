@@ -5,27 +5,25 @@ For the image: every distribution that puts one of those sonames on disk (the ba
 packages, NVIDIA's pip wheels named in the profile, and the wheels a framework pulls in itself),
 where it lands, whether that directory is on the search path a by-soname ``dlopen`` uses, and in
 which install stage it arrives (a later stage overwrites a file an earlier one wrote).
-Pure functions; ``CheckContext.libraries`` holds their result for one context, and the rules in
+Pure functions; ``Stack.libraries`` holds their result for one profile, and the rules in
 ``rules_libraries``, the smoke test's expectations and the `looked at:` line read it there.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from envgen.check.context import CheckContext
-from envgen.check.packages import base_cudnn, base_provides_cuda, conda_pins
-from envgen.kb.libraries import CudaLibrary
+from envgen.kb.libraries import CudaLibrary, nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.packages import base_cudnn, base_provides_cuda, conda_pins
+from envgen.plan.stack import Stack
 
 # install stages, in the order the Dockerfile runs them
 BASE, CONDA, ENVIRONMENT, EXTRAS = 0, 1, 2, 3
+STAGES = ("base", "conda", "environment", "extras")  # by those numbers
 STAGE_NAMES = {BASE: "the base image", CONDA: "the conda environment", ENVIRONMENT: "the environment stage",
                EXTRAS: "the extras stage (packages.pip)"}
-
-_NVIDIA_PIN = re.compile(r"^(nvidia-[a-z0-9-]+-cu(\d+))==(.+)$")
 
 
 @dataclass(frozen=True)
@@ -71,17 +69,17 @@ def _soname(row: CudaLibrary, cuda: str, cudnn: str | None) -> str | None:
     return row.soname("2")
 
 
-def _families(ctx: CheckContext, families: list[str]) -> list[CudaLibrary]:
+def _families(ctx: Stack, families: list[str]) -> list[CudaLibrary]:
     rows = [ctx.kb.cuda_library(f) for f in families]
     return [r for r in rows if r is not None]
 
 
-def tensorflow_uses_image_cuda(ctx: CheckContext) -> bool:
+def tensorflow_uses_image_cuda(ctx: Stack) -> bool:
     """A GPU TensorFlow that is not NGC's (whose libraries the NGC image provides) and not a CPU build."""
     return bool(ctx.gpu and ctx.tf_build and ctx.ngc is None and ctx.tf_package != "tensorflow-cpu")
 
 
-def needs(ctx: CheckContext) -> list[Need]:
+def needs(ctx: Stack) -> list[Need]:
     """Every soname each GPU framework of the image loads, with how it finds it."""
     out: list[Need] = []
     version = ctx.profile.frameworks.tensorflow
@@ -115,28 +113,12 @@ def needs(ctx: CheckContext) -> list[Need]:
     return out
 
 
-def _pip_family_rows(ctx: CheckContext, name: str, cuda_major: int) -> list[CudaLibrary]:
-    return [row for row in ctx.kb.cuda_libraries if row.pip_name(cuda_major) == name]
-
-
-def _pip_pin(spec: str) -> tuple[str, int, str] | None:
-    """(distribution, CUDA major, version) of an NVIDIA wheel pin: nvidia-cudnn-cu11==8.6.0.163, and the
-    suffix-less names the CUDA 13 toolkit wheels use (nvidia-cublas==13.1.0.3), taken as CUDA 13."""
-    m = _NVIDIA_PIN.match(spec.lower())
-    if m:
-        return m.group(1), int(m.group(2)), m.group(3)
-    name, _, version = spec.lower().partition("==")
-    if name.startswith("nvidia-") and version:
-        return name, 13, version
-    return None
-
-
-def survey(ctx: CheckContext) -> Libraries:
+def survey(ctx: Stack) -> Libraries:
     wanted = needs(ctx)
     return Libraries(tuple(wanted), tuple(providers(ctx, wanted)))
 
 
-def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
+def providers(ctx: Stack, wanted: list[Need]) -> list[Provider]:
     """Every CUDA library file the image will hold, by distribution (``wanted``: ``needs(ctx)``)."""
     profile, kb = ctx.profile, ctx.kb
     out: list[Provider] = []
@@ -165,24 +147,23 @@ def providers(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
                                         "/opt/env/lib (conda prefix)", True, CONDA))
     for spec in profile.packages.pip:
-        pin = _pip_pin(spec)
-        if pin is None:
+        wheel = nvidia_wheel(spec)
+        if wheel is None:
             continue
-        name, cuda_major, version = pin
-        for lib in _pip_family_rows(ctx, name, cuda_major):
-            soname = _soname(lib, str(cuda_major), version)
+        for lib in wheel_rows(kb.cuda_libraries, wheel):
+            soname = _soname(lib, str(wheel.cuda_major), wheel.version)
             if soname:
-                out.append(Provider(lib.family, soname, cuda_major, version, f"pip {spec}",
-                                    f"{SITE}/{lib.lib_dir(cuda_major)}/lib", True, EXTRAS, name))
+                out.append(Provider(lib.family, soname, wheel.cuda_major, wheel.version, f"pip {spec}",
+                                    f"{SITE}/{lib.lib_dir(wheel.cuda_major)}/lib", True, EXTRAS, wheel.distribution))
     out += _framework_wheel_deps(ctx, wanted)
     return out
 
 
-def _framework_wheel_deps(ctx: CheckContext, wanted: list[Need]) -> list[Provider]:
+def _framework_wheel_deps(ctx: Stack, wanted: list[Need]) -> list[Provider]:
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []
-    listed = {pin[0] for pin in map(_pip_pin, ctx.profile.packages.pip) if pin}
+    listed = {wheel.distribution for wheel in map(nvidia_wheel, ctx.profile.packages.pip) if wheel}
     for need in wanted:
         if need.provision != "wheel_deps" or need.distribution is None:
             continue

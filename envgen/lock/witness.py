@@ -24,7 +24,7 @@ from envgen.check.util import finding
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
-from envgen.pipeline.lock_uv import uv_platform, uv_resolve, uv_serves
+from envgen.lock.lock_uv import uv_platform, uv_resolve, uv_serves
 from envgen.profile import Profile
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
@@ -90,7 +90,7 @@ def _clashes(resolved: Sequence[str]) -> list[Finding]:
 
 
 def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
-    from envgen.pipeline.lock import resolution_route, resolve
+    from envgen.lock.lock import resolution_route, resolve
 
     environ = dict(os.environ if env is None else env)
     route = resolution_route(profile, kb, load_config(environ), environ)

@@ -1,0 +1,52 @@
+"""The image's environment variables, planned from the profile and the wheels it installs: the environment's
+PATH, the library directories of NVIDIA's wheels (where the KB says each one puts them, the same reading the
+check's library survey uses), the NVIDIA Container Toolkit's variables, then the profile's own ``env``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from envgen.errors import RenderError
+from envgen.kb.knowledge import KnowledgeBase
+from envgen.kb.libraries import nvidia_wheel, wheel_lib_dirs
+from envgen.profile.model import Profile
+
+ENV_PREFIX = "/opt/env"  # where every installer puts the environment
+
+
+def python_dir(profile: Profile, kb: KnowledgeBase) -> str:
+    """lib/pythonX.Y inside /opt/env: the profile's Python for conda, the base's otherwise."""
+    if profile.installer == "conda":
+        return f"python{profile.python_minor}"
+    info = kb.base_image(profile.base)
+    version = info.python if info and info.python else profile.python
+    return "python" + ".".join(version.split(".")[:2])
+
+
+def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: Sequence[str], site_packages: str) -> list[str]:
+    """Library directories of pip-installed NVIDIA wheels, where the KB says each one puts them
+    (``kb.libraries.wheel_lib_dirs``: nvidia-cudnn-cu11 -> nvidia/cudnn/lib, nvidia-cublas 13 -> nvidia/cu13/lib)."""
+    dirs: set[str] = set()
+    for pin in pip_pins:
+        wheel = nvidia_wheel(pin)
+        if wheel is not None:
+            dirs.update(f"{site_packages}/{d}" for d in wheel_lib_dirs(kb.cuda_libraries, wheel))
+    return sorted(dirs)
+
+
+def environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
+                require_cuda: str | None) -> tuple[tuple[str, str], ...]:
+    env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
+    if profile.is_gpu:
+        libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
+        libs += nvidia_lib_dirs(kb, pip_pins, f"{ENV_PREFIX}/lib/{python_dir(profile, kb)}/site-packages")
+        if libs:
+            env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        env["NVIDIA_VISIBLE_DEVICES"] = "all"
+        env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
+        env["NVIDIA_REQUIRE_CUDA"] = f"cuda>={require_cuda or profile.cuda}"
+    for key, value in profile.env.items():
+        if key in env:
+            raise RenderError(f"profile env {key} would replace envgen's own {key}", fix=f"remove env.{key}")
+        env[key] = value
+    return tuple(sorted(env.items()))

@@ -1,0 +1,92 @@
+"""What the smoke probe compares the image against (``/etc/envgen/profile.json``'s ``expected``): one typed
+document with a schema id, made from the install plan; the probe (stdlib only) reads it as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envgen.kb.versions import vtuple
+from envgen.plan.stack import Stack
+
+EXPECTED_SCHEMA = "envgen.expected/1"
+
+
+class ExpectedLibrary(BaseModel):
+    """One soname the GPU frameworks load, the version it was built with, who needs it, who provides it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    soname: str
+    family: str
+    min_version: str | None
+    cuda_major: int
+    needed_by: list[str]
+    providers: list[str]
+    how: dict[str, str]  # framework -> provision (search_path | wheel_deps | bundled)
+
+
+class ExpectedTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    compute_capability: str | None
+
+
+class ExpectedBase(BaseModel):
+    """The frameworks the base image provides (``base_provides``) and the interpreter whose environment holds them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str
+    frameworks: dict[str, str]  # frameworks: key -> the version declared
+
+
+class Expected(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_id: str = Field(default=EXPECTED_SCHEMA)
+    python: str
+    tensorflow: str | None
+    tensorflow_cuda: str | None
+    tensorflow_cudnn: str | None
+    torch: str | None
+    torch_cuda: str | None
+    cuda: str | None
+    cudnn: str | None
+    gpu_required: bool
+    arch_list: list[str]
+    ptx: list[str]
+    libraries: list[ExpectedLibrary] | None  # None: the base's own frameworks find theirs (base_provides)
+    gpu_targets: list[ExpectedTarget]
+    base_provides: ExpectedBase | None = None  # written only when the profile has base_provides
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def document(self) -> dict[str, Any]:
+        """The JSON the probe reads, its schema id under ``schema`` (as the smoke report's)."""
+        doc = self.model_dump(mode="json", exclude={"schema_id"})
+        if self.base_provides is None:
+            del doc["base_provides"]
+        return {"schema": self.schema_id, **doc}
+
+
+def expected_libraries(stack: Stack) -> list[ExpectedLibrary]:
+    """What the smoke test's library tier loads: each soname a GPU framework of the image needs, the version
+    it was built with (cudart, cuDNN), who needs it, and the wheel that provides it."""
+    merged: dict[str, dict[str, Any]] = {}
+    for need in stack.libraries.needs:
+        entry = merged.setdefault(need.soname, {
+            "soname": need.soname, "family": need.family, "min_version": need.min_version,
+            "cuda_major": need.cuda_major, "needed_by": [], "providers": [], "how": {}})
+        if need.framework not in entry["needed_by"]:
+            entry["needed_by"].append(need.framework)
+        entry["how"][need.framework] = need.provision
+        older = entry["min_version"] is None or vtuple(need.min_version or "0") > vtuple(entry["min_version"])
+        if need.min_version and older:
+            entry["min_version"] = need.min_version
+        if need.distribution and need.distribution not in entry["providers"]:
+            entry["providers"].append(need.distribution)
+    return [ExpectedLibrary(**merged[k]) for k in sorted(merged)]

@@ -1,0 +1,172 @@
+"""The install plan: what the image installs, in which stage, from where, with which environment, and what the
+smoke probe then expects. Made once from the profile's stack (``plan.stack``); ``check`` judges it, ``render``
+writes it, neither works it out again."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from envgen.kb import KnowledgeBase, TorchVariant
+from envgen.kb.versions import minor, vtuple
+from envgen.plan.environment import environment
+from envgen.plan.expected import Expected, ExpectedBase, ExpectedTarget, expected_libraries
+from envgen.plan.libraries import STAGES
+from envgen.plan.stack import Stack, cuda_in_use, resolve_rows
+from envgen.profile import Profile
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    profile: Profile
+    kb: KnowledgeBase
+    framework_pip: list[str]  # the frameworks' pins "name==version", the environment stage
+    user_pip: list[str]  # the profile's packages.pip, the extras stage
+    pip_index_urls: list[str]  # --extra-index-url for framework wheels (new-style torch indexes)
+    pip_find_links: list[str]  # --find-links pages (old torch_stable.html wheels)
+    user_conda: list[str]  # the profile's conda pins (installer conda only)
+    preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
+    tensorflow_package: str | None
+    torch_variant: TorchVariant | None
+    required_cuda_for_driver: str | None  # the CUDA version NVIDIA_REQUIRE_CUDA should name
+    expected: Expected
+    notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
+
+    @property
+    def pip(self) -> list[str]:
+        """Every pip pin in install order: the frameworks', then the profile's own."""
+        return [*self.framework_pip, *self.user_pip]
+
+    @property
+    def conda(self) -> list[str]:
+        """The conda environment's specs: python=X, then the profile's (installer conda only)."""
+        if self.profile.installer != "conda":
+            return []
+        return [f"python={self.profile.python}", *self.user_conda]
+
+    @property
+    def stages(self) -> list[str]:
+        """The install stages the image runs, in order (``plan.libraries.STAGES``)."""
+        present = {"base": True, "conda": bool(self.conda), "environment": bool(self.framework_pip),
+                   "extras": bool(self.user_pip)}
+        return [name for name in STAGES if present[name]]
+
+    @functools.cached_property
+    def env(self) -> tuple[tuple[str, str], ...]:
+        """The image's environment variables (``plan.environment``); a profile ``env`` that would replace one of
+        envgen's is a RenderError, raised when the render asks."""
+        return environment(self.profile, self.kb, self.pip, self.required_cuda_for_driver)
+
+
+def _local(version: str, variant: TorchVariant | None) -> str:
+    if variant is None or "+" in version:
+        return version
+    return f"{version}+{variant.tag}"
+
+
+def _torch_pins(stack: Stack) -> list[str]:
+    profile, variant, release = stack.profile, stack.torch_variant, stack.torch_release
+    version = profile.torch_version
+    if version is None:
+        return []
+    pins = [f"torch=={_local(version, variant)}"]
+    tv = profile.frameworks.torchvision
+    if tv:
+        pins.append(f"torchvision=={_local(tv, variant)}")
+    ta = profile.frameworks.torchaudio
+    if ta:
+        tagged = release.torchaudio_variant if release else True
+        pins.append(f"torchaudio=={_local(ta, variant) if tagged else ta}")
+    return pins
+
+
+def _framework_of(pin: str) -> str:
+    """The frameworks: key of a framework pin: torch==2.1.2+cu118 -> pytorch."""
+    name = pin.split("==", 1)[0]
+    return "pytorch" if name == "torch" else name
+
+
+def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
+    """(pip pins, preinstalled) for TensorFlow."""
+    profile, version = stack.profile, stack.profile.frameworks.tensorflow
+    if not version:
+        return [], []
+    if stack.ngc is not None and stack.ngc.framework == "tensorflow":
+        return [], [f"tensorflow=={stack.ngc.framework_version}"]
+    if "tensorflow" in profile.base_frameworks:
+        return [], [f"tensorflow=={version}"]
+    if profile.frameworks.tensorflow_package is None:
+        notes.append(f"TensorFlow {version} is installed as `{stack.tf_package}` (the distribution that "
+                     f"carries {'GPU' if stack.gpu else 'CPU'} support for this release)")
+    return [f"{stack.tf_package}=={version}"], []
+
+
+def _required_cuda(stack: Stack) -> str | None:
+    used = cuda_in_use(stack) if stack.gpu else []
+    if stack.ngc is not None:
+        used.append((minor(stack.ngc.cuda), "NGC image"))
+    return max((v for v, _ in used), key=vtuple, default=None)
+
+
+def expected(stack: Stack) -> Expected:
+    profile, ngc, tf_build, variant = stack.profile, stack.ngc, stack.tf_build, stack.torch_variant
+    provided = profile.base_frameworks
+    ngc_tf = ngc is not None and ngc.framework == "tensorflow"
+    tf_cuda = None
+    if ngc is not None and ngc_tf:
+        tf_cuda = ngc.cuda
+    elif tf_build is not None and stack.gpu and stack.tf_package != "tensorflow-cpu":
+        tf_cuda = tf_build.cuda
+    return Expected(
+        python=profile.python,
+        tensorflow=ngc.framework_version if ngc is not None and ngc_tf else profile.frameworks.tensorflow,
+        tensorflow_cuda=tf_cuda,
+        tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
+        torch=_local(profile.frameworks.pytorch, variant) if profile.frameworks.pytorch else None,
+        torch_cuda=variant.cuda if variant is not None else None,
+        cuda=profile.cuda,
+        cudnn=profile.cudnn,
+        gpu_required=stack.gpu,
+        arch_list=list(variant.arch_list) if variant is not None else [],
+        ptx=list(variant.ptx) if variant is not None else [],
+        # frameworks of the base find their own libraries: the probe derives them from what they report
+        libraries=expected_libraries(stack) if not provided or stack.libraries.needs else None,
+        gpu_targets=[ExpectedTarget(name=t.label, compute_capability=t.model.compute_capability if t.model else None)
+                     for t in stack.targets],
+        base_provides=None if profile.base_provides is None else ExpectedBase(
+            python=profile.base_provides.python,
+            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
+    )
+
+
+def install_plan(stack: Stack) -> InstallPlan:
+    profile, notes = stack.profile, list[str]()
+    provided = profile.base_frameworks  # what the base image holds is not installed again
+    tf_pins, preinstalled = _tensorflow(stack, notes)
+    torch_pins = _torch_pins(stack)
+    preinstalled += [pin for pin in torch_pins if _framework_of(pin) in provided]
+    if stack.torch_variant_note and "pytorch" not in provided:
+        notes.append(stack.torch_variant_note)
+    variant = stack.torch_variant if "pytorch" not in provided else None
+    index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
+    find_links = [variant.index_url] if variant is not None and variant.find_links else []
+    return InstallPlan(
+        profile=profile,
+        kb=stack.kb,
+        framework_pip=[*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)],
+        user_pip=list(profile.packages.pip),
+        pip_index_urls=index_urls,
+        pip_find_links=find_links,
+        user_conda=list(profile.packages.conda) if profile.installer == "conda" else [],
+        preinstalled=preinstalled,
+        tensorflow_package=stack.tf_package,
+        torch_variant=stack.torch_variant,
+        required_cuda_for_driver=_required_cuda(stack),
+        expected=expected(stack),
+        notes=notes,
+    )
+
+
+def resolve_stack(profile: Profile, kb: KnowledgeBase) -> InstallPlan:
+    """The install plan of one profile (the check's context holds the same one as ``ctx.plan``)."""
+    return install_plan(resolve_rows(profile, kb))

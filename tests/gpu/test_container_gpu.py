@@ -1,0 +1,72 @@
+"""The whole pipeline in a container on this GPU host: scripts/gpu-host-validate (engine with CDI, a base
+from the host's userland, doctor, build with both tiers in the container, run, the lying declarations,
+matmul bare vs in the container), then its outputs checked. Needs the packed engine and envgen's missing
+dependencies as wheels: ENVGEN_GPU_ENGINE=engine.tar.xz ENVGEN_GPU_WHEELS=DIR (skips without them), and
+ENVGEN_START_ENGINE where start-engine is not at ../shared/gpu-host/. About 3 minutes on the H200."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from probe_run import ROOT
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> Path:
+    engine, wheels = os.environ.get("ENVGEN_GPU_ENGINE"), os.environ.get("ENVGEN_GPU_WHEELS")
+    if not engine or not wheels:
+        pytest.skip("ENVGEN_GPU_ENGINE and ENVGEN_GPU_WHEELS are not set (see docs/validation/2026-12-01-h200-cdi)")
+    out = tmp_path_factory.mktemp("gpu-host")
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-host-validate"), str(out), engine, wheels],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out
+
+
+def rc(outputs: Path, step: str) -> int:
+    rows = dict(line.split("\t")[:2] for line in (outputs / "steps.tsv").read_text().splitlines()[1:])
+    return int(rows[step])
+
+
+def text(outputs: Path, step: str) -> str:
+    return (outputs / f"{step}.txt").read_text()
+
+
+def test_doctor_shows_the_cdi_route(outputs: Path) -> None:
+    report = json.loads((outputs / "doctor.json").read_text())
+    assert report["host"]["gpu_access"]["route"] == "cdi" and report["host"]["cdi"]["enabled"]
+    assert report["profiles"][0]["verdict"] in ("runs", "runs-with-warning")
+
+
+def test_build_validates_both_tiers_in_the_container(outputs: Path) -> None:
+    assert rc(outputs, "build") == 0 and "validated: gpu" in text(outputs, "build")
+    assert "pass (gpu)" in text(outputs, "images")
+
+
+def test_run_hands_the_gpu_by_cdi(outputs: Path) -> None:
+    assert rc(outputs, "run-bf16") == 0 and "TFLOP/s" in text(outputs, "run-bf16")
+    assert text(outputs, "run-gpus-1").strip().endswith("GPUs seen: 1")
+    none = text(outputs, "run-gpus-none")
+    assert "cuda available: False" in none and "is a GPU profile" in none
+
+
+def test_lies_fail_in_the_container_with_the_diagnosis(outputs: Path) -> None:
+    assert rc(outputs, "build-lie-cuda") == 1 and "libraries.base        FAIL" in text(outputs, "build-lie-cuda")
+    no_kernel = text(outputs, "gpu-tier-no-kernel")
+    assert rc(outputs, "gpu-tier-no-kernel") == 1 and "no kernels for sm_90" in no_kernel
+
+
+def figures(path: Path) -> dict[str, float]:
+    return {r["precision"]: r["tflops"] for r in json.loads(path.read_text())["results"]}
+
+
+def test_a_container_costs_the_gpu_nothing(outputs: Path) -> None:
+    bare, inside = figures(outputs / "plain-bare.json"), figures(outputs / "plain-container.json")
+    for precision in ("bf16", "fp16"):
+        assert abs(inside[precision] - bare[precision]) / bare[precision] < 0.02, (precision, bare, inside)

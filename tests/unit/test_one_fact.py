@@ -1,0 +1,219 @@
+"""Facts stated once (issue #23): where two layers used to work out the same thing on their own, they now read
+one statement of it, and these tests hold each pair to agreement. Each failed before its fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envgen.check.context import build_context
+from envgen.kb import KnowledgeBase, load_kb
+from envgen.plan.libraries import EXTRAS
+from envgen.profile import Profile
+from envgen.render.plan import render_context
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return load_kb()
+
+
+def _profile(**data: Any) -> Profile:
+    return Profile.model_validate({"name": "user", "installer": "pip", **data})
+
+
+def _library_path(profile: Profile, kb: KnowledgeBase) -> list[str]:
+    env = dict(render_context(profile, kb, use_lock=False).env)
+    return env.get("LD_LIBRARY_PATH", "").split("${")[0].split(":")
+
+
+def test_cuda13_wheel_directories_render_where_check_finds_them(kb: KnowledgeBase) -> None:
+    """CUDA 13's toolkit wheels (nvidia-cublas==13.1.0.3) all land in nvidia/cu13/lib (cuda_libraries.yaml): the
+    check counts them on the search path, so the rendered LD_LIBRARY_PATH must name that directory."""
+    profile = _profile(base="nvidia/cuda:13.0.1-runtime-ubuntu24.04", cuda="13.0", python="3.12",
+                       packages={"pip": ["nvidia-cublas==13.1.0.3", "nvidia-cudnn-cu13==9.13.0.50"]})
+    rendered = _library_path(profile, kb)
+    found = [p for p in build_context(profile, kb, None).libraries.providers if p.stage == EXTRAS]
+    assert {p.distribution for p in found} == {"nvidia-cublas", "nvidia-cudnn-cu13"}
+    for provider in found:
+        assert provider.on_search_path
+        assert any(path.endswith(provider.directory) for path in rendered), (provider, rendered)
+    assert "/opt/env/lib/python3.12/site-packages/nvidia/cu13/lib" in rendered
+
+
+def test_cuda11_wheel_directories_unchanged(kb: KnowledgeBase) -> None:
+    """The -cuNN wheels keep their own directories, and a wheel the KB has no row for (nvcc) keeps the one its
+    name gives."""
+    profile = _profile(base="nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", cuda="11.8", python="3.10",
+                       packages={"pip": ["nvidia-cudnn-cu11==8.6.0.163", "nvidia-cuda-nvcc-cu11==11.8.89"]})
+    site = "/opt/env/lib/python3.10/site-packages/nvidia"
+    assert _library_path(profile, kb) == [f"{site}/cuda_nvcc/lib", f"{site}/cudnn/lib"]
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    return found.union(*(_subclasses(c) for c in found)) if found else found
+
+
+def test_kb_cache_key_covers_every_module_that_defines_a_row() -> None:
+    """The cache key hashed a hand-written list of modules without kb/libraries.py: a new field on its rows left
+    the key unchanged, and a cached row raised AttributeError. Every module a cached KB's classes come from is
+    in the key, whatever new table module is added."""
+    import sys
+    from pathlib import Path
+
+    import envgen.kb.loader  # noqa: F401  (imports every row model)
+    from envgen.kb.cache import code_files
+    from envgen.kb.knowledge import KnowledgeBase
+    from envgen.kb.models import Row
+
+    defining = {Path(str(sys.modules[c.__module__].__file__)).resolve() for c in {*_subclasses(Row), KnowledgeBase}}
+    assert any(p.name == "libraries.py" for p in defining)
+    keyed = {p.resolve() for p in code_files()}
+    assert defining <= keyed, f"left out of the cache key: {sorted(str(p) for p in defining - keyed)}"
+
+
+def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`envgen check` built its CheckContext four times (the rules, the lock rule's resolve_stack, the scope
+    line's context and its resolve_stack): now one stack and one install plan serve every reader."""
+    from typer.testing import CliRunner
+
+    import envgen.check.context as context
+    from envgen.cli import app
+
+    calls = {"rows": 0, "plan": 0}
+    rows, plan = context.resolve_rows, context.install_plan
+
+    def counted_rows(*args: Any) -> Any:
+        calls["rows"] += 1
+        return rows(*args)
+
+    def counted_plan(*args: Any) -> Any:
+        calls["plan"] += 1
+        return plan(*args)
+
+    monkeypatch.setattr(context, "resolve_rows", counted_rows)
+    monkeypatch.setattr(context, "install_plan", counted_plan)
+    monkeypatch.setattr("envgen.plan.install.resolve_rows", counted_rows)
+    monkeypatch.setattr("envgen.plan.install.install_plan", counted_plan)
+    result = CliRunner().invoke(app, ["check", "a100-pypi"])
+    assert "looked at:" in result.output, result.output
+    assert calls == {"rows": 1, "plan": 1}
+
+
+def test_building_a_profile_reads_no_knowledge_base(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The model's validation is pure: an NGC profile made in code gets no KB read; load_profile applies the NGC
+    defaults with the knowledge base its caller gives, and normalises once."""
+    import envgen.kb.cache as cache
+    from envgen.profile import load_profile
+    from envgen.profile.loader import profile_notes
+
+    def no_read(*_: Any) -> Any:
+        raise AssertionError("the knowledge base was read")
+
+    monkeypatch.setattr(cache, "load_kb_cached", no_read)
+    made = Profile.model_validate({"name": "ngc", "base": "nvcr.io/nvidia/tensorflow:23.12-tf2-py3",
+                                   "python": "3.10", "cuda": "12.3", "gpu": {"targets": ["A100"]}})
+    assert made.cudnn is None  # the model read nothing; the release's 8.9.7 comes with load_profile
+    path = tmp_path / "ngc.yaml"
+    path.write_text("name: ngc\nbase: nvcr.io/nvidia/tensorflow:23.12-tf2-py3\ngpu: {targets: [A100]}\n")
+    loaded = load_profile(str(path), kb=load_kb())
+    assert (loaded.cuda, loaded.cudnn, loaded.python) == ("12.3", "8.9.7", "3.10")
+    notes = profile_notes(loaded)
+    assert notes is not None and any(d.startswith("cuda: '12.3'") for d in notes.defaults)
+
+
+def test_the_vocabulary_is_spelled_once() -> None:
+    """Label keys, the SOURCE_DATE_EPOCH default and the glibc assumed when unknown are stated in
+    envgen/vocabulary.py alone (the stdlib-only probe, copied into images, keeps its own)."""
+    import re
+    from pathlib import Path
+
+    import envgen
+    from envgen.lock.lock_uv import uv_platform
+    from envgen.lock.wheels import manylinux_platforms
+
+    root = Path(envgen.__file__).parent
+    spelled = re.compile(r"""["']io\.envgen\.[a-z0-9-]*["']|315532800""")
+    wrong = [f"{p.relative_to(root)}:{n}" for p in sorted(root.rglob("*.py"))
+             if "probe" not in p.parts and p.name != "vocabulary.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if spelled.search(line)]
+    assert not wrong, wrong
+    assert manylinux_platforms(None)[0] == f"manylinux_{uv_platform(None).split('manylinux_')[1]}_x86_64"
+
+
+def test_one_notion_of_a_gpu_profile(kb: KnowledgeBase) -> None:
+    """A profile with a CUDA version but gpu.required: false got the CPU torch build from the plan and the
+    NVIDIA_* variables and library path from the render (which asked `cuda is not None`): now both ask is_gpu."""
+    profile = _profile(base="nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", cuda="11.8", python="3.10",
+                       gpu={"required": False}, frameworks={"pytorch": "2.1.2"},
+                       packages={"pip": ["nvidia-cudnn-cu11==8.6.0.163"]})
+    plan = render_context(profile, kb, use_lock=False)
+    assert not profile.is_gpu and "torch==2.1.2+cpu" in plan.pins.pip
+    assert not any(key.startswith("NVIDIA_") or key == "LD_LIBRARY_PATH" for key, _ in plan.env)
+    assert dict(plan.labels)["io.envgen.gpu-required"] == "false"
+
+
+@pytest.mark.parametrize(("ref", "name", "tag", "digest", "repository"), [
+    ("ubuntu", "ubuntu", None, None, "ubuntu"),
+    ("docker.io/library/python:3.11-slim", "docker.io/library/python", "3.11-slim", None, "python"),
+    ("localhost:5000/envgen/x", "localhost:5000/envgen/x", None, None, "localhost:5000/envgen/x"),
+    ("localhost:5000/python@sha256:ab", "localhost:5000/python", None, "sha256:ab", "localhost:5000/python"),
+    ("nvidia/cuda:12.1.0-runtime-ubuntu22.04@sha256:cd", "nvidia/cuda", "12.1.0-runtime-ubuntu22.04", "sha256:cd",
+     "nvidia/cuda"),
+])
+def test_one_image_reference_parser(ref: str, name: str, tag: str | None, digest: str | None,
+                                    repository: str) -> None:
+    """One parser (envgen.imageref) behind the KB's keys, the engine's tags, the render's FROM and the locks:
+    ``localhost:5000/python`` was read as repository ``localhost`` by the render's own split."""
+    from envgen.docker.images import split_ref
+    from envgen.imageref import parse_ref
+    from envgen.kb.images import parse_image
+
+    parsed = parse_ref(ref)
+    assert (parsed.name, parsed.tag, parsed.digest, parsed.repository) == (name, tag, digest, repository)
+    assert parse_image(ref).repository == repository and parse_image(ref).tag == (tag or "latest")
+    if digest is None:
+        assert split_ref(ref) == (name, tag or "latest")
+
+
+def test_cuda_sources_are_read_from_the_library_rows(kb: KnowledgeBase) -> None:
+    """plan.packages had its own name patterns (nvidia-cuda-runtime-cu(\\d+), a set of conda names) and check.util
+    its own cudart sonames; both read cuda_libraries.yaml's rows now, so CUDA 13's suffix-less wheel counts."""
+    from envgen.plan.packages import base_provides_cuda, cuda_sources, cudnn_sources
+
+    profile = _profile(base="ubuntu:24.04", cuda="13.0", python="3.12",
+                       packages={"pip": ["nvidia-cuda-runtime==13.0.96", "nvidia-cudnn-cu13==9.13.0.50"]})
+    assert [(s.version, s.cuda_major) for s in cuda_sources(profile, kb)] == [("13.0", 13)]
+    assert [(s.version, s.cuda_major) for s in cudnn_sources(profile, kb)] == [("9.13.0.50", 13)]
+    assert kb.cudart_soname("11.8") == "libcudart.so.11.0" and kb.serves_cuda("11.2", "11.8")
+    assert not kb.serves_cuda("10.2", "10.1") and kb.serves_cuda("12.1", "12.4")
+    flavours = {tag: base_provides_cuda(_profile(base=f"nvidia/cuda:{tag}", cuda="12.1", python="3.10"), kb)
+                for tag in ("12.1.1-base-ubuntu22.04", "12.1.1-runtime-ubuntu22.04")}
+    assert flavours == {"12.1.1-base-ubuntu22.04": False, "12.1.1-runtime-ubuntu22.04": True}
+
+
+def test_tensorflow_library_advice_is_the_kb_row(kb: KnowledgeBase) -> None:
+    """The tf-cuda-mismatch fix for TF 2.12 named TensorFlow's guide pins in the rule's text while suggest read them
+    from suggest/recipes.yaml; both read kb/data/tensorflow_libraries.yaml now."""
+    from envgen.check import check_profile
+
+    profile = _profile(base="ubuntu:22.04", cuda="11.8", python="3.10", frameworks={"tensorflow": "2.12.0"})
+    [mismatch] = [f for f in check_profile(profile, kb) if f.code == "tf-cuda-mismatch"]
+    row = kb.tf_libraries("11.8")
+    assert row is not None and row.pip_cudnn == "nvidia-cudnn-cu11==8.6.0.163"
+    assert f"conda {' '.join(row.conda)} and pip {row.pip_cudnn}" in mismatch.fix
+
+
+def test_tensorflow_package_thresholds_are_kb_rows(kb: KnowledgeBase) -> None:
+    """kb.tensorflow_package compared with (1, 15) and (2, 14) in code; the first releases of tensorflow-cpu and
+    tensorflow[and-cuda] are rows of tensorflow_packages.yaml now."""
+    from dataclasses import replace
+
+    since = {r.package: r.since for r in kb.tensorflow_packages}
+    assert since == {"tensorflow-cpu": "1.15", "tensorflow[and-cuda]": "2.14"}
+    assert kb.tensorflow_package("1.14.0", False) == "tensorflow"
+    assert kb.tensorflow_package("2.4.0", False) == "tensorflow-cpu"
+    assert kb.tensorflow_package("2.99.0", True) == "tensorflow[and-cuda]"
+    assert replace(kb, tensorflow_packages=[]).tensorflow_package("2.99.0", True) == "tensorflow"
