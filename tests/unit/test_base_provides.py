@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envgen.check import check_profile, resolve_stack
+from envgen.check import check_profile
 from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.profile import load_profile
+from envgen.plan.install import resolve_stack
 from envgen.render.core import render_in_memory
 
 BASE = {"name": "corp-torch", "base": "registry.example.com/ml/torch:2.4-cu121", "python": "3.11", "cuda": "12.1",
@@ -46,7 +47,9 @@ def test_the_plan_installs_no_provided_framework(tmp_path: Path) -> None:
     p = profile(tmp_path)
     stack = resolve_stack(p, kb)
     assert stack.pip == ["rich==13.7.1"] and stack.preinstalled == ["torch==2.4.0+cu121"]
-    assert stack.pip_index_urls == [] and stack.expected["base_provides"]["frameworks"] == {"pytorch": "2.4.0+cu121"}
+    assert stack.framework_pip == [] and stack.user_pip == ["rich==13.7.1"]
+    assert stack.pip_index_urls == [] and stack.expected.base_provides is not None
+    assert stack.expected.base_provides.frameworks == {"pytorch": "2.4.0+cu121"}
     files = render_in_memory(p, kb).files
     dockerfile = files["Dockerfile"].decode()
     assert "/opt/conda/bin/python -m venv --system-site-packages --without-pip /opt/env" in dockerfile
