@@ -85,8 +85,8 @@ def tf_kernels(ctx: CheckContext) -> list[Finding]:
     build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
     if build is None or version is None or not build.arch_list or ctx.ngc is not None or not ctx.gpu:
         return []
-    if ctx.tf_package == "tensorflow-cpu":
-        return []
+    if ctx.tf_package == "tensorflow-cpu" or "tensorflow" in ctx.profile.base_frameworks:
+        return []  # no GPU code, or a TensorFlow the base image brings (not PyPI's wheel)
     codes = " ".join(build.arch_list + build.ptx)
     out = []
     for target in ctx.targets:
