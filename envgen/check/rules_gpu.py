@@ -101,8 +101,9 @@ def tf_kernels(ctx: CheckContext) -> list[Finding]:
             out.append(finding(
                 "warning",
                 "tf-arch-ptx-jit",
-                f"TensorFlow {version}'s wheel has no cubin for {who} (it carries {codes}): the driver "
-                "JIT-compiles the PTX at first use, so the first run spends minutes compiling kernels",
+                f"TensorFlow {version}'s wheel has no cubin for {who} (it carries {codes}): TF logs \"TensorFlow "
+                "was not built with CUDA kernel binaries compatible with compute capability "
+                f"{cc}. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer\"",
                 "keep the JIT cache (~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE) in a volume, or use a TensorFlow "
                 f"release built for {sm}",
                 cite,
