@@ -11,8 +11,8 @@ import yaml
 from envgen.check import check_profile
 from envgen.errors import InputError
 from envgen.kb import load_kb
-from envgen.profile import load_profile
 from envgen.plan.install import resolve_stack
+from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
 BASE = {"name": "corp-torch", "base": "registry.example.com/ml/torch:2.4-cu121", "python": "3.11", "cuda": "12.1",

@@ -29,7 +29,10 @@ def expectation(tmp_path: Path, **changes: object) -> dict:
     return {"expected": dict(ctx.plan.expected)}
 
 
-def run(expect: dict, facts: dict, monkeypatch: pytest.MonkeyPatch, where: str = "/opt/torch/.venv/lib/x/torch/__init__.py"):
+TORCH_FILE = "/opt/torch/.venv/lib/x/torch/__init__.py"
+
+
+def run(expect: dict, facts: dict, monkeypatch: pytest.MonkeyPatch, where: str = TORCH_FILE):
     base = probe_module("probe_base")
     common = probe_module("probe_common")
     monkeypatch.setattr(base, "_module_path", lambda name: where)
@@ -64,8 +67,7 @@ def test_the_declared_build_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_a_base_that_does_not_hold_the_declaration_fails_with_the_way_out(
         declared: str, found: dict | None, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     expect = expectation(tmp_path, frameworks={"pytorch": declared})
-    base, common, ctx, check = run(expect, found or {}, monkeypatch, where="" if found is None else
-                                   "/opt/torch/.venv/lib/x/torch/__init__.py")
+    base, common, ctx, check = run(expect, found or {}, monkeypatch, where="" if found is None else TORCH_FILE)
     if found is None:
         monkeypatch.setattr(base, "_distribution_version", lambda name: None)
     with pytest.raises(common.Fail) as err:
