@@ -49,6 +49,16 @@ def base_exists(ctx: CheckContext) -> list[Finding]:
                 info.cite(),
             )
         ]
+    if info.status == "end-of-life":
+        return [
+            finding(
+                "warning",
+                "base-end-of-life",
+                f"base image {profile.base}: {info.reason}; the build works until the tag is deleted",
+                "move to the CUDA minor's supported patch tag (NVIDIA's supported-tags.md) before it is deleted",
+                info.cite(),
+            )
+        ]
     if info.status == "unknown":
         invalid = "does not follow" in info.reason
         # a row for the CUDA minor whose tag lists lack this patch/OS/cuDNN proves the tag was never published

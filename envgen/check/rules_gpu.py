@@ -1,4 +1,5 @@
-"""GPUs: known models, kernels in the PyTorch build ("no kernel image"), what the CUDA toolkit can target."""
+"""GPUs: known models, kernels in the PyTorch and TensorFlow builds ("no kernel image", PTX JIT), what the CUDA
+toolkit can target."""
 
 from __future__ import annotations
 
@@ -78,6 +79,50 @@ def torch_kernels(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def tf_kernels(ctx: CheckContext) -> list[Finding]:
+    """TensorFlow's pip wheel on the target GPUs: PTX JIT at start-up, or no usable code (TF then ignores the GPU:
+    "Ignoring visible gpu device ... The minimum required Cuda capability is ...")."""
+    build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
+    if build is None or version is None or not build.arch_list or ctx.ngc is not None or not ctx.gpu:
+        return []
+    if ctx.tf_package == "tensorflow-cpu" or "tensorflow" in ctx.profile.base_frameworks:
+        return []  # no GPU code, or a TensorFlow the base image brings (not PyPI's wheel)
+    codes = " ".join(build.arch_list + build.ptx)
+    out = []
+    for target in ctx.targets:
+        gpu = target.model
+        if gpu is None:
+            continue
+        cc, sm = gpu.compute_capability, cc_to_sm(gpu.compute_capability)
+        coverage = kernel_coverage(cc, build.arch_list, build.ptx)
+        who = f"{target.label} ({sm}, compute capability {cc})"
+        cite = f"{build.cite()}; {build.arch_source}"
+        if coverage == "ptx":
+            out.append(finding(
+                "warning",
+                "tf-arch-ptx-jit",
+                f"TensorFlow {version}'s wheel has no cubin for {who} (it carries {codes}): TF logs \"TensorFlow "
+                "was not built with CUDA kernel binaries compatible with compute capability "
+                f"{cc}. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer\"",
+                "keep the JIT cache (~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE) in a volume, or use a TensorFlow "
+                f"release built for {sm}",
+                cite,
+            ))
+        elif coverage == "none":
+            lowest = min(sm_to_cc(a) for a in build.arch_list)
+            too_old = cc_tuple(cc) < lowest
+            out.append(finding(
+                "error",
+                "tf-no-kernel",
+                f"{who} is {'too old' if too_old else 'too new'} for TensorFlow {version} (its wheel carries "
+                f"{codes}): TF ignores the GPU and runs on the CPU"
+                + (f' ("The minimum required Cuda capability is {lowest[0]}.{lowest[1]}")' if too_old else ""),
+                "use a TensorFlow release whose wheel carries code for this GPU",
+                cite,
+            ))
+    return out
+
+
 def cuda_targets(ctx: CheckContext) -> list[Finding]:
     if not ctx.gpu or ctx.profile.cuda is None:
         return []
@@ -118,4 +163,4 @@ def cuda_targets(ctx: CheckContext) -> list[Finding]:
     return out
 
 
-RULES = [gpu_known, torch_kernels, cuda_targets]
+RULES = [gpu_known, torch_kernels, tf_kernels, cuda_targets]

@@ -14,9 +14,10 @@ def ngc_known(ctx: CheckContext) -> list[Finding]:
             finding(
                 "warning",
                 "ngc-unknown",
-                f"NGC image {ctx.profile.base} is not in the knowledge base; its "
-                "CUDA, Python, driver and GPU minimums cannot be checked",
-                "use a release listed in ngc.yaml",
+                f"NGC image {ctx.profile.base} is not in the knowledge base: its CUDA, cuDNN, Python, framework "
+                "version and driver minimum cannot be checked (the profile's own cuda/python, or the nearest "
+                "known release's, are used; the GPU floor of every NGC release still applies)",
+                "use a release listed in ngc.yaml, or state cuda/cudnn/python from the release notes",
                 "ngc.yaml",
             )
         ]

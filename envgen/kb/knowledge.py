@@ -13,6 +13,7 @@ from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibra
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
+    CudaTagRelease,
     CudaToolkit,
     CudnnRelease,
     GpuModel,
@@ -260,6 +261,22 @@ class KnowledgeBase:
         ref = parse_image(image_ref)
         return next((r for r in self.ngc_releases if r.image == ref.repository and r.tag == ref.tag), None)
 
+    def ngc_nearest(self, image_ref: str) -> NgcRelease | None:
+        """For a release without a row: the known release of the same image closest before it (YY.MM of the tag),
+        else the earliest after it; None when the image has no rows or the tag has no YY.MM."""
+        ref = parse_image(image_ref)
+        want = _ngc_month(ref.tag)
+        if want is None:
+            return None
+        rows: list[tuple[tuple[int, int], NgcRelease]] = []
+        for row in self.ngc_releases:
+            month = _ngc_month(row.tag)
+            if row.image == ref.repository and month is not None:
+                rows.append((month, row))
+        before = [x for x in rows if x[0] <= want]
+        pick = max(before, key=lambda x: x[0], default=None) or min(rows, key=lambda x: x[0], default=None)
+        return pick[1] if pick else None
+
     def ngc_family_for(self, image_ref: str) -> NgcFamily | None:
         """The family rules for an NGC framework image, whether or not its release has a row."""
         repository = parse_image(image_ref).repository
@@ -344,24 +361,81 @@ class KnowledgeBase:
                 reason=f"CUDA {cuda} is not in the tag table",
                 source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
             )
-        problems = []
-        if cuda not in row.patches:
-            problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
-        if os_name not in row.os:
-            problems.append(f"no {os_name} tags for CUDA {row.cuda} (known: {', '.join(row.os)})")
-        if suffix is not None and suffix not in row.cudnn:
-            problems.append(f"no cudnn{suffix} tags for CUDA {row.cuda}")
-        status = row.status if row.status == "deleted" or not problems else "unknown"
+        release = row.release(cuda)
+        if release is not None and release.cudnn == "" and suffix == "":
+            cudnn = row.cudnn_bare
+        problems = _tag_problems(row, cuda, os_name, suffix) if release is None else _release_problems(
+            row, release, os_name, suffix
+        )
+        status: str = row.status if row.status == "deleted" or not problems else "unknown"
+        reason = "; ".join(problems)
+        row_key = row.key
+        if problems and release is not None and not release.complete:
+            row_key = ""  # a partial list proves nothing absent: base-tag-unknown (a warning)
+            reason += f" (the list of {release.patch} tags is partial)"
+        if release is not None and release.status != "supported" and not problems:
+            status = "deleted" if release.status == "deleted" else "end-of-life"
+            reason = _eol_reason(release)
         return BaseImageInfo(
             image=image_ref,
-            status=status,
+            status=status,  # type: ignore[arg-type]
             cuda=cuda,
             cudnn=cudnn,
             os=os_name,
             python=python,
             digest=digest,
             flavor=flavor,
-            reason="; ".join(problems),
-            row_key=row.key,
+            reason=reason,
+            row_key=row_key,
             source=row.source,
         )
+
+
+def _ngc_month(tag: str) -> tuple[int, int] | None:
+    """(YY, MM) of an NGC tag such as 24.05-py3."""
+    m = re.match(r"^(\d{2})\.(\d{2})", tag)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _tag_problems(row: CudaImageRow, cuda: str, os_name: str, suffix: str | None) -> list[str]:
+    """Why a tag cannot exist, from a row's union lists (a patch the row does not list at all)."""
+    problems = []
+    if cuda not in row.patches:
+        problems.append(f"no {cuda} tags were published (known: {', '.join(row.patches)})")
+    if os_name not in row.os:
+        problems.append(f"no {os_name} tags for CUDA {row.cuda} (known: {', '.join(row.os)})")
+    if suffix is not None and suffix not in row.cudnn:
+        problems.append(f"no cudnn{suffix} tags for CUDA {row.cuda}")
+    return problems
+
+
+def _release_problems(row: CudaImageRow, release: CudaTagRelease, os_name: str, suffix: str | None) -> list[str]:
+    """Why a tag of a listed patch release does not exist: its OS or cuDNN flavour is not among NVIDIA's tags."""
+    if release.status == "deleted":
+        return []
+    if os_name not in release.os:
+        return [f"no {release.patch} tags for {os_name} (listed: {', '.join(release.os)})"]
+    if suffix is None:
+        return []
+    with_cudnn = [r.patch for r in row.releases if r.cudnn is not None and r.status != "deleted"]
+    if release.cudnn is None:
+        return [f"CUDA {release.patch} has no cuDNN tags, only base/runtime/devel "
+                f"(cuDNN tags exist for {', '.join(with_cudnn) or 'no patch of ' + row.cuda})"]
+    if suffix != release.cudnn:
+        return [f"CUDA {release.patch}'s cuDNN tags are spelled -cudnn{release.cudnn}-, not -cudnn{suffix}-"]
+    if os_name not in release.cudnn_os:
+        return [f"no cudnn{suffix} tags for {release.patch} on {os_name} "
+                f"(NVIDIA lists them for: {', '.join(release.cudnn_os)})"]
+    return []
+
+
+def _eol_reason(release: CudaTagRelease) -> str:
+    if release.status == "deleted":
+        return f"the {release.patch} tags were deleted"
+    when = f" on {release.eol_on}" if release.eol_on else ""
+    gone = (
+        f"; NVIDIA's EOL chart gives {release.deletion_planned} as the estimated deletion date"
+        if release.deletion_planned
+        else "; NVIDIA deletes end-of-life tags six months after they go end-of-life"
+    )
+    return f"CUDA {release.patch} images went end-of-life{when} (no updates, known vulnerabilities){gone}"

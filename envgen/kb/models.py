@@ -55,6 +55,11 @@ class TensorflowBuild(Row):
     gpu_package: Literal["tensorflow", "tensorflow-gpu", "tensorflow[and-cuda]"]
     gpu_capable_packages: list[str]
     gpu_stub: bool = False
+    # the GPU code of the Linux x86-64 wheel, read from its fat binaries (like TorchVariant's): SASS cubins
+    # and PTX; empty when not read. arch_source names the wheel and its sha256.
+    arch_list: list[str] = Field(default_factory=list)
+    ptx: list[str] = Field(default_factory=list)
+    arch_source: str = ""
     notes: str = ""
 
     @property
@@ -103,6 +108,9 @@ class TorchRelease(Row):
     python_max: Ver
     # Pythons with wheels that upstream's release matrix calls experimental ("3.12 experimental" for 2.2/2.3)
     python_experimental: list[Ver] = Field(default_factory=list)
+    # the newest Python the paired torchvision and torchaudio wheels cover, where it is below torch's own window
+    # (torch 1.13 has 3.11 wheels, torchvision 0.14 none): the torch/torchvision/torchaudio set installs up to here
+    companions_python_max: Ver | None = None
     torchaudio_variant: bool = True
     variants: list[TorchVariant]
 
@@ -192,8 +200,27 @@ class NgcFamily(Row):
         return "family"
 
 
+class CudaTagRelease(BaseModel):
+    """One patch release of the nvidia/cuda tags, as NVIDIA's supported-tags.md / unsupported-tags.md list it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    patch: Ver
+    # supported: in supported-tags.md; end-of-life: in unsupported-tags.md ("these tags still exist");
+    # deleted: removed from the registry (named in a deletion notice, in neither list)
+    status: Literal["supported", "end-of-life", "deleted"]
+    os: list[str] = Field(default_factory=list)  # OSes with base/runtime/devel tags (empty for deleted)
+    cudnn: str | None = None  # the -cudnnN- suffix of this patch's cuDNN tags ("8", "9", "" bare); None: none
+    cudnn_os: list[str] = Field(default_factory=list)  # OSes that also have the cuDNN runtime/devel tags
+    eol_on: str | None = None  # NVIDIA's EOL chart: "Marked EOL on" (YYYY-MM-DD)
+    deletion_planned: str | None = None  # NVIDIA's EOL chart: "Est deletion date" (YYYY-MM-DD)
+    # False for a patch known only from a partial list (cog's table names the cudnn-devel Ubuntu tags): an OS or
+    # flavour it does not name is unknown, not proven absent
+    complete: bool = True
+
+
 class CudaImageRow(Row):
-    """One CUDA minor of the nvidia/cuda tag scheme."""
+    """One CUDA minor of the nvidia/cuda tag scheme. ``releases`` (when given) lists each patch's tags as
+    NVIDIA publishes them; ``patches``/``os``/``cudnn`` are their union."""
 
     FILE: ClassVar[str] = "base_images.yaml"
     cuda: Ver
@@ -202,11 +229,15 @@ class CudaImageRow(Row):
     os: list[str]
     cudnn: list[str]  # cuDNN tag suffixes published: "8" for -cudnn8-, "" for a bare -cudnn-
     cudnn_bare: Ver | None = None  # the cuDNN major a bare -cudnn- tag carries (cuDNN 9 from CUDA 12.4 on)
+    releases: list[CudaTagRelease] = Field(default_factory=list)
     notes: str = ""
 
     @property
     def key(self) -> str:
         return f"nvidia/cuda:{self.cuda}"
+
+    def release(self, patch: str) -> CudaTagRelease | None:
+        return next((r for r in self.releases if r.patch == patch), None)
 
 
 class OsImageRow(Row):
@@ -230,7 +261,7 @@ class BaseImageInfo(Row):
 
     FILE: ClassVar[str] = "base_images.yaml"
     image: str
-    status: Literal["available", "deleted", "unknown"]
+    status: Literal["available", "end-of-life", "deleted", "unknown"]
     cuda: str | None = None
     cudnn: str | None = None
     os: str | None = None

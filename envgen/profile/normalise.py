@@ -287,19 +287,26 @@ def wants_ngc_defaults(data: dict[str, Any]) -> bool:
 
 def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
     """An NGC base brings its CUDA, cuDNN and Python: left out of the profile, they come from the knowledge
-    base's row for that release (without a row, the profile has to say them). Applied by ``load_profile`` with
+    base's row for that release (without a row, from the nearest known release). Applied by ``load_profile`` with
     the caller's knowledge base, not inside the model's validation (which reads nothing)."""
     data = result.data
     if not wants_ngc_defaults(data):
         return
-    row = kb.ngc(str(data["base"]))
+    keys: tuple[str, ...] = ("cuda", "cudnn", "python")
+    row, why = kb.ngc(str(data["base"])), "the NGC release's"
+    if row is None:
+        # a release without a row: the nearest known release's CUDA and Python (check warns ngc-unknown, naming
+        # what it could not check), so the profile gets a verdict instead of an input error; cuDNN stays unset
+        row = kb.ngc_nearest(str(data["base"]))
+        why = "assumed from the nearest known NGC release; this release has no row"
+        keys = ("cuda", "python")
     if row is None:
         return
     values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
-    for key in ("cuda", "cudnn", "python"):
+    for key in keys:
         if key not in data and values[key]:
             data[key] = values[key]
-            result.defaults.append(f"{key}: {values[key]!r} (the NGC release's, {row.FILE}#{row.key})")
+            result.defaults.append(f"{key}: {values[key]!r} ({why}, {row.FILE}#{row.key})")
 
 
 def _wheel_cuda_source(data: dict[str, Any]) -> tuple[str, str] | None:

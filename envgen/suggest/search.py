@@ -208,9 +208,12 @@ def _share(tf: TfPart, torch: TorchPart) -> tuple[bool, str, str | None]:
 
 
 def _torch_window(torch: TorchPart) -> tuple[str, str]:
-    """The Python range with wheels, experimental Pythons included (the check warns on those)."""
+    """The Python range with wheels, experimental Pythons included (the check warns on those), cut to what the
+    paired torchvision and torchaudio wheels cover: the suggested set has to install as a whole."""
     release = torch.build.release
     high = max([release.python_max, *release.python_experimental], key=vtuple)
+    if release.companions_python_max is not None:
+        high = min(high, release.companions_python_max, key=vtuple)
     return release.python_min, high
 
 

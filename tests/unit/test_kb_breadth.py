@@ -74,17 +74,17 @@ def test_forward_compatibility_is_for_data_centre_gpus_only(kb: KnowledgeBase) -
 
 
 def test_nvidia_cuda_tag_the_scheme_proves_absent_is_an_error_when_the_row_is_verified(tmp_path: Path) -> None:
+    """The shipped rows are read from NVIDIA's tag lists (not unverified): a tag they lack is an error; the same
+    finding from a row marked unverified is a warning."""
+    bad_os = profile(base="nvidia/cuda:12.1.1-runtime-ubuntu24.04", cuda="12.1")
+    assert "base-tag-not-published" in codes(check_profile(bad_os, load_kb()), "error")
+    bad_cudnn = profile(base="nvidia/cuda:12.1.1-cudnn9-runtime-ubuntu22.04", cuda="12.1")
+    assert "base-tag-not-published" in codes(check_profile(bad_cudnn, load_kb()), "error")
     data = tmp_path / "data"
     shutil.copytree(kb_data_dir(), data)
     images = data / "base_images.yaml"
-    images.write_text(images.read_text().replace("- {unverified: true, cuda: \"12.1\"", "- {cuda: \"12.1\""))
-    verified = load_kb(data)
-    bad_os = profile(base="nvidia/cuda:12.1.1-runtime-ubuntu24.04", cuda="12.1")
-    assert "base-tag-not-published" in codes(check_profile(bad_os, verified), "error")
-    bad_cudnn = profile(base="nvidia/cuda:12.1.1-cudnn9-runtime-ubuntu22.04", cuda="12.1")
-    assert "base-tag-not-published" in codes(check_profile(bad_cudnn, verified), "error")
-    # the shipped row is unverified (its tag lists were not re-read): the same finding is a warning
-    assert "base-tag-not-published" in codes(check_profile(bad_os, load_kb()), "warning")
+    images.write_text(images.read_text().replace('  - cuda: "12.1"\n', '  - cuda: "12.1"\n    unverified: true\n'))
+    assert "base-tag-not-published" in codes(check_profile(bad_os, load_kb(data)), "warning")
 
 
 def test_nvidia_cuda_tag_without_a_row_is_a_warning(kb: KnowledgeBase) -> None:

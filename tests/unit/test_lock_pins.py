@@ -138,7 +138,7 @@ def test_uv_wheel_choice_follows_the_images_tags() -> None:
 
 def test_a_registry_base_is_rendered_by_the_locks_digest(tmp_path: Path, kb: KnowledgeBase) -> None:
     path = _write(tmp_path, base="python:3.11-slim-bookworm", local=False, apt="-",
-                  target="cp311-manylinux_unknown_x86_64")  # glibc of python images: not in the KB
+                  target="cp311-manylinux_2_36_x86_64")  # python:3.11-slim-bookworm: Debian 12, glibc 2.36
     files = render_in_memory(load_profile(str(path)), kb).files
     for name in ("Dockerfile", "Dockerfile.classic"):
         text = files[name].decode()

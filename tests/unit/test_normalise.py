@@ -144,5 +144,8 @@ def test_an_ngc_base_brings_cuda_cudnn_and_python_from_its_kb_row(tmp_path: Path
     assert notes is not None and any(line.startswith("cuda: '12.3' (the NGC release's, ngc.yaml#")
                                      for line in notes.defaults)
     unknown = write(tmp_path, "name: p\nbase: nvcr.io/nvidia/tensorflow:99.01-tf2-py3\ngpu: {targets: [A100]}\n")
-    with pytest.raises(ProfileError, match="python' is missing"):
-        load_profile(str(unknown))  # no row: the profile has to say them
+    # no row: the nearest known release's CUDA and Python (check then warns ngc-unknown), not an input error
+    guessed = load_profile(str(unknown))
+    assert guessed.cudnn is None and guessed.python == "3.10"
+    notes = profile_notes(guessed)
+    assert notes is not None and any("assumed from the nearest known NGC release" in line for line in notes.defaults)

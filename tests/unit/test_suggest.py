@@ -75,7 +75,9 @@ def test_gtx_950m_on_418_gets_cuda_10_1_era_builds(kb: KnowledgeBase, recipes: R
 def test_rtx_3090_on_470_needs_no_minor_version_compat(kb: KnowledgeBase, recipes: Recipes) -> None:
     result = suggest(kb, recipes, Request("RTX 3090", {"tensorflow": None, "pytorch": None}, "470.82.01"))
     s = result.chosen[0]
-    assert not [f for f in s.findings if f.severity != "info"]
+    # TF 2.8-2.11 wheels carry compute_80 PTX and no sm_80/sm_86 cubins for most kernels (read from the wheels):
+    # an RTX 3090 JIT-compiles them at start-up, a true warning; nothing else may be raised
+    assert not [f for f in s.findings if f.severity != "info" and f.code != "tf-arch-ptx-jit"]
     cudas = [s.candidate.tf.build.cuda, s.candidate.torch.build.cuda]  # type: ignore[union-attr]
     assert all(vtuple(c) <= (11, 4) for c in cudas)
 

@@ -1,2 +1,3 @@
-"""Offline refresh scripts: each reads a saved copy of an upstream page or script and prints YAML rows.
-Nothing here runs at test time or fetches anything; see README.md."""
+"""Maintainer refresh tools: each reads a saved copy of an upstream page, list or script (``upstream/`` holds
+the stored copies) and prints YAML rows or a diff; ``wheel_arch`` may also stream a wheel from a URL. Nothing here
+runs during ``envgen check``; the tests run the tools on stored inputs only. See README.md."""
