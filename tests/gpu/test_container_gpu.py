@@ -53,12 +53,16 @@ def test_build_validates_both_tiers_in_the_container(outputs: Path) -> None:
 def test_run_hands_the_gpu_by_cdi(outputs: Path) -> None:
     assert rc(outputs, "run-bf16") == 0 and "TFLOP/s" in text(outputs, "run-bf16")
     assert text(outputs, "run-gpus-1").strip().endswith("GPUs seen: 1")
+    # exit 7: the host cannot do it (envgen.errors.HostIncompatible), one line naming the spec
+    assert rc(outputs, "run-gpus-2") == 7 and "/etc/cdi/nvidia.json declares no nvidia.com/gpu=1" in text(outputs,
+                                                                                                        "run-gpus-2")
     none = text(outputs, "run-gpus-none")
     assert "cuda available: False" in none and "is a GPU profile" in none
 
 
 def test_lies_fail_in_the_container_with_the_diagnosis(outputs: Path) -> None:
-    assert rc(outputs, "build-lie-cuda") == 1 and "libraries.base        FAIL" in text(outputs, "build-lie-cuda")
+    # exit 6: a smoke test failed (envgen.errors.SmokeFailed)
+    assert rc(outputs, "build-lie-cuda") == 6 and "libraries.base        FAIL" in text(outputs, "build-lie-cuda")
     no_kernel = text(outputs, "gpu-tier-no-kernel")
     assert rc(outputs, "gpu-tier-no-kernel") == 1 and "no kernels for sm_90" in no_kernel
 
