@@ -67,11 +67,9 @@ def test_lies_fail_in_the_container_with_the_diagnosis(outputs: Path) -> None:
     assert rc(outputs, "gpu-tier-no-kernel") == 1 and "no kernels for sm_90" in no_kernel
 
 
-def figures(path: Path) -> dict[str, float]:
-    return {r["precision"]: r["tflops"] for r in json.loads(path.read_text())["results"]}
-
-
 def test_a_container_costs_the_gpu_nothing(outputs: Path) -> None:
-    bare, inside = figures(outputs / "plain-bare.json"), figures(outputs / "plain-container.json")
+    """Medians of three alternated runs of the same plain matmul, bare and through `envgen run` (one run's first
+    loop moves by several per cent with the H200's power cap)."""
+    rows = json.loads((outputs / "plain-compare.json").read_text())
     for precision in ("bf16", "fp16"):
-        assert abs(inside[precision] - bare[precision]) / bare[precision] < 0.02, (precision, bare, inside)
+        assert abs(rows[precision]["difference_pct"]) < 2.0, (precision, rows[precision])
