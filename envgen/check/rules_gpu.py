@@ -3,6 +3,8 @@ toolkit can target."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding, nearest_builds
@@ -24,6 +26,20 @@ def gpu_known(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def _coverage(ctx: CheckContext, arch_list: list[str], ptx: list[str]) -> Iterator[tuple[str, str, str, str, str]]:
+    """For each target GPU the knowledge base knows: (compute capability, sm_XX, the build's coverage of it
+    (``kb.builds.kernel_coverage``), how findings name the GPU, "too old"/"too new" when nothing covers it)."""
+    for target in ctx.targets:
+        gpu = target.model
+        if gpu is None:
+            continue
+        cc, sm = gpu.compute_capability, cc_to_sm(gpu.compute_capability)
+        coverage = kernel_coverage(cc, arch_list, ptx)
+        lowest = min((sm_to_cc(a) for a in arch_list), default=None)
+        age = "too old" if lowest is not None and cc_tuple(cc) < lowest else "too new"
+        yield cc, sm, coverage, f"{target.label} ({sm}, compute capability {cc})", age
+
+
 def torch_kernels(ctx: CheckContext) -> list[Finding]:
     variant, release = ctx.torch_variant, ctx.torch_release
     if variant is None or release is None or variant.cuda is None or not ctx.gpu:
@@ -31,13 +47,7 @@ def torch_kernels(ctx: CheckContext) -> list[Finding]:
     out = []
     build = f"torch {release.version}+{variant.tag}"
     archs = " ".join(variant.arch_list + variant.ptx)
-    for target in ctx.targets:
-        gpu = target.model
-        if gpu is None:
-            continue
-        cc, sm = gpu.compute_capability, cc_to_sm(gpu.compute_capability)
-        coverage = kernel_coverage(cc, variant.arch_list, variant.ptx)
-        who = f"{target.label} ({sm}, compute capability {cc})"
+    for cc, sm, coverage, who, age in _coverage(ctx, variant.arch_list, variant.ptx):
         if coverage == "binary":
             out.append(
                 finding(
@@ -63,8 +73,6 @@ def torch_kernels(ctx: CheckContext) -> list[Finding]:
                 )
             )
         elif coverage == "none":
-            lowest = min(sm_to_cc(a) for a in variant.arch_list)
-            age = "too old" if cc_tuple(cc) < lowest else "too new"
             options = nearest_builds(ctx.kb, cc, release.version, variant.cuda, ctx.host.driver)
             out.append(
                 finding(
@@ -89,13 +97,8 @@ def tf_kernels(ctx: CheckContext) -> list[Finding]:
         return []  # no GPU code, or a TensorFlow the base image brings (not PyPI's wheel)
     codes = " ".join(build.arch_list + build.ptx)
     out = []
-    for target in ctx.targets:
-        gpu = target.model
-        if gpu is None:
-            continue
-        cc, sm = gpu.compute_capability, cc_to_sm(gpu.compute_capability)
-        coverage = kernel_coverage(cc, build.arch_list, build.ptx)
-        who = f"{target.label} ({sm}, compute capability {cc})"
+    lowest = min(sm_to_cc(a) for a in build.arch_list)
+    for cc, sm, coverage, who, age in _coverage(ctx, build.arch_list, build.ptx):
         cite = f"{build.cite()}; {build.arch_source}"
         if coverage == "ptx":
             out.append(finding(
@@ -109,14 +112,13 @@ def tf_kernels(ctx: CheckContext) -> list[Finding]:
                 cite,
             ))
         elif coverage == "none":
-            lowest = min(sm_to_cc(a) for a in build.arch_list)
-            too_old = cc_tuple(cc) < lowest
             out.append(finding(
                 "error",
                 "tf-no-kernel",
-                f"{who} is {'too old' if too_old else 'too new'} for TensorFlow {version} (its wheel carries "
+                f"{who} is {age} for TensorFlow {version} (its wheel carries "
                 f"{codes}): TF ignores the GPU and runs on the CPU"
-                + (f' ("The minimum required Cuda capability is {lowest[0]}.{lowest[1]}")' if too_old else ""),
+                + (f' ("The minimum required Cuda capability is {lowest[0]}.{lowest[1]}")' if age == "too old"
+                   else ""),
                 "use a TensorFlow release whose wheel carries code for this GPU",
                 cite,
             ))
