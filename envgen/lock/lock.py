@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +175,101 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
                  [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
 
+@dataclass(frozen=True)
+class LockedSets:
+    """What the resolutions give: the environment set, the extras set, the installer's own wheels."""
+
+    environment: dict[str, LockEntry]
+    extras: tuple[LockEntry, ...]
+    tools: tuple[LockEntry, ...] = ()
+    uv_url: str | None = None
+    newest: int | None = None  # the upload time of the newest locked archive (uv reports it)
+
+
+def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
+                 uv_runner: Runner | None = None) -> LockedSets:
+    """The framework pins alone, then framework + packages.pip (the extras are what that adds), then,
+    where uv resolves, uv's own wheel and pip for the image's platform."""
+    use_uv = uv_serves(profile.python_minor)
+    newest: list[int] = []
+
+    def resolved(pins: list[str]) -> dict[str, LockEntry]:
+        if use_uv:
+            done = uv_resolve(pins, profile.python_minor, route.glibc, route.platforms, find_links=route.find_links,
+                              index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env,
+                              runner=uv_runner or run_command)
+            newest.extend([done.newest_upload] if done.newest_upload else [])
+            return done.entries
+        return resolve(pins, profile.python_minor, find_links=route.find_links, index_urls=route.index_urls,
+                       env=route.pip_env, platforms=route.platforms, runner=runner)
+
+    framework, extras = list(route.plan.pins.pip), list(route.plan.pins.pip_extra)
+    environment = resolved(framework)
+    combined = resolved(framework + extras) if extras else {}
+    sets = LockedSets(environment, split_sets(environment, combined, extras), newest=max(newest, default=None))
+    if not use_uv:
+        return sets
+    tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, route.glibc, route.platforms,
+                                find_links=route.find_links, index_urls=route.uv_extra, index_url=route.index_url,
+                                env=route.uv_env, runner=uv_runner or run_command)
+    return replace(sets, tools=sorted_entries(tool.entries.values()), uv_url=tool.urls["uv"])
+
+
+def header_fields(profile: Profile, route: Route, sets: LockedSets,
+                  wheelhouse: Path | None) -> list[tuple[str, str]]:
+    """The lock file's header: what was resolved, for which platform, by what, from where."""
+    use_uv = uv_serves(profile.python_minor)
+    indexes = [*([route.index_url] if route.index_url else []), *route.uv_extra] if use_uv else route.index_urls
+    fields = [
+        ("envgen", route.plan.version),
+        ("profile-hash", route.plan.profile_hash),
+        ("target", lock_target(profile.python_minor, route.glibc)),
+        ("implementation", "cp (CPython)"),
+        ("platform", platform_note(route.platforms, route.glibc)),
+        ("resolver", f"uv {uv_version()} (uv pip compile)" if use_uv
+         else "pip --dry-run --report (uv serves Python >= 3.8 only)"),
+        ("command", f"envgen lock {profile.name}" + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
+        ("find-links", " ".join(route.find_links) or "-"),
+        ("index-urls", (" ".join(indexes) or "-") + ("" if use_uv else " (and pip's own configuration)")),
+    ]
+    host_minor = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if host_minor != profile.python_minor and not use_uv:
+        fields.append(("markers", f"environment markers were evaluated by the host's Python {host_minor}"))
+    if sets.uv_url:
+        fields.append(("uv-wheel", sets.uv_url))
+    # SOURCE_DATE_EPOCH for the build: the upload time of the newest locked archive, so it only moves
+    # when the lock does (SOURCE_DATE_EPOCH_DEFAULT, 1980-01-01, when unknown).
+    fields.append(("source-date-epoch", str(sets.newest or SOURCE_DATE_EPOCH_DEFAULT)))
+    return fields
+
+
+@dataclass(frozen=True)
+class BasePins:
+    """The base image by digest (or local id) and its runtime apt packages at exact versions."""
+
+    fields: list[tuple[str, str]]
+    base: str | None = None
+    apt_input: tuple[str, ...] | None = None
+    apt: tuple[AptEntry, ...] = ()
+    pin: str = ""
+
+
+def pin_base(client: DockerClient | None, profile: Profile, plan: RenderPlan, config: UserConfig) -> BasePins:
+    """Read through the Docker engine: the base's digest, then its apt packages' versions."""
+    from envgen.docker import connect
+    from envgen.lock.lock_base import ensure_local, lock_apt, lock_base
+
+    client = client or connect()
+    pinned = lock_base(client, profile.base, local=profile.local_base)
+    apt_input = tuple(sorted(plan.runtime_apt))
+    ref = pinned.image if pinned.field == "base-image-id" else f"{pinned.image}@{pinned.value}"
+    if pinned.field == "base-digest" and apt_input:
+        ensure_local(client, ref)
+    apt = lock_apt(client, ref, apt_input, ca_bundle=config.ca_bundle, apt_mirror=plan.build_args.get("APT_MIRROR"))
+    return BasePins([(pinned.field, pinned.value), ("base-note", pinned.note)], profile.base, apt_input, apt,
+                    pinned.value)
+
+
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
          runner: Runner = run_command, uv_runner: Runner | None = None, engine: bool = True,
          client: DockerClient | None = None) -> LockOutcome:
@@ -189,78 +284,15 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                          "resolve from conda channels, which cannot be reached from here",
                          fix="build it unlocked (environment.yml pins every conda package exactly)")
     config = load_config(env)
-    kb = load_kb()
-    route = resolution_route(profile, kb, config, environ, wheelhouse)
-    plan, glibc, platforms = route.plan, route.glibc, route.platforms
-    find_links, index_urls, index_url, uv_extra = route.find_links, route.index_urls, route.index_url, route.uv_extra
-    pip_env, uv_env = route.pip_env, route.uv_env
-    framework, extras = list(plan.pins.pip), list(plan.pins.pip_extra)
-    use_uv = uv_serves(profile.python_minor)
-    newest: list[int] = []
-
-    def resolved(pins: list[str]) -> dict[str, LockEntry]:
-        if use_uv:
-            done = uv_resolve(pins, profile.python_minor, glibc, platforms, find_links=find_links,
-                              index_urls=uv_extra, index_url=index_url, env=uv_env,
-                              runner=uv_runner or run_command)
-            newest.extend([done.newest_upload] if done.newest_upload else [])
-            return done.entries
-        return resolve(pins, profile.python_minor, find_links=find_links, index_urls=index_urls, env=pip_env,
-                       platforms=platforms, runner=runner)
-
-    environment = resolved(framework)
-    combined = resolved(framework + extras) if extras else {}
-    extra_set = split_sets(environment, combined, extras)
-    tools: tuple[LockEntry, ...] = ()
-    uv_url: str | None = None
-    if use_uv:
-        tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, glibc, platforms,
-                                    find_links=find_links, index_urls=uv_extra, index_url=index_url, env=uv_env,
-                                    runner=uv_runner or run_command)
-        tools, uv_url = sorted_entries(tool.entries.values()), tool.urls["uv"]
-    fields = [
-        ("envgen", plan.version),
-        ("profile-hash", plan.profile_hash),
-        ("target", lock_target(profile.python_minor, glibc)),
-        ("implementation", "cp (CPython)"),
-        ("platform", platform_note(platforms, glibc)),
-        ("resolver", f"uv {uv_version()} (uv pip compile)" if use_uv
-         else "pip --dry-run --report (uv serves Python >= 3.8 only)"),
-        ("command", f"envgen lock {profile.name}" + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
-        ("find-links", " ".join(find_links) or "-"),
-        ("index-urls", (" ".join([*([index_url] if index_url else []), *uv_extra] if use_uv else index_urls) or "-")
-         + ("" if use_uv else " (and pip's own configuration)")),
-    ]
-    host_minor = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if host_minor != profile.python_minor and not use_uv:
-        fields.append(("markers", f"environment markers were evaluated by the host's Python {host_minor}"))
-    if uv_url:
-        fields.append(("uv-wheel", uv_url))
-    # SOURCE_DATE_EPOCH for the build: the upload time of the newest locked archive, so it only moves
-    # when the lock does (SOURCE_DATE_EPOCH_DEFAULT, 1980-01-01, when unknown).
-    fields.append(("source-date-epoch", str(max(newest) if newest else SOURCE_DATE_EPOCH_DEFAULT)))
-    base_input: str | None = None
-    apt_input: tuple[str, ...] | None = None
-    apt_entries: tuple[AptEntry, ...] = ()
-    base_pin = ""
-    if engine:
-        from envgen.docker import connect
-        from envgen.lock.lock_base import ensure_local, lock_apt, lock_base
-
-        client = client or connect()
-        pinned = lock_base(client, profile.base, local=profile.local_base)
-        fields += [(pinned.field, pinned.value), ("base-note", pinned.note)]
-        base_pin = pinned.value
-        base_input = profile.base
-        apt_input = tuple(sorted(plan.runtime_apt))
-        ref = pinned.image if pinned.field == "base-image-id" else f"{pinned.image}@{pinned.value}"
-        if pinned.field == "base-digest" and apt_input:
-            ensure_local(client, ref)
-        apt_entries = lock_apt(client, ref, apt_input, ca_bundle=config.ca_bundle,
-                               apt_mirror=plan.build_args.get("APT_MIRROR"))
-    result = Lock(LockInputs(profile.python_minor, tuple(framework), tuple(extras), base_input, apt_input),
-                  sorted_entries(environment.values()), extra_set, tools=tools, apt=apt_entries)
+    route = resolution_route(profile, load_kb(), config, environ, wheelhouse)
+    sets = resolve_sets(profile, route, runner, uv_runner)
+    fields = header_fields(profile, route, sets, wheelhouse)
+    base = pin_base(client, profile, route.plan, config) if engine else BasePins([])
+    pins = route.plan.pins
+    result = Lock(LockInputs(profile.python_minor, tuple(pins.pip), tuple(pins.pip_extra), base.base, base.apt_input),
+                  sorted_entries(sets.environment.values()), sets.extras, tools=sets.tools, apt=base.apt)
     target = lock_path(source.path)
-    write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=fields), mode=0o644)
+    write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=[*fields, *base.fields]),
+                     mode=0o644)
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
-                       time.monotonic() - started, len(apt_entries), base_pin)
+                       time.monotonic() - started, len(base.apt), base.pin)

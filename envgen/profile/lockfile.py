@@ -27,7 +27,7 @@ cannot smuggle pip or apt options (an index URL, an editable install) into the b
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,64 +204,74 @@ def format_lock(lock: Lock, *, profile_name: str, extra_fields: Sequence[tuple[s
     return "\n".join(lines) + "\n"
 
 
+_FIX = "regenerate it with `envgen lock PROFILE`"
+
+
+def _package_entry(line: str, at: str) -> LockEntry:
+    """``name==version --hash=sha256:...`` (``at``: ``file:line`` for the error)."""
+    match = _ENTRY_RE.match(line)
+    if not match:
+        raise InputError(f"{at}: {line[:60]!r} is not a 'name==version --hash=sha256:...' line", fix=_FIX)
+    return LockEntry(canonical_name(match.group("name")), match.group("version"),
+                     tuple(h.removeprefix("--hash=sha256:") for h in match.group("hashes").split()))
+
+
+def _apt_entry(line: str, at: str) -> AptEntry:
+    if not _APT_RE.match(line):
+        raise InputError(f"{at}: {line[:60]!r} is not a 'name=version' apt line", fix=_FIX)
+    name, _, version = line.partition("=")
+    return AptEntry(name, version)
+
+
+def _header_inputs(fields: Mapping[str, str], where: str) -> LockInputs:
+    """The header's required fields, checked, as the inputs the lock was made for."""
+    missing = [key for key in REQUIRED_FIELDS if key not in fields]
+    if missing:
+        raise InputError(f"{where}: header field '{missing[0]}' is missing", fix=_FIX)
+    if fields["format"] not in READABLE_FORMATS:
+        raise InputError(f"{where}: header field 'format' = {fields['format']!r} is not {LOCK_FORMAT}", fix=_FIX)
+    for key in ("base-digest", "base-image-id"):
+        if fields.get(key, NONE) != NONE and not _DIGEST_RE.match(fields[key]):
+            raise InputError(f"{where}: header field '{key}' = {fields[key]!r} is not sha256:<64 hex digits>",
+                             fix=_FIX)
+    return LockInputs(fields["python"], _split(fields["framework-pins"]), _split(fields["extra-pins"]),
+                      fields.get("base"), _split(fields["apt-pins"]) if "apt-pins" in fields else None)
+
+
 def parse_lock(text: str, where: str = "lock file", path: Path | None = None) -> Lock:
     """Read a lock file strictly: every non-comment line is ``name==version --hash=sha256:...``."""
-    fix = "regenerate it with `envgen lock PROFILE`"
-    fields: dict[str, str] = {}
     order: list[tuple[str, str]] = []
     sections: dict[str, list[LockEntry]] = {ENVIRONMENT: [], EXTRAS: [], TOOLS: []}
     apt: list[AptEntry] = []
     seen: dict[str, int] = {}
     current: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip()
+        line, at = raw.rstrip(), f"{where}:{number}"
         if not line:
             continue
         section = _SECTION_RE.match(line)
         if section:
-            name = section.group("section")
-            if name not in sections and name != APT:
-                raise InputError(f"{where}:{number}: unknown section [{name}]; expected [environment], [extras], "
-                                 "[tools] or [apt]", fix=fix)
-            current = name
-            continue
-        if line.startswith("#"):
+            current = section.group("section")
+            if current not in sections and current != APT:
+                raise InputError(f"{at}: unknown section [{current}]; expected [environment], [extras], "
+                                 "[tools] or [apt]", fix=_FIX)
+        elif line.startswith("#"):
             field = _FIELD_RE.match(line)
             if field and current is None:
-                fields[field.group("key")] = field.group("value").strip()
                 order.append((field.group("key"), field.group("value").strip()))
-            continue
-        if current == APT:
-            if not _APT_RE.match(line):
-                raise InputError(f"{where}:{number}: {line[:60]!r} is not a 'name=version' apt line", fix=fix)
-            name, _, version = line.partition("=")
-            apt.append(AptEntry(name, version))
-            continue
-        match = _ENTRY_RE.match(line)
-        if not match:
-            raise InputError(f"{where}:{number}: {line[:60]!r} is not a 'name==version --hash=sha256:...' line",
-                             fix=fix)
-        if current is None:
-            raise InputError(f"{where}:{number}: package line before any [environment]/[extras] section", fix=fix)
-        entry = LockEntry(canonical_name(match.group("name")), match.group("version"),
-                          tuple(h.removeprefix("--hash=sha256:") for h in match.group("hashes").split()))
-        if entry.name in seen:
-            raise InputError(f"{where}:{number}: package {entry.name} is listed twice (first on line "
-                             f"{seen[entry.name]})", fix=fix)
-        seen[entry.name] = number
-        sections[current].append(entry)
-    missing = [key for key in REQUIRED_FIELDS if key not in fields]
-    if missing:
-        raise InputError(f"{where}: header field '{missing[0]}' is missing", fix=fix)
-    if fields["format"] not in READABLE_FORMATS:
-        raise InputError(f"{where}: header field 'format' = {fields['format']!r} is not {LOCK_FORMAT}", fix=fix)
-    for key in ("base-digest", "base-image-id"):
-        if fields.get(key, NONE) != NONE and not _DIGEST_RE.match(fields[key]):
-            raise InputError(f"{where}: header field '{key}' = {fields[key]!r} is not sha256:<64 hex digits>", fix=fix)
-    inputs = LockInputs(fields["python"], _split(fields["framework-pins"]), _split(fields["extra-pins"]),
-                        fields.get("base"), _split(fields["apt-pins"]) if "apt-pins" in fields else None)
-    return Lock(inputs, tuple(sections[ENVIRONMENT]), tuple(sections[EXTRAS]), tuple(order), path,
-                tools=tuple(sections[TOOLS]), apt=tuple(apt))
+        elif current == APT:
+            apt.append(_apt_entry(line, at))
+        else:
+            entry = _package_entry(line, at)
+            if current is None:
+                raise InputError(f"{at}: package line before any [environment]/[extras] section", fix=_FIX)
+            if entry.name in seen:
+                raise InputError(f"{at}: package {entry.name} is listed twice (first on line {seen[entry.name]})",
+                                 fix=_FIX)
+            seen[entry.name] = number
+            sections[current].append(entry)
+    return Lock(_header_inputs(dict(order), where), tuple(sections[ENVIRONMENT]), tuple(sections[EXTRAS]),
+                tuple(order), path, tools=tuple(sections[TOOLS]), apt=tuple(apt))
 
 
 def read_lock(path: Path) -> Lock:
