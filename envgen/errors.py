@@ -80,6 +80,21 @@ class DockerUnavailable(EngineError):
     """The Docker engine cannot be reached (not installed, not running, no permission)."""
 
 
+class GpuRequestRefused(EngineError):
+    """The engine refused a container's GPU request (raised by ``envgen.docker``). ``reason``: "no-cdi" (the engine
+    reads no CDI specs), "no-runtime" (no NVIDIA runtime), "cdi-unresolvable" (``detail``: the devices no spec
+    declares), "cuda-requirement" (``detail``: the CUDA the image needs of the driver), "wsl-no-adapter" or
+    "container-cli" (any other refusal of the NVIDIA container runtime). ``pipeline/`` turns it into the host
+    error (HostIncompatible) in the doctor's words."""
+
+    def __init__(self, engine_message: str, *, reason: str, detail: str = "") -> None:
+        super().__init__(f"the engine refused the GPU request ({reason}): {' '.join(engine_message.split())}",
+                         fix="run `envgen doctor`")
+        self.engine_message = engine_message
+        self.reason = reason
+        self.detail = detail
+
+
 class BuildFailed(EnvgenError):
     """An image build failed. ``log_path`` points at the full build log."""
 

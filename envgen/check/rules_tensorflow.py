@@ -6,7 +6,7 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.versions import at_least, minor, vtuple
-from envgen.plan.packages import cuda_sources, cudnn_sources
+from envgen.plan.packages import LibSource, cuda_sources, cudnn_sources
 
 
 def tf_known(ctx: CheckContext) -> list[Finding]:
@@ -133,56 +133,45 @@ def tf_cudnn(ctx: CheckContext) -> list[Finding]:
     build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
     if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
         return []
-    need = vtuple(build.cudnn)
-    cuda_major = vtuple(build.cuda)[0]
-    same_major = [
-        s
-        for s in cudnn_sources(ctx.profile, ctx.kb)
-        if vtuple(s.version)[0] == need[0]
-        and (s.cuda_major is None or s.cuda_major == cuda_major or cuda_major < 11)
-    ]
+    need, cuda_major = vtuple(build.cudnn), vtuple(build.cuda)[0]
+    same_major = _cudnn_of_major(ctx, need[0], cuda_major)
     verdicts = [(s, at_least(s.version, build.cudnn)) for s in same_major]
     if any(ok for _, ok in verdicts):
         return []
     vague = [s for s, ok in verdicts if ok is None]
     if vague:
         s = vague[0]
-        return [
-            finding(
-                "warning",
-                "tf-cudnn-minor-unknown",
-                f"TensorFlow {version} was compiled against cuDNN {build.cudnn}; the image has cuDNN {s.version} "
-                f"({s.origin}), whose minor cannot be told from the tag: below {build.cudnn} convolutions fail "
-                f'with "Loaded runtime CuDNN library ... but source was compiled with: {build.cudnn}"',
-                f'state the cuDNN the base carries with `cudnn: "{need[0]}.<minor>"` in the profile (the image\'s '
-                f"NV_CUDNN_VERSION, from `docker inspect`), or install cuDNN >= {build.cudnn} for CUDA "
-                f"{cuda_major} ({_cudnn_sources(ctx, cuda_major)})",
-                build.cite(),
-            )
-        ]
+        return [finding(
+            "warning", "tf-cudnn-minor-unknown",
+            f"TensorFlow {version} was compiled against cuDNN {build.cudnn}; the image has cuDNN {s.version} "
+            f"({s.origin}), whose minor cannot be told from the tag: below {build.cudnn} convolutions fail "
+            f'with "Loaded runtime CuDNN library ... but source was compiled with: {build.cudnn}"',
+            f'state the cuDNN the base carries with `cudnn: "{need[0]}.<minor>"` in the profile (the image\'s '
+            f"NV_CUDNN_VERSION, from `docker inspect`), or install cuDNN >= {build.cudnn} for CUDA "
+            f"{cuda_major} ({_cudnn_sources(ctx, cuda_major)})",
+            build.cite())]
     if same_major:
         s = same_major[0]
-        return [
-            finding(
-                "error",
-                "tf-cudnn-too-old",
-                f"TensorFlow {version} was compiled against cuDNN {build.cudnn} but the image has cuDNN "
-                f'{s.version} ({s.origin}): "Loaded runtime CuDNN library: {s.version} but source was '
-                f'compiled with: {build.cudnn}", convolutions fail',
-                f"install cuDNN >= {build.cudnn} (major {need[0]}) for CUDA {cuda_major}",
-                build.cite(),
-            )
-        ]
-    return [
-        finding(
-            "error",
-            "tf-cudnn-missing",
-            f"TensorFlow {version} needs libcudnn.so.{need[0]} (cuDNN >= {build.cudnn}) built for CUDA "
-            f"{cuda_major}.x, and the image provides none: TF falls back to the CPU",
-            f"install cuDNN {build.cudnn} for CUDA {cuda_major} ({_cudnn_sources(ctx, cuda_major)})",
-            build.cite(),
-        )
-    ]
+        return [finding(
+            "error", "tf-cudnn-too-old",
+            f"TensorFlow {version} was compiled against cuDNN {build.cudnn} but the image has cuDNN "
+            f'{s.version} ({s.origin}): "Loaded runtime CuDNN library: {s.version} but source was '
+            f'compiled with: {build.cudnn}", convolutions fail',
+            f"install cuDNN >= {build.cudnn} (major {need[0]}) for CUDA {cuda_major}",
+            build.cite())]
+    return [finding(
+        "error", "tf-cudnn-missing",
+        f"TensorFlow {version} needs libcudnn.so.{need[0]} (cuDNN >= {build.cudnn}) built for CUDA "
+        f"{cuda_major}.x, and the image provides none: TF falls back to the CPU",
+        f"install cuDNN {build.cudnn} for CUDA {cuda_major} ({_cudnn_sources(ctx, cuda_major)})",
+        build.cite())]
+
+
+def _cudnn_of_major(ctx: CheckContext, cudnn_major: int, cuda_major: int) -> list[LibSource]:
+    """The image's cuDNN copies of ``cudnn_major`` built for ``cuda_major`` (any, before CUDA 11)."""
+    return [s for s in cudnn_sources(ctx.profile, ctx.kb)
+            if vtuple(s.version)[0] == cudnn_major
+            and (s.cuda_major is None or s.cuda_major == cuda_major or cuda_major < 11)]
 
 
 RULES = [tf_known, tf_package, tf_cuda, tf_cudnn]

@@ -1,18 +1,12 @@
-"""The Docker engine's own GPU errors, worded for envgen (the same sentences `envgen doctor` uses): the engine layer
-raises them itself, so it needs nothing above it. The fixes named here are the doctor's and the GPU route's too."""
+"""The Docker engine's refusals of a container's GPU request, read from its error text into envgen's typed engine
+error (`GpuRequestRefused`, which says which refusal it is). The engine layer words nothing for the host: `pipeline/`
+turns the refusal into the doctor's sentences (`envgen.host.engine_errors`)."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from envgen.errors import HostIncompatible
-
-NO_RUNTIME_FIX = "install the NVIDIA Container Toolkit (package nvidia-container-toolkit), then " \
-    "`sudo nvidia-ctk runtime configure --runtime=docker` and `sudo systemctl restart docker`"
-CDI_GENERATE_FIX = "generate the CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`"
-CDI_ENABLE_FIX = ("enable the engine's CDI feature (Docker >= 25): `{\"features\": {\"cdi\": true}}` in "
-                  "/etc/docker/daemon.json, then restart the engine")
+from envgen.errors import GpuRequestRefused
 
 # docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
 _NO_DRIVER_RE = re.compile(r'could not select device driver "[^"]*" with capabilities: \[\[gpu\]\]')
@@ -30,58 +24,20 @@ _CDI_UNRESOLVABLE_RE = re.compile(r"unresolvable CDI devices ([A-Za-z0-9./_-]+=[
                                   r"=[A-Za-z0-9:._-]+)*)")
 
 
-def _cuda_fix(cuda: str, kb: Any) -> str:
-    row = None
-    if kb is not None:
-        try:
-            row = kb.cuda(cuda)
-        except Exception:
-            row = None
-    if row is not None:
-        return (f"upgrade the NVIDIA driver to >= {row.driver_linux_min} on Linux "
-                f"(>= {row.driver_windows_min} on Windows/WSL2), or choose a profile built for an older CUDA")
-    return (f"upgrade the NVIDIA driver to one that supports CUDA {cuda} (nvidia-smi shows the CUDA version "
-            "it supports), or choose a profile built for an older CUDA")
-
-
-def translate_engine_error(text: str, kb: Any = None) -> HostIncompatible | None:
-    """The engine's GPU errors as the doctor words them; None for any other error."""
+def gpu_refusal(text: str) -> GpuRequestRefused | None:
+    """The engine's error ``text`` as a GPU refusal (first match wins, in this order); None for any other error."""
     if _NO_CDI_RE.search(text):
-        return HostIncompatible(
-            "the Docker engine does not read CDI specs (Docker older than 25, or its cdi feature is off), so a "
-            "GPU asked for by CDI cannot reach the container",
-            fix=f"{CDI_ENABLE_FIX}; or take the NVIDIA runtime route (--gpu-route runtime)",
-        )
+        return GpuRequestRefused(text, reason="no-cdi")
     if _NO_DRIVER_RE.search(text) or _UNKNOWN_RUNTIME_RE.search(text):
-        return HostIncompatible(
-            "the Docker engine cannot hand GPUs to containers through the NVIDIA runtime: the NVIDIA Container "
-            "Toolkit is not installed, or Docker was not restarted after it was installed",
-            fix=f"{NO_RUNTIME_FIX}; or, where the engine has CDI specs for the GPUs, take that route "
-                "(--gpu-route cdi; `envgen doctor` shows the routes)",
-        )
+        return GpuRequestRefused(text, reason="no-runtime")
     cdi = _CDI_UNRESOLVABLE_RE.search(text)
     if cdi:
-        return HostIncompatible(
-            f"the engine's CDI specs declare no device {cdi.group(1).rstrip('.')}",
-            fix=f"ask for the devices `envgen doctor` lists, or {CDI_GENERATE_FIX}",
-        )
+        return GpuRequestRefused(text, reason="cdi-unresolvable", detail=cdi.group(1).rstrip("."))
     match = _CUDA_REQ_RE.search(text)
     if match:
-        cuda = match.group(1)
-        return HostIncompatible(
-            f"the NVIDIA driver on this host is too old for this image: it needs a driver that supports "
-            f"CUDA {cuda}",
-            fix=_cuda_fix(cuda, kb),
-        )
+        return GpuRequestRefused(text, reason="cuda-requirement", detail=match.group(1))
     if _WSL_NO_ADAPTER_RE.search(text):
-        return HostIncompatible(
-            "WSL2 shows no GPU to containers: the Windows NVIDIA driver does not expose the GPU to WSL",
-            fix="install a current Windows NVIDIA driver with WSL support, run `wsl --update`, and check "
-            "that `nvidia-smi` works inside the WSL distribution",
-        )
+        return GpuRequestRefused(text, reason="wsl-no-adapter")
     if "nvidia-container-cli" in text:
-        return HostIncompatible(
-            f"the NVIDIA container runtime refused to start the container: {' '.join(text.split())}",
-            fix="run `nvidia-smi` on the host and `envgen doctor`",
-        )
+        return GpuRequestRefused(text, reason="container-cli")
     return None

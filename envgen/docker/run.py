@@ -1,6 +1,6 @@
 """Run a command in a container through the SDK: GPU device request (the NVIDIA runtime's, or CDI's),
-working directory mount, shared memory for data loaders, a chosen user; engine errors about GPUs become
-HostIncompatible."""
+working directory mount, shared memory for data loaders, a chosen user; the engine's refusals of a GPU request
+are raised as GpuRequestRefused (pipeline/ words them for the host)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from envgen.config import DEFAULT_SHM_SIZE
-from envgen.docker.gpu_errors import translate_engine_error
-from envgen.errors import EnvgenError, InputError
+from envgen.docker.gpu_errors import gpu_refusal
+from envgen.errors import EngineError, InputError
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -72,10 +72,29 @@ def run_container(
     ``cdi_devices`` asks for the GPUs by CDI instead of through the NVIDIA runtime (see device_requests);
     ``restore_env`` are variables set again after the engine's device edits (a CDI spec's env replaces the
     image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``.
-    Raises HostIncompatible for GPU start errors, InputError for an unknown image.
+    Raises GpuRequestRefused when the engine refuses the GPU request, InputError for an unknown image.
     """
-    from docker.errors import APIError, ImageNotFound
+    from docker.errors import APIError
 
+    kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
+    if restore_env:
+        command = _wrap_env(client, image, command, restore_env, kwargs)
+    container = _create(client, image, command, kwargs)
+    try:
+        try:
+            container.start()
+        except APIError as exc:
+            raise _refused(image, exc) from None
+        return _wait(container, on_output, timeout_s)
+    finally:
+        if remove:
+            with contextlib.suppress(APIError):
+                container.remove(force=True)
+
+
+def _create_kwargs(gpus: Gpus, cdi_devices: Sequence[str], workdir: Path | None, user: str | None, shm_size: str,
+                   env: Mapping[str, str] | None) -> dict[str, Any]:
+    """The SDK's keywords for a container: shared memory, environment, GPUs, the working directory's mount, user."""
     kwargs: dict[str, Any] = {"shm_size": shm_size, "environment": dict(env or {}),
                               "device_requests": device_requests(gpus, cdi_devices)}
     if workdir is not None:
@@ -86,46 +105,47 @@ def run_container(
         kwargs["working_dir"] = WORKDIR_IN_CONTAINER
     if user:
         kwargs["user"] = user
-    if restore_env:
-        command = _wrap_env(client, image, command, restore_env, kwargs)
+    return kwargs
+
+
+def _create(client: DockerClient, image: str, command: str | Sequence[str] | None, kwargs: dict[str, Any]) -> Any:
+    from docker.errors import APIError, ImageNotFound
+
     try:
-        container = client.containers.create(image, command, detach=True, **kwargs)
+        return client.containers.create(image, command, detach=True, **kwargs)
     except ImageNotFound:
         raise InputError(f"no image {image} on this engine",
                          fix="build it (envgen build) or pull it") from None
     except APIError as exc:
-        raise _translate(str(exc)) or _unexpected(image, exc) from None
+        raise _refused(image, exc) from None
+
+
+def _wait(container: Any, on_output: Callable[[str], None] | None, timeout_s: float | None) -> RunResult:
+    """Follow a started container to its end (killed after ``timeout_s``), its output streamed to ``on_output``."""
+    from docker.errors import APIError
+
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()
+        with contextlib.suppress(APIError):
+            container.kill()
+
+    timer = threading.Timer(timeout_s, kill) if timeout_s else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     try:
-        try:
-            container.start()
-        except APIError as exc:
-            raise _translate(str(exc)) or _unexpected(image, exc) from None
-        killed = threading.Event()
-
-        def kill() -> None:
-            killed.set()
-            with contextlib.suppress(APIError):
-                container.kill()
-
-        timer = threading.Timer(timeout_s, kill) if timeout_s else None
-        if timer is not None:
-            timer.daemon = True
-            timer.start()
-        try:
-            if on_output is not None:
-                for chunk in container.logs(stream=True, follow=True):
-                    for line in chunk.decode("utf-8", "replace").splitlines():
-                        on_output(line)
-            status = container.wait()
-        finally:
-            if timer is not None:
-                timer.cancel()
-        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
-        return RunResult(int(status.get("StatusCode", -1)), output, killed.is_set())
+        if on_output is not None:
+            for chunk in container.logs(stream=True, follow=True):
+                for line in chunk.decode("utf-8", "replace").splitlines():
+                    on_output(line)
+        status = container.wait()
     finally:
-        if remove:
-            with contextlib.suppress(APIError):
-                container.remove(force=True)
+        if timer is not None:
+            timer.cancel()
+    output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+    return RunResult(int(status.get("StatusCode", -1)), output, killed.is_set())
 
 
 def _wrap_env(client: DockerClient, image: str, command: str | Sequence[str] | None, restore: Mapping[str, str],
@@ -145,10 +165,10 @@ def _wrap_env(client: DockerClient, image: str, command: str | Sequence[str] | N
     return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
 
 
-def _translate(message: str) -> EnvgenError | None:
-    """The engine's GPU start errors, worded once for envgen (the doctor's words, envgen.docker.gpu_errors)."""
-    return translate_engine_error(message)
-
-
-def _unexpected(image: str, exc: Exception) -> EnvgenError:
-    return EnvgenError(f"could not start a container from {image}: {' '.join(str(exc).split())}")
+def _refused(image: str, exc: Exception) -> EngineError:
+    """The engine's refusal to create or start a container: a GPU refusal (typed, envgen.docker.gpu_errors),
+    else the engine's own words."""
+    refusal = gpu_refusal(str(exc))
+    if refusal is not None:
+        return refusal
+    return EngineError(f"could not start a container from {image}: {' '.join(str(exc).split())}")

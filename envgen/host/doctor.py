@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from envgen.docker.gpu_errors import NO_RUNTIME_FIX
 from envgen.host.cdi import PATH_LISTS
+from envgen.host.engine_errors import NO_RUNTIME_FIX
 from envgen.host.model import HostFacts
 from envgen.host.route import CDI_SOURCE
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgen.docker.gpu_errors import translate_engine_error
 from envgen.errors import HostIncompatible
 from envgen.host.doctor import ProfileVerdict, verdict_for
+from envgen.host.engine_errors import translate_engine_error
 from envgen.host.model import HostFacts
 
-__all__ = ["gate", "translate_engine_error"]  # the engine's GPU errors are worded in envgen.docker.gpu_errors
+__all__ = ["gate", "translate_engine_error"]  # the engine's GPU refusals are worded in envgen.host.engine_errors
+
 
 def gate(facts: HostFacts, profile: Any, kb: Any) -> ProfileVerdict:
     """Raise HostIncompatible when the doctor says the profile cannot run here; otherwise return the

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from envgen.docker.gpu_errors import CDI_ENABLE_FIX, CDI_GENERATE_FIX
 from envgen.errors import HostIncompatible
 from envgen.host.cdi import NVIDIA_GPU_KIND, CdiSpec, gpu_devices
+from envgen.host.engine_errors import CDI_ENABLE_FIX, CDI_GENERATE_FIX
 from envgen.host.model import CdiFacts, DockerFacts, GpuAccess, RuntimeFacts
 
 Route = Literal["runtime", "cdi"]

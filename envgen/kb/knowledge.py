@@ -333,14 +333,10 @@ class KnowledgeBase:
 
     def _cuda_image(self, image_ref: str, tag: str, digest: str | None) -> BaseImageInfo:
         m = CUDA_TAG_RE.match(tag)
+        scheme = "https://hub.docker.com/r/nvidia/cuda (tag scheme)"
         if not m:
-            return BaseImageInfo(
-                image=image_ref,
-                status="unknown",
-                digest=digest,
-                reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>",
-                source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
-            )
+            return BaseImageInfo(image=image_ref, status="unknown", digest=digest, source=scheme,
+                                 reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>")
         cuda, cudnn_tag, os_name, flavor = m.group("cuda"), m.group("cudnn"), m.group("os"), m.group("flavor")
         # the tag's cuDNN suffix: "8" for -cudnn8-, "" for a bare -cudnn- (CUDA >= 12.4), None for no cuDNN
         suffix = cudnn_tag[len("cudnn") :] if cudnn_tag else None
@@ -349,46 +345,35 @@ class KnowledgeBase:
         cudnn = (row.cudnn_bare if row is not None else None) if suffix == "" else suffix
         python = next((o.python for o in self.os_images if o.os == os_name), None)
         if row is None:
-            return BaseImageInfo(
-                image=image_ref,
-                status="unknown",
-                cuda=cuda,
-                cudnn=cudnn,
-                os=os_name,
-                python=python,
-                digest=digest,
-                flavor=flavor,
-                reason=f"CUDA {cuda} is not in the tag table",
-                source="https://hub.docker.com/r/nvidia/cuda (tag scheme)",
-            )
+            return BaseImageInfo(image=image_ref, status="unknown", cuda=cuda, cudnn=cudnn, os=os_name, python=python,
+                                 digest=digest, flavor=flavor, reason=f"CUDA {cuda} is not in the tag table",
+                                 source=scheme)
         release = row.release(cuda)
         if release is not None and release.cudnn == "" and suffix == "":
             cudnn = row.cudnn_bare
-        problems = _tag_problems(row, cuda, os_name, suffix) if release is None else _release_problems(
-            row, release, os_name, suffix
-        )
-        status: str = row.status if row.status == "deleted" or not problems else "unknown"
-        reason = "; ".join(problems)
-        row_key = row.key
-        if problems and release is not None and not release.complete:
-            row_key = ""  # a partial list proves nothing absent: base-tag-unknown (a warning)
-            reason += f" (the list of {release.patch} tags is partial)"
-        if release is not None and release.status != "supported" and not problems:
-            status = "deleted" if release.status == "deleted" else "end-of-life"
-            reason = _eol_reason(release)
-        return BaseImageInfo(
-            image=image_ref,
-            status=status,  # type: ignore[arg-type]
-            cuda=cuda,
-            cudnn=cudnn,
-            os=os_name,
-            python=python,
-            digest=digest,
-            flavor=flavor,
-            reason=reason,
-            row_key=row_key,
-            source=row.source,
-        )
+        status, reason, row_key = _tag_status(row, release, cuda, os_name, suffix)
+        return BaseImageInfo(image=image_ref, status=status, cuda=cuda, cudnn=cudnn,  # type: ignore[arg-type]
+                             os=os_name, python=python, digest=digest, flavor=flavor, reason=reason, row_key=row_key,
+                             source=row.source)
+
+
+def _tag_status(row: CudaImageRow, release: CudaTagRelease | None, cuda: str, os_name: str,
+                suffix: str | None) -> tuple[str, str, str]:
+    """(status, reason, row_key) of an nvidia/cuda tag in its CUDA minor's row: available, unknown (the row's
+    lists lack it; row_key empty when a partial list proves nothing absent), end-of-life or deleted."""
+    problems = _tag_problems(row, cuda, os_name, suffix) if release is None else _release_problems(
+        row, release, os_name, suffix
+    )
+    status: str = row.status if row.status == "deleted" or not problems else "unknown"
+    reason = "; ".join(problems)
+    row_key = row.key
+    if problems and release is not None and not release.complete:
+        row_key = ""  # a partial list proves nothing absent: base-tag-unknown (a warning)
+        reason += f" (the list of {release.patch} tags is partial)"
+    if release is not None and release.status != "supported" and not problems:
+        status = "deleted" if release.status == "deleted" else "end-of-life"
+        reason = _eol_reason(release)
+    return status, reason, row_key
 
 
 def _ngc_month(tag: str) -> tuple[int, int] | None:

@@ -23,6 +23,11 @@ def problems(kb: KnowledgeBase) -> list[str]:
         ("ngc.yaml", [r.key for r in kb.ngc_releases]),
     ):
         out += [f"{name}: duplicate row {k!r}" for k, n in Counter(keys).items() if n > 1]
+    return out + _tensorflow_problems(kb) + _pytorch_problems(kb) + _image_problems(kb) + _package_problems(kb)
+
+
+def _tensorflow_problems(kb: KnowledgeBase) -> list[str]:
+    out: list[str] = []
     for tf in kb.tensorflow:
         if kb.cuda(tf.cuda) is None:
             out.append(f"tensorflow.yaml#{tf.series}: CUDA {tf.cuda} is not in cuda.yaml")
@@ -33,6 +38,12 @@ def problems(kb: KnowledgeBase) -> list[str]:
             out.append(f"tensorflow.yaml#{tf.series}: cuDNN {row.version} does not list CUDA {tf.cuda}")
         if tf.gpu_package not in tf.gpu_capable_packages:
             out.append(f"tensorflow.yaml#{tf.series}: gpu_package is not among gpu_capable_packages")
+    return out
+
+
+def _pytorch_problems(kb: KnowledgeBase) -> list[str]:
+    """Variant tags unique and matching their CUDA, which cuda.yaml lists and whose targets cover the arch list."""
+    out: list[str] = []
     for release in kb.pytorch:
         tags = [v.tag for v in release.variants]
         if len(set(tags)) != len(tags):
@@ -53,6 +64,12 @@ def problems(kb: KnowledgeBase) -> list[str]:
                 cc = sm_to_cc(arch)
                 if not (_cc(toolkit.cc_min) <= cc <= _cc(toolkit.cc_max)):
                     out.append(f"{where}: {arch} is outside what CUDA {toolkit.version} can target")
+    return out
+
+
+def _image_problems(kb: KnowledgeBase) -> list[str]:
+    """NGC releases, nvidia/cuda images and cuDNN rows name CUDA/cuDNN releases the KB has."""
+    out: list[str] = []
     for ngc in kb.ngc_releases:
         if kb.cuda(minor(ngc.cuda)) is None:
             out.append(f"ngc.yaml#{ngc.key}: CUDA {ngc.cuda} is not in cuda.yaml")
@@ -70,7 +87,7 @@ def problems(kb: KnowledgeBase) -> list[str]:
         for entry in cudnn.cuda:
             if "." in entry and kb.cuda(entry) is None and entry not in ("8.0",):
                 out.append(f"cudnn.yaml#{cudnn.version}: CUDA {entry} is not in cuda.yaml")
-    return out + _package_problems(kb)
+    return out
 
 
 def _package_problems(kb: KnowledgeBase) -> list[str]:

@@ -1,14 +1,19 @@
 """The GPU keywords of a container envgen starts: how many GPUs (--gpus), by which route (the NVIDIA
-runtime, or CDI device names), and the image's search paths set again where a CDI spec's env replaces them."""
+runtime, or CDI device names), and the image's search paths set again where a CDI spec's env replaces them;
+and the engine's refusal of a GPU request (envgen.docker's GpuRequestRefused) as the host error it is."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from envgen.errors import InputError
+from envgen.docker import RunResult, run_container
+from envgen.errors import GpuRequestRefused, InputError
 from envgen.host.cdi import overridden_env
+from envgen.host.engine_errors import host_incompatible
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from docker import DockerClient
 
     from envgen.host.route import GpuRoute
@@ -36,3 +41,13 @@ def gpu_kwargs(client: DockerClient, image: str, gpus: str, route: GpuRoute | No
     if restore:
         kwargs["restore_env"] = restore
     return kwargs
+
+
+def start_container(client: DockerClient, image: str, command: str | Sequence[str] | None, *, gpus: str,
+                    route: GpuRoute | None, **kwargs: Any) -> RunResult:
+    """`run_container` with the GPU keywords for ``gpus`` over ``route``. The engine's refusal of the GPU
+    request becomes HostIncompatible, in the doctor's words (envgen.host.engine_errors)."""
+    try:
+        return run_container(client, image, command, **kwargs, **gpu_kwargs(client, image, gpus, route))
+    except GpuRequestRefused as refusal:
+        raise host_incompatible(refusal) from None

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envgen.config import load_config
-from envgen.docker import connect, run_container
+from envgen.docker import connect
 from envgen.errors import ImageNotValidated
 from envgen.pipeline.bundle import loaded_from_bundle
-from envgen.pipeline.gpus import gpu_kwargs
+from envgen.pipeline.gpus import start_container
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import gpus_for
 from envgen.pipeline.state import Validation, ValidationStore
@@ -65,10 +65,10 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         route = _gate_and_route(image.labels, gpus, config.gpu_route, env)
         if not force and record is not None and record.tier == LIBRARIES:
             gpu_tier_first(client, image.id, image.labels, gpus, store, out, route)
-    result = run_container(
-        client, image.id, command or None,
+    result = start_container(
+        client, image.id, command or None, gpus=gpus, route=route,
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
-        on_output=lambda line: None if out(line + "\n") else None, **gpu_kwargs(client, image.id, gpus, route),
+        on_output=lambda line: None if out(line + "\n") else None,
     )
     return result.exit_code
 

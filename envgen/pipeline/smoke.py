@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from envgen.config import load_config
-from envgen.docker import connect, inspect_image, run_container
+from envgen.docker import connect, inspect_image
 from envgen.docker.archive import read_file
 from envgen.errors import HostIncompatible, InputError, SmokeFailed
-from envgen.pipeline.gpus import gpu_kwargs
+from envgen.pipeline.gpus import start_container
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import TierPlan, host_facts, host_plan, route_for
 from envgen.smoke.report import SmokeReport
@@ -66,8 +66,8 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
 
     The probe keeps to its own budget (the profile's smoke.timeout_s); the host kills the container
     if it overruns that by a margin (a hung driver call, a deadlocked all-reduce)."""
-    result = run_container(client, image, smoke_command(tier), on_output=on_output,
-                           timeout_s=timeout_s + TIMEOUT_MARGIN_S, **gpu_kwargs(client, image, gpus, route))
+    result = start_container(client, image, smoke_command(tier), gpus=gpus, route=route, on_output=on_output,
+                             timeout_s=timeout_s + TIMEOUT_MARGIN_S)
     if result.timed_out:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
         raise SmokeFailed(f"the smoke test in {image} did not finish within {timeout_s + TIMEOUT_MARGIN_S:.0f}s "

@@ -302,12 +302,7 @@ def render_context(
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     setup = python_setup(profile)
-    pins = Pins(
-        conda=tuple(exact_conda(p) for p in install.user_conda),
-        pip=tuple(install.framework_pip),
-        pip_extra=tuple(p for p in install.user_pip if p not in {b.spec for b in install.source_builds}),
-        apt=tuple(profile.packages.apt),
-    )
+    pins = _pins(profile, install)
     compilers = runtime_compiler_apt(profile, kb, setup.key)
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
     lock = _lock_for(profile, kb, pins, runtime_apt) if use_lock else None
@@ -336,6 +331,17 @@ def render_context(
         lock=lock,
         conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
         source_builds=tuple(install.source_builds),
+    )
+
+
+def _pins(profile: Profile, install: InstallPlan) -> Pins:
+    """What each installer is given: conda specs made exact, the framework pins, the user's pip packages (but
+    the ones built from source), apt packages."""
+    return Pins(
+        conda=tuple(exact_conda(p) for p in install.user_conda),
+        pip=tuple(install.framework_pip),
+        pip_extra=tuple(p for p in install.user_pip if p not in {b.spec for b in install.source_builds}),
+        apt=tuple(profile.packages.apt),
     )
 
 

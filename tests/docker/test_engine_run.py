@@ -1,4 +1,5 @@
-"""run_container(): output and exit code, working directory, user, shared memory, GPU errors."""
+"""run_container(): output and exit code, working directory, user, shared memory; the engine's GPU refusals
+(typed engine errors) and their translation into host errors where the pipeline starts a container."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import pytest
 
 from envgen.docker import run_container
 from envgen.docker.run import current_user, device_requests
-from envgen.errors import HostIncompatible, InputError
+from envgen.errors import EngineError, GpuRequestRefused, HostIncompatible, InputError
+from envgen.host.engine_errors import host_incompatible
 from envgen.host.gate import translate_engine_error
+from envgen.host.route import GpuRoute
+from envgen.pipeline.gpus import start_container
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -53,9 +57,15 @@ def test_workdir_user_shm_env(docker_client: DockerClient, base_image: str, tmp_
 
 
 def test_gpus_all_without_nvidia_runtime(docker_client: DockerClient, base_image: str) -> None:
+    """The engine layer raises its own typed refusal (an engine error, exit 4); the pipeline's entry point
+    raises the host error (exit 7) in the doctor's words."""
     marker = f"gpu-{uuid.uuid4().hex}"
-    with pytest.raises(HostIncompatible) as info:
+    with pytest.raises(GpuRequestRefused) as refused:
         run_container(docker_client, base_image, ["echo", marker], gpus="all")
+    assert refused.value.reason == "no-runtime" and refused.value.exit_code == EngineError.exit_code
+    assert "could not select device driver" in refused.value.engine_message
+    with pytest.raises(HostIncompatible) as info:
+        start_container(docker_client, base_image, ["echo", marker], gpus="all", route=None)
     line = info.value.one_line()
     assert "cannot hand GPUs to containers" in line and "nvidia-container-toolkit" in line
     assert "\n" not in line
@@ -107,8 +117,14 @@ def test_device_requests_by_cdi() -> None:
 def test_cdi_request_to_an_engine_without_cdi(docker_client: DockerClient, base_image: str) -> None:
     """Debian 12's Docker 20.10 reads no CDI specs: its refusal becomes one line with the fix."""
     marker = f"cdi-{uuid.uuid4().hex}"
-    with pytest.raises(HostIncompatible) as info:
+    with pytest.raises(GpuRequestRefused) as refused:
         run_container(docker_client, base_image, ["echo", marker], gpus="all", cdi_devices=["nvidia.com/gpu=all"])
+    assert refused.value.reason == "no-cdi"
+    worded = translate_engine_error(refused.value.engine_message)
+    assert worded is not None and host_incompatible(refused.value).one_line() == worded.one_line()
+    cdi = GpuRoute("cdi", ("nvidia.com/gpu=all",))
+    with pytest.raises(HostIncompatible) as info:
+        start_container(docker_client, base_image, ["echo", marker], gpus="all", route=cdi)
     line = info.value.one_line()
     assert "does not read CDI specs" in line and '"features": {"cdi": true}' in line
     assert _containers(docker_client, marker) == []

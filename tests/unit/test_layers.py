@@ -18,7 +18,7 @@ RANKS: dict[str, int] = {
     "profile": 2,  # the profile model, its YAML source, its lock file
     "config": 3, "plan": 3,  # plan: the install plan and the probe's expectations, from profile + kb
     "check": 4,  # judges the plan
-    "docker": 4,  # the engine: a leaf that raises its own typed errors (and words the engine's GPU refusals)
+    "docker": 4,  # the engine: a leaf that raises its own typed errors (GpuRequestRefused; pipeline/ translates)
     "render": 5, "host": 5, "smoke": 5,  # render writes the plan; host reads the engine's facts through docker
     "lock": 7,  # resolving and pinning (uv, py-rattler, the base's digest, apt); pipeline builds with it
     "pipeline": 8, "suggest": 8,
