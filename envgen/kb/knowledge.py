@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from envgen.errors import KnowledgeBaseError
-from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
+from envgen.kb.extensions import ExtensionPackage
 from envgen.kb.images import CUDA_TAG_RE, parse_image
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
     CudaTagRelease,
-    CudaToolkit,
-    CudnnRelease,
     GpuModel,
     NgcFamily,
     NgcRelease,
@@ -23,13 +21,14 @@ from envgen.kb.models import (
     PlatformRow,
     Row,
     TensorflowBuild,
-    TensorflowPackage,
     TorchRelease,
     TorchVariant,
 )
 from envgen.kb.names import model_number, normalise
-from envgen.kb.pypackages import FrameworkRequires, PackageBreak
-from envgen.kb.versions import minor, same_prefix, same_version, vtuple
+from envgen.kb.pypackages import FrameworkRequires
+from envgen.kb.tables import Tables
+from envgen.kb.validate import problems as cross_table_problems
+from envgen.kb.versions import minor, same_version, vtuple
 
 # compute capability queries: "8.6", "sm_86" / "sm_120", and bare "86" / "120" (only when plausible)
 _CC_DOTTED = re.compile(r"^(\d{1,2})\.(\d)$")
@@ -38,34 +37,14 @@ _CC_BARE = re.compile(r"^(\d{1,2})(\d)$")
 
 
 @dataclass(frozen=True)
-class KnowledgeBase:
-    tensorflow: list[TensorflowBuild] = field(default_factory=list)
-    pytorch: list[TorchRelease] = field(default_factory=list)
-    cuda_toolkits: list[CudaToolkit] = field(default_factory=list)
-    cudnn_releases: list[CudnnRelease] = field(default_factory=list)
-    gpus: list[GpuModel] = field(default_factory=list)
-    ngc_releases: list[NgcRelease] = field(default_factory=list)
-    ngc_family: list[NgcFamily] = field(default_factory=list)
-    cuda_images: list[CudaImageRow] = field(default_factory=list)
-    os_images: list[OsImageRow] = field(default_factory=list)
-    platforms: list[PlatformRow] = field(default_factory=list)
-    cuda_libraries: list[CudaLibrary] = field(default_factory=list)
-    tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
-    tensorflow_packages: list[TensorflowPackage] = field(default_factory=list)
-    framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
-    extensions: list[ExtensionPackage] = field(default_factory=list)
-    host_compilers: list[HostCompiler] = field(default_factory=list)
-    torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
-    package_breaks: list[PackageBreak] = field(default_factory=list)
-    framework_requires: list[FrameworkRequires] = field(default_factory=list)
+class KnowledgeBase(Tables):
+    """The tables (envgen.kb.tables) and the pure queries over them."""
 
     # --- consistency -------------------------------------------------------------------------
 
     def problems(self) -> list[str]:
         """Cross-table inconsistencies (empty when consistent)."""
-        from envgen.kb.validate import problems
-
-        return problems(self)
+        return cross_table_problems(self)
 
     def validate(self) -> None:
         """Raise :class:`KnowledgeBaseError` listing every inconsistency."""
@@ -177,32 +156,6 @@ class KnowledgeBase:
         return next((v for v in release.variants if v.tag == tag), None)
 
     # --- CUDA, cuDNN ------------------------------------------------------------------------
-
-    def cuda(self, version: str) -> CudaToolkit | None:
-        want = minor(version)
-        return next((row for row in self.cuda_toolkits if row.version == want), None)
-
-    def cudnn(self, version: str) -> CudnnRelease | None:
-        """Exact release, else the newest release of the series ("8.9" -> 8.9.7; "8.6.0.163" -> 8.6.0)."""
-        matches = [
-            row
-            for row in self.cudnn_releases
-            if same_prefix(version, row.version) or same_prefix(row.version, version)
-        ]
-        if not matches:
-            want = minor(version)
-            matches = [row for row in self.cudnn_releases if minor(row.version) == want]
-        return max(matches, key=lambda r: vtuple(r.version), default=None)
-
-    @staticmethod
-    def cudnn_supports(row: CudnnRelease, cuda: str) -> bool:
-        for entry in row.cuda:
-            parts = vtuple(entry)
-            if len(parts) == 1 and vtuple(cuda)[0] == parts[0]:
-                return True
-            if len(parts) >= 2 and vtuple(cuda)[:2] == parts[:2]:
-                return True
-        return False
 
     # --- GPUs -------------------------------------------------------------------------------
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
+from envgen.kb.specifiers import contains
+from envgen.kb.tables import Tables
 from envgen.kb.versions import minor, sm_to_cc
 
-if TYPE_CHECKING:
-    from envgen.kb.knowledge import KnowledgeBase
 
-
-def problems(kb: KnowledgeBase) -> list[str]:
+def problems(kb: Tables) -> list[str]:
     """Every cross-table inconsistency, one sentence each; empty when the data is consistent."""
     out: list[str] = []
     for name, keys in (
@@ -26,7 +24,7 @@ def problems(kb: KnowledgeBase) -> list[str]:
     return out + _tensorflow_problems(kb) + _pytorch_problems(kb) + _image_problems(kb) + _package_problems(kb)
 
 
-def _tensorflow_problems(kb: KnowledgeBase) -> list[str]:
+def _tensorflow_problems(kb: Tables) -> list[str]:
     out: list[str] = []
     for tf in kb.tensorflow:
         if kb.cuda(tf.cuda) is None:
@@ -41,7 +39,7 @@ def _tensorflow_problems(kb: KnowledgeBase) -> list[str]:
     return out
 
 
-def _pytorch_problems(kb: KnowledgeBase) -> list[str]:
+def _pytorch_problems(kb: Tables) -> list[str]:
     """Variant tags unique and matching their CUDA, which cuda.yaml lists and whose targets cover the arch list."""
     out: list[str] = []
     for release in kb.pytorch:
@@ -67,7 +65,7 @@ def _pytorch_problems(kb: KnowledgeBase) -> list[str]:
     return out
 
 
-def _image_problems(kb: KnowledgeBase) -> list[str]:
+def _image_problems(kb: Tables) -> list[str]:
     """NGC releases, nvidia/cuda images and cuDNN rows name CUDA/cuDNN releases the KB has."""
     out: list[str] = []
     for ngc in kb.ngc_releases:
@@ -90,10 +88,8 @@ def _image_problems(kb: KnowledgeBase) -> list[str]:
     return out
 
 
-def _package_problems(kb: KnowledgeBase) -> list[str]:
+def _package_problems(kb: Tables) -> list[str]:
     """python_packages.yaml and framework_requires.yaml: unique keys, and a way out that leaves the break."""
-    from envgen.kb.specifiers import contains
-
     out = [f"python_packages.yaml: duplicate row {k!r}" for k, n in Counter(r.id for r in kb.package_breaks).items()
            if n > 1]
     out += [f"framework_requires.yaml: duplicate row {k!r}"

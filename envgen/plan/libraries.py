@@ -13,11 +13,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
+from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.libraries import CudaLibrary, nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor, vtuple
 from envgen.plan.packages import base_cudnn, base_provides_cuda, conda_pins
-from envgen.plan.stack import Stack
+from envgen.profile import Profile
+
+
+class StackRows(Protocol):
+    """What the survey reads of a profile's stack (``envgen.plan.stack.Stack``, which imports the survey: this
+    module names the rows it reads, not the class)."""
+
+    @property
+    def profile(self) -> Profile: ...
+    @property
+    def kb(self) -> KnowledgeBase: ...
+    @property
+    def gpu(self) -> bool: ...
+    @property
+    def tf_build(self) -> TensorflowBuild | None: ...
+    @property
+    def tf_package(self) -> str | None: ...
+    @property
+    def torch_release(self) -> TorchRelease | None: ...
+    @property
+    def torch_variant(self) -> TorchVariant | None: ...
+    @property
+    def base(self) -> BaseImageInfo | None: ...
+    @property
+    def ngc(self) -> NgcRelease | None: ...
 
 # install stages, in the order the Dockerfile runs them
 BASE, CONDA, ENVIRONMENT, EXTRAS = 0, 1, 2, 3
@@ -69,17 +95,17 @@ def _soname(row: CudaLibrary, cuda: str, cudnn: str | None) -> str | None:
     return row.soname("2")
 
 
-def _families(ctx: Stack, families: list[str]) -> list[CudaLibrary]:
+def _families(ctx: StackRows, families: list[str]) -> list[CudaLibrary]:
     rows = [ctx.kb.cuda_library(f) for f in families]
     return [r for r in rows if r is not None]
 
 
-def tensorflow_uses_image_cuda(ctx: Stack) -> bool:
+def tensorflow_uses_image_cuda(ctx: StackRows) -> bool:
     """A GPU TensorFlow that is not NGC's (whose libraries the NGC image provides) and not a CPU build."""
     return bool(ctx.gpu and ctx.tf_build and ctx.ngc is None and ctx.tf_package != "tensorflow-cpu")
 
 
-def needs(ctx: Stack) -> list[Need]:
+def needs(ctx: StackRows) -> list[Need]:
     """Every soname each GPU framework of the image loads, with how it finds it."""
     out: list[Need] = []
     version = ctx.profile.frameworks.tensorflow
@@ -113,12 +139,12 @@ def needs(ctx: Stack) -> list[Need]:
     return out
 
 
-def survey(ctx: Stack) -> Libraries:
+def survey(ctx: StackRows) -> Libraries:
     wanted = needs(ctx)
     return Libraries(tuple(wanted), tuple(providers(ctx, wanted)))
 
 
-def providers(ctx: Stack, wanted: list[Need]) -> list[Provider]:
+def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
     """Every CUDA library file the image will hold, by distribution (``wanted``: ``needs(ctx)``)."""
     profile, kb = ctx.profile, ctx.kb
     out: list[Provider] = []
@@ -159,7 +185,7 @@ def providers(ctx: Stack, wanted: list[Need]) -> list[Provider]:
     return out
 
 
-def _framework_wheel_deps(ctx: Stack, wanted: list[Need]) -> list[Provider]:
+def _framework_wheel_deps(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.models import GpuModel
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.libraries import Libraries, survey
 from envgen.plan.packages import cuda_sources
 from envgen.profile import Profile
-
-if TYPE_CHECKING:
-    from envgen.plan.libraries import Libraries
 
 
 @dataclass(frozen=True)
@@ -47,8 +44,6 @@ class Stack:
     def libraries(self) -> Libraries:
         """The sonames the frameworks load and the distributions that provide them (``plan.libraries``),
         worked out once: the library rules, the smoke expectations and the `looked at:` line all read them."""
-        from envgen.plan.libraries import survey  # the survey reads this stack
-
         return survey(self)
 
 

@@ -102,3 +102,48 @@ def test_dynamic_imports_are_read_too() -> None:
     tree = ast.parse('import importlib\nimportlib.import_module(f"envgen.docker.{m}")\n__import__("envgen.pipeline")\n'
                      'importlib.import_module(name)\nimportlib.import_module("yaml")\n')
     assert _imports(tree) == [(2, "docker"), (3, "pipeline"), (4, "UNSEEN")]
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.parts[-1] == "__init__" else rel.parts)
+
+
+def _module_targets(tree: ast.AST, modules: set[str]) -> set[str]:
+    """The envgen modules a file imports, each statement counted wherever it stands (top, a function's lazy
+    import, TYPE_CHECKING) and dynamic ones too: ``from envgen.a import b`` names envgen.a.b where that is a
+    module, else envgen.a; an f-string ``import_module(f"envgen.a.{x}")`` names every module under envgen.a."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                    for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.Call) and _dynamic(node) and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                out.add(arg.value)
+            elif isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+                out |= {m for m in modules if m.startswith(str(arg.values[0].value))}
+    return out & modules
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Inside a layer too: no two modules import each other (a lazy or TYPE_CHECKING import included), as
+    check/context and check/libraries, kb/knowledge and kb/validate, plan/stack and plan/libraries once did."""
+    paths = {_module(p): p for p in PACKAGE.rglob("*.py") if "probe" not in p.relative_to(PACKAGE).parts}
+    graph = {name: _module_targets(ast.parse(path.read_text(encoding="utf-8")), set(paths)) - {name}
+             for name, path in paths.items()}
+    circles = sorted(f"{a} <-> {b}" for a, targets in graph.items() for b in targets if a < b and a in graph[b])
+    assert not circles, "\n".join(circles)
+
+
+def test_the_cycle_reader_sees_lazy_and_type_checking_imports() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from envgen.kb.knowledge import K\n"
+                     "def f():\n    from envgen.kb import validate\n    import envgen.plan.stack\n"
+                     'importlib.import_module(f"envgen.render.{m}")\n')
+    modules = {"envgen.kb", "envgen.kb.knowledge", "envgen.kb.validate", "envgen.plan.stack", "envgen.render",
+               "envgen.render.core", "envgen.render.plan"}
+    assert _module_targets(tree, modules) == {"envgen.kb.knowledge", "envgen.kb.validate", "envgen.plan.stack",
+                                               "envgen.render.core", "envgen.render.plan"}

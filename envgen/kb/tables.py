@@ -1,0 +1,73 @@
+"""The knowledge base's tables, one list of rows per data file, and the lookups by key that the queries
+(envgen.kb.knowledge) and the cross-table check (envgen.kb.validate) both use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
+from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
+from envgen.kb.models import (
+    CudaImageRow,
+    CudaToolkit,
+    CudnnRelease,
+    GpuModel,
+    NgcFamily,
+    NgcRelease,
+    OsImageRow,
+    PlatformRow,
+    TensorflowBuild,
+    TensorflowPackage,
+    TorchRelease,
+)
+from envgen.kb.pypackages import FrameworkRequires, PackageBreak
+from envgen.kb.versions import minor, same_prefix, vtuple
+
+
+@dataclass(frozen=True)
+class Tables:
+    tensorflow: list[TensorflowBuild] = field(default_factory=list)
+    pytorch: list[TorchRelease] = field(default_factory=list)
+    cuda_toolkits: list[CudaToolkit] = field(default_factory=list)
+    cudnn_releases: list[CudnnRelease] = field(default_factory=list)
+    gpus: list[GpuModel] = field(default_factory=list)
+    ngc_releases: list[NgcRelease] = field(default_factory=list)
+    ngc_family: list[NgcFamily] = field(default_factory=list)
+    cuda_images: list[CudaImageRow] = field(default_factory=list)
+    os_images: list[OsImageRow] = field(default_factory=list)
+    platforms: list[PlatformRow] = field(default_factory=list)
+    cuda_libraries: list[CudaLibrary] = field(default_factory=list)
+    tensorflow_libraries: list[TensorflowLibraries] = field(default_factory=list)
+    tensorflow_packages: list[TensorflowPackage] = field(default_factory=list)
+    framework_libraries: list[FrameworkLibraries] = field(default_factory=list)
+    extensions: list[ExtensionPackage] = field(default_factory=list)
+    host_compilers: list[HostCompiler] = field(default_factory=list)
+    torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
+    package_breaks: list[PackageBreak] = field(default_factory=list)
+    framework_requires: list[FrameworkRequires] = field(default_factory=list)
+
+    def cuda(self, version: str) -> CudaToolkit | None:
+        want = minor(version)
+        return next((row for row in self.cuda_toolkits if row.version == want), None)
+
+    def cudnn(self, version: str) -> CudnnRelease | None:
+        """Exact release, else the newest release of the series ("8.9" -> 8.9.7; "8.6.0.163" -> 8.6.0)."""
+        matches = [
+            row
+            for row in self.cudnn_releases
+            if same_prefix(version, row.version) or same_prefix(row.version, version)
+        ]
+        if not matches:
+            want = minor(version)
+            matches = [row for row in self.cudnn_releases if minor(row.version) == want]
+        return max(matches, key=lambda r: vtuple(r.version), default=None)
+
+    @staticmethod
+    def cudnn_supports(row: CudnnRelease, cuda: str) -> bool:
+        for entry in row.cuda:
+            parts = vtuple(entry)
+            if len(parts) == 1 and vtuple(cuda)[0] == parts[0]:
+                return True
+            if len(parts) >= 2 and vtuple(cuda)[:2] == parts[:2]:
+                return True
+        return False
