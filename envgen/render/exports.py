@@ -19,7 +19,7 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
-from envgen.vocabulary import ARGS_FORWARDED
+from envgen.vocabulary import ARGS_FORWARDED, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
 BAKE_ARGS = ARGS_FORWARDED
@@ -103,8 +103,10 @@ def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserC
     for c in ctxs:
         single = _single(c, config)
         origin = _registry_image(c, config, options) if options.bootstrap == "docker" else single["tag"]
+        labels = ((LABEL_PROFILE, c.plan.profile.name), (LABEL_PROFILE_HASH, c.plan.profile_hash),
+                  (LABEL_CONTENT_HASH, c.content_hash))
         files[f"{c.plan.profile.name}.def"] = render_template(
-            env, template, {**single, "bootstrap": options.bootstrap, "from_ref": origin})
+            env, template, {**single, "bootstrap": options.bootstrap, "from_ref": origin, "labels": labels})
     return files
 
 
@@ -121,7 +123,7 @@ def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig
                                 f"contexts/{ctx.plan.profile.name}"))
     secrets = sorted(ctxs[0].plan.secrets.items()) if ctxs else []
     context = {"items": items, "version": __version__, "registry": config.registry, "arg_names": BAKE_ARGS,
-               "secrets": secrets}
+               "secrets": secrets, "label_profile": LABEL_PROFILE}
     return {"docker-bake.hcl": render_template(env, "exports/docker-bake.hcl.j2", context)}
 
 

@@ -143,6 +143,30 @@ def test_the_vocabulary_is_spelled_once() -> None:
     assert manylinux_platforms(None)[0] == f"manylinux_{uv_platform(None).split('manylinux_')[1]}_x86_64"
 
 
+def test_label_keys_are_spelled_in_the_vocabulary_alone() -> None:
+    """No template writes an io.envgen.* key itself (the apptainer and bake exports did: they take the keys from
+    envgen.vocabulary through their context now), and no string in envgen's code holds one, f-strings and partial
+    keys included (docstrings and comments may name them)."""
+    import ast
+    from pathlib import Path
+
+    import envgen
+
+    root = Path(envgen.__file__).parent
+    templates = root.parent / "templates"
+    wrong = [f"templates/{p.relative_to(templates)}:{n}" for p in sorted(templates.rglob("*")) if p.is_file()
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "io.envgen." in line]
+    for path in sorted(root.rglob("*.py")):
+        if "probe" in path.parts or path.name == "vocabulary.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+        wrong += [f"{path.relative_to(root)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and "io.envgen." in node.value
+                  and id(node) not in prose]
+    assert not wrong, wrong
+
+
 def test_one_notion_of_a_gpu_profile(kb: KnowledgeBase) -> None:
     """A profile with a CUDA version but gpu.required: false got the CPU torch build from the plan and the
     NVIDIA_* variables and library path from the render (which asked `cuda is not None`): now both ask is_gpu."""
