@@ -3,10 +3,10 @@
 Library code never prints or exits; it raises one of these. Each carries a message that names
 what was wrong (field, value) and, where one exists, the fix.
 
-Exit codes (README, "Exit codes"): 1 the check found an error (and anything not listed here, the registry's
-refusals included, which scripts already read as 1), 2 bad input, 3 the knowledge base is inconsistent, 4 the
-Docker engine (unreachable, or it refused a request), 5 a build failed, 6 a smoke test failed (or an image has not
-passed one), 7 the host cannot run the image, 130 interrupted.
+Exit codes (README, "Exit codes"): 1 the check found an error (and anything not listed here), 2 bad input, 3 the
+knowledge base is inconsistent, 4 the Docker engine (unreachable, or it refused a request), 5 a build failed, 6 a
+smoke test failed (or an image has not passed one), 7 the host cannot run the image, 8 a registry (unreachable,
+refused the login or the push, has no such image), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -125,7 +125,9 @@ class ImageMismatch(EnvgenError):
 
 class RegistryError(EnvgenError):
     """Push or pull failed: registry down, unknown, or refused. ``cause`` is one of "unreachable",
-    "denied", "missing" (no such image there), "local" (no such local image) or "other"."""
+    "denied", "missing" (no such image there), "local" (no such local image) or "other". Exit 8."""
+
+    exit_code = 8
 
     def __init__(self, message: str, *, fix: str | None = None, cause: str = "other") -> None:
         super().__init__(message, fix=fix)

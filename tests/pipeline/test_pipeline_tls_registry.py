@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from envgen.docker import inspect_image, remove_image
+from envgen.errors import RegistryError
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.registry import remote_ref
 from tests.conftest import session_namespace
@@ -138,7 +139,7 @@ def _repo(setup: Setup, registry: Registry, suffix: str = "") -> str:
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == RegistryError.exit_code == 8, proc.stdout + proc.stderr  # a registry's refusal
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]
