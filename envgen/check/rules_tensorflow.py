@@ -35,7 +35,7 @@ def tf_package(ctx: CheckContext) -> list[Finding]:
                 "error",
                 "tf-gpu-stub",
                 f"tensorflow-gpu {version} is an error stub that refuses to "
-                "install (tensorflow-gpu was discontinued after 2.11)",
+                f"install (tensorflow-gpu was discontinued{_after(ctx.kb.tensorflow_gpu_last())})",
                 f"install `{build.gpu_package}` instead",
                 build.cite(),
             )
@@ -64,6 +64,10 @@ def tf_package(ctx: CheckContext) -> list[Finding]:
             )
         ]
     return []
+
+
+def _after(series: str | None) -> str:
+    return f" after {series}" if series else ""
 
 
 def _brings_own_cuda_libs_elsewhere(ctx: CheckContext) -> bool:
@@ -98,7 +102,7 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
             + (f" or pip {wheels.replace('cuda-runtime', '*')} packages" if wheels else "")
             + f", or a CUDA {build.cuda} base image)"
         )
-        if vtuple(build.series) >= (2, 14):
+        if ctx.kb.tf_package_exists("tensorflow[and-cuda]", build.series):
             fix += f", or install tensorflow[and-cuda]=={version} so pip brings them"
         elif (recipe := ctx.kb.tf_libraries(build.cuda)) is not None and recipe.pip_cudnn:
             fix += f": TensorFlow's own guide uses conda {' '.join(recipe.conda)} and pip {recipe.pip_cudnn}"

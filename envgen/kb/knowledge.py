@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 
 from envgen.errors import KnowledgeBaseError
+from envgen.kb.distributions import FrameworkNames
+from envgen.kb.distributions import framework_names as names_of
 from envgen.kb.extensions import ExtensionPackage
 from envgen.kb.images import CUDA_TAG_RE, parse_image
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
@@ -95,6 +97,11 @@ class KnowledgeBase(Tables):
             out |= {release.cite_variant(v) for v in release.variants if v.unverified}
         return frozenset(out)
 
+    @functools.cached_property
+    def framework_names(self) -> FrameworkNames:
+        """The framework distributions' names (framework_distributions.yaml) as the profile normaliser reads them."""
+        return names_of(self.framework_pip, self.framework_conda, self.framework_refused)
+
     # --- GPU extension packages (extensions.yaml) ----------------------------------------------
 
     def extension(self, package: str) -> ExtensionPackage | None:
@@ -120,16 +127,21 @@ class KnowledgeBase(Tables):
     def tensorflow_package(self, version: str, gpu: bool) -> str:
         """The pip distribution to install for a GPU (or CPU-only) build of ``version``."""
         if not gpu:
-            return "tensorflow-cpu" if self._tf_package_exists("tensorflow-cpu", version) else "tensorflow"
+            return "tensorflow-cpu" if self.tf_package_exists("tensorflow-cpu", version) else "tensorflow"
         row = self.tensorflow_build(version)
         if row is None:
-            return "tensorflow[and-cuda]" if self._tf_package_exists("tensorflow[and-cuda]", version) else "tensorflow"
+            return "tensorflow[and-cuda]" if self.tf_package_exists("tensorflow[and-cuda]", version) else "tensorflow"
         return row.gpu_package
 
-    def _tf_package_exists(self, package: str, version: str) -> bool:
+    def tf_package_exists(self, package: str, version: str) -> bool:
         """Whether the distribution exists for ``version`` (tensorflow_packages.yaml: its first release)."""
         row = next((r for r in self.tensorflow_packages if r.package == package), None)
         return row is not None and vtuple(version) >= vtuple(row.since)
+
+    def tensorflow_gpu_last(self) -> str | None:
+        """The last series ``tensorflow-gpu`` installs a GPU build of (tensorflow.yaml: later ones are stubs)."""
+        series = [r.series for r in self.tensorflow if not r.gpu_stub and "tensorflow-gpu" in r.gpu_capable_packages]
+        return max(series, key=vtuple, default=None)
 
     # --- PyTorch ----------------------------------------------------------------------------
 

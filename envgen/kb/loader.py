@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
+from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
@@ -53,6 +54,9 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
     "python_packages": (PackageBreak, "package_breaks"),
     "framework_requires": (FrameworkRequires, "framework_requires"),
+    "framework_pip": (FrameworkPip, "framework_pip"),
+    "framework_conda": (FrameworkConda, "framework_conda"),
+    "framework_refused": (FrameworkRefused, "framework_refused"),
 }
 
 

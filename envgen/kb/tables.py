@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
@@ -45,6 +46,9 @@ class Tables:
     torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
     package_breaks: list[PackageBreak] = field(default_factory=list)
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
+    framework_pip: list[FrameworkPip] = field(default_factory=list)
+    framework_conda: list[FrameworkConda] = field(default_factory=list)
+    framework_refused: list[FrameworkRefused] = field(default_factory=list)
 
     def cuda(self, version: str) -> CudaToolkit | None:
         want = minor(version)

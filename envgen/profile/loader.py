@@ -162,7 +162,13 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
     doc = load_yaml(source.path)
     data, origins = _resolve(doc, env, (source.path.resolve(),))
     data.pop("extends", None)
-    notes = normalise(data, origins, source.path)
+    if kb is not None:
+        names = kb.framework_names
+    else:  # the KB is read below only for the defaults that need it; the framework names are one small file
+        from envgen.kb.distributions import read_framework_names
+
+        names = read_framework_names()
+    notes = normalise(data, origins, source.path, names)
     if wants_ngc_defaults(notes.data) or wants_wheel_cuda(notes.data):
         if kb is None:
             from envgen.kb.cache import cache_dir, load_kb_cached

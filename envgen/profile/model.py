@@ -30,6 +30,9 @@ from envgen.profile.normalise import normalise
 
 # model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
 NORMALISED = "envgen.normalised"
+# model_validate(data, context={FRAMEWORK_NAMES: kb.framework_names}): the framework distributions' names to lift
+# and refuse (without it, the validator reads kb/data/framework_distributions.yaml alone)
+FRAMEWORK_NAMES = "envgen.framework_names"
 
 # --- value patterns -------------------------------------------------------------------------
 
@@ -326,9 +329,15 @@ class Profile(Strict):
     def _normalise(cls, data: Any, info: ValidationInfo) -> Any:
         """Frameworks named in packages.pip move to frameworks; defaults are filled (profiles made in
         code get the same treatment as loaded ones, which went through it with line numbers, once)."""
-        if not isinstance(data, dict) or (info.context or {}).get(NORMALISED):
+        context = info.context or {}
+        if not isinstance(data, dict) or context.get(NORMALISED):
             return data
-        return normalise(data, {}, Path("<profile>")).data
+        names = context.get(FRAMEWORK_NAMES)
+        if names is None:  # no knowledge base at hand: its one small file of framework names, never the whole KB
+            from envgen.kb.distributions import read_framework_names
+
+            names = read_framework_names()
+        return normalise(data, {}, Path("<profile>"), names).data
 
     @field_validator("description")
     @classmethod

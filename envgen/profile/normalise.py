@@ -19,48 +19,8 @@ from typing import TYPE_CHECKING, Any
 from envgen.errors import ProfileError
 
 if TYPE_CHECKING:
+    from envgen.kb.distributions import FrameworkNames
     from envgen.kb.knowledge import KnowledgeBase
-
-# pip distribution -> (frameworks field, tensorflow_package value or None)
-PIP_FRAMEWORKS: dict[str, tuple[str, str | None]] = {
-    "tensorflow": ("tensorflow", "tensorflow"),
-    "tensorflow[and-cuda]": ("tensorflow", "tensorflow[and-cuda]"),
-    "tensorflow-gpu": ("tensorflow", "tensorflow-gpu"),
-    "tensorflow-cpu": ("tensorflow", "tensorflow-cpu"),
-    "torch": ("pytorch", None),
-    "torchvision": ("torchvision", None),
-    "torchaudio": ("torchaudio", None),
-}
-
-# Framework distributions envgen does not model: refused with the reason and the way out.
-UNMODELLED: dict[str, str] = {
-    "tf-nightly": "a nightly build has no published CUDA/cuDNN configuration; pin a release in "
-    "frameworks.tensorflow",
-    "tf-nightly-gpu": "a nightly build has no published CUDA/cuDNN configuration; pin a release in "
-    "frameworks.tensorflow",
-    "tf-nightly-cpu": "a nightly build has no published CUDA/cuDNN configuration; pin a release in "
-    "frameworks.tensorflow",
-    "intel-tensorflow": "Intel's CPU build is not modelled; use frameworks.tensorflow with tensorflow_package: "
-    "tensorflow-cpu",
-}
-
-# conda packages that are frameworks -> the frameworks field that installs them (envgen installs frameworks with
-# pip, the wheels its knowledge base describes, so a conda build would be a second, unchecked copy); the ones
-# envgen does not model at all are refused for the reason UNMODELLED gives.
-CONDA_FRAMEWORKS: dict[str, str] = {
-    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow",
-    "tensorflow-base": "tensorflow", "pytorch": "pytorch", "pytorch-gpu": "pytorch", "pytorch-cuda": "pytorch",
-    "torchvision": "torchvision", "torchaudio": "torchaudio",
-}
-
-# conda builds of packages whose pip wheels envgen models in packages.pip (kb/data/extensions.yaml), not as
-# frameworks: refused with the pip way in.
-_JAX_CONDA = ("envgen models JAX's pip wheels (jax[cuda12] or jax[cuda13] in packages.pip: their cuDNN needs are "
-              "checked against the other frameworks'), not conda's builds")
-CONDA_AS_PIP: dict[str, tuple[str, str]] = {
-    "jax": (_JAX_CONDA, "move it to packages.pip as jax[cuda12]==<version> (or jax[cuda13])"),
-    "jaxlib": (_JAX_CONDA, "drop jaxlib and put jax[cuda12]==<version> (or jax[cuda13]) in packages.pip"),
-}
 
 _PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
 
@@ -100,8 +60,9 @@ def _label(loc: tuple[object, ...]) -> str:
 
 
 class _Normaliser:
-    def __init__(self, data: dict[str, Any], origins: Origins, path: Path) -> None:
+    def __init__(self, data: dict[str, Any], origins: Origins, path: Path, names: FrameworkNames) -> None:
         self.data = data
+        self.names = names
         self.origins = origins
         self.path = path
         self.result = Normalised(data=data)
@@ -156,15 +117,16 @@ class _Normaliser:
         lifted_index: set[int] = set()
         for index, spec, name, extras, version in entries:
             loc = ("packages", "pip", index)
-            if name in UNMODELLED:
+            if name in self.names.unmodelled:
                 raise ProfileError(
-                    f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {UNMODELLED[name]}",
+                    f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {self.names.unmodelled[name]}",
                     fix=f"remove {name} from packages.pip",
                 )
-            key = name + extras if name + extras in PIP_FRAMEWORKS else name
-            if key not in PIP_FRAMEWORKS:
+            pip = self.names.pip
+            key = name + extras if name + extras in pip else name
+            if key not in pip:
                 continue
-            target, package = PIP_FRAMEWORKS[key]
+            target, package = pip[key]
             if extras and key == name:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: the extra {extras} of {name} is not "
@@ -210,18 +172,7 @@ class _Normaliser:
             name_part = spec.split("::", 1)[-1]
             name, version = canonical(name_part.split("=")[0]), name_part.split("=")[1]
             loc = ("packages", "conda", index)
-            if name in UNMODELLED:
-                raise ProfileError(f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {UNMODELLED[name]}",
-                                   fix=f"remove {name} from packages.conda")
-            if name in CONDA_AS_PIP:
-                reason, way = CONDA_AS_PIP[name]
-                raise ProfileError(f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {reason}", fix=way)
-            if name in CONDA_FRAMEWORKS:
-                raise ProfileError(
-                    f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: envgen installs frameworks from the pip "
-                    "wheels its knowledge base describes, not from conda",
-                    fix=f"move it to frameworks: (frameworks.{CONDA_FRAMEWORKS[name]})",
-                )
+            self._refuse_conda(name, spec, loc)
             if name in seen and seen[name][1] != version:
                 first = ("packages", "conda", seen[name][0])
                 raise self.conflict(first, packages["conda"][seen[name][0]], loc, spec, f"keep one version of {name}")
@@ -232,6 +183,19 @@ class _Normaliser:
                     loc, spec, ("packages", "pip", pindex), pspec,
                     f"install {name} once: pip would replace conda's {name} and break the packages built against it",
                 )
+
+    def _refuse_conda(self, name: str, spec: str, loc: tuple[object, ...]) -> None:
+        """A framework (or a package envgen models as a pip wheel) listed in packages.conda: refused, with the
+        way in (framework_distributions.yaml)."""
+        names, at = self.names, f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}"
+        if name in names.unmodelled:
+            raise ProfileError(f"{at}: {names.unmodelled[name]}", fix=f"remove {name} from packages.conda")
+        if name in names.conda_as_pip:
+            reason, way = names.conda_as_pip[name]
+            raise ProfileError(f"{at}: {reason}", fix=way)
+        if name in names.conda:
+            raise ProfileError(f"{at}: envgen installs frameworks from the pip wheels its knowledge base describes, "
+                               "not from conda", fix=f"move it to frameworks: (frameworks.{names.conda[name]})")
 
     # --- defaults ------------------------------------------------------------------------------
 
@@ -266,9 +230,10 @@ def _same_release(a: str, b: str) -> bool:
     return na[:-1] == nb[:-1] and (not na[-1] or not nb[-1] or na[-1] == nb[-1])
 
 
-def normalise(data: dict[str, Any], origins: Origins, path: Path) -> Normalised:
-    """Lift framework distributions out of ``packages``, refuse contradictory pins, fill defaults."""
-    n = _Normaliser(dict(data), origins, path)
+def normalise(data: dict[str, Any], origins: Origins, path: Path, names: FrameworkNames) -> Normalised:
+    """Lift framework distributions out of ``packages``, refuse contradictory pins, fill defaults. ``names``: the
+    framework distributions' names (the knowledge base's ``framework_names``, or ``read_framework_names()``)."""
+    n = _Normaliser(dict(data), origins, path, names)
     entries = n.pip_entries()
     n.check_conda(entries or [])
     if entries is not None:

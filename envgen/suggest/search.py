@@ -21,7 +21,7 @@ from envgen.kb import KnowledgeBase, TensorflowBuild
 from envgen.kb.builds import TorchBuild, driver_fit, tensorflow_builds, torch_builds
 from envgen.kb.libraries import FrameworkLibraries, TensorflowLibraries
 from envgen.kb.versions import major, same_prefix, vtuple
-from envgen.profile.model import Profile
+from envgen.profile.model import FRAMEWORK_NAMES, Profile
 from envgen.suggest.recipes import Recipes, TorchWheels
 
 Prefer = Literal["newest", "lts"]
@@ -435,14 +435,15 @@ def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Sug
     gpu = kb.gpu(req.gpu)
     target = req.gpu if gpu is not None and gpu.segment == "synthetic" else None  # "8.6" stays "8.6"
     data, comments = build_profile(kb, req, c, gpu_label, target)
-    profile = Profile.model_validate(data)
+    names = {FRAMEWORK_NAMES: kb.framework_names}  # the KB's own, not its file read again per candidate
+    profile = Profile.model_validate(data, context=names)
     pins = safe_pins(build_context(profile, kb, None))
     if pins:  # packages pip would otherwise take too new (numpy 2 beside torch < 2.3)
         packages = data.setdefault("packages", {})
         assert isinstance(packages, dict)
         packages["pip"] = [*packages.get("pip", []), *(pin for pin, _ in pins)]
         comments += [f"{pin}: {row.shows} fails with a newer one [{row.cite()}]" for pin, row in pins]
-        profile = Profile.model_validate(data)
+        profile = Profile.model_validate(data, context=names)
     findings = check_profile(profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver))
     return Suggestion(c, data, findings, comments)
 

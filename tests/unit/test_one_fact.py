@@ -266,3 +266,32 @@ def test_every_build_arg_is_declared_from_the_vocabulary(kb: KnowledgeBase) -> N
         predefined = {*vocabulary.ARGS_PROXY, *(a.lower() for a in vocabulary.ARGS_PROXY)}
         expected = names - set(vocabulary.ARGS_CONDA) - predefined | set(installer_args)
         assert expected <= declared, sorted(expected - declared)
+
+
+def test_the_normalisers_framework_names_are_kb_rows(kb: KnowledgeBase, tmp_path: Any) -> None:
+    """profile/normalise.py held its framework tables in code (PIP_FRAMEWORKS, UNMODELLED, CONDA_FRAMEWORKS,
+    CONDA_AS_PIP); they are rows of kb/data/framework_distributions.yaml now: load_profile lifts with the tables of
+    the KB it is given, and a Profile made in code reads that one file (never the whole KB)."""
+    from dataclasses import replace
+
+    from envgen.kb.distributions import read_framework_names
+    from envgen.profile import load_profile
+
+    assert kb.framework_names == read_framework_names()
+    assert kb.framework_names.pip["tensorflow[and-cuda]"] == ("tensorflow", "tensorflow[and-cuda]")
+    path = tmp_path / "p.yaml"
+    path.write_text("name: p\nbase: ubuntu:22.04\npython: '3.10'\ngpu: {required: false}\n"
+                    "packages:\n  pip: [torch==2.1.2, six==1.16.0]\n")
+    assert load_profile(str(path), kb=kb).frameworks.pytorch == "2.1.2"
+    without = replace(kb, framework_pip=[r for r in kb.framework_pip if r.name != "torch"])
+    kept = load_profile(str(path), kb=without)
+    assert kept.frameworks.pytorch is None and kept.packages.pip == ["torch==2.1.2", "six==1.16.0"]
+    made = _profile(base="ubuntu:22.04", python="3.10", gpu={"required": False}, packages={"pip": ["torch==2.1.2"]})
+    assert made.frameworks.pytorch == "2.1.2"
+
+
+def test_tensorflow_thresholds_in_the_rules_are_kb_rows(kb: KnowledgeBase) -> None:
+    """rules_tensorflow compared the series with (2, 14) for tensorflow[and-cuda] and wrote "discontinued after
+    2.11" for tensorflow-gpu; both come from the KB now (tensorflow_packages.yaml, tensorflow.yaml)."""
+    assert kb.tensorflow_gpu_last() == "2.11"
+    assert [kb.tf_package_exists("tensorflow[and-cuda]", s) for s in ("2.13", "2.14")] == [False, True]
