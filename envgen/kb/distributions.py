@@ -16,43 +16,34 @@ FILE = "framework_distributions.yaml"
 FIELDS = Literal["tensorflow", "pytorch", "torchvision", "torchaudio"]
 
 
-class FrameworkPip(Row):
-    """A pip distribution that is a framework: moved from packages.pip to ``frameworks.<field>``."""
-
+class _Named(Row):
     FILE: ClassVar[str] = FILE
     name: str  # PEP 503 name, with the extra where the extra makes the distribution (tensorflow[and-cuda])
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+class FrameworkPip(_Named):
+    """A pip distribution that is a framework: moved from packages.pip to ``frameworks.<field>``."""
+
     field: FIELDS
     package: str | None = None  # the frameworks.tensorflow_package it sets
 
-    @property
-    def key(self) -> str:
-        return self.name
 
-
-class FrameworkConda(Row):
+class FrameworkConda(_Named):
     """A conda package that is a framework: refused, naming ``frameworks.<field>``."""
 
-    FILE: ClassVar[str] = FILE
-    name: str
     field: FIELDS
 
-    @property
-    def key(self) -> str:
-        return self.name
 
-
-class FrameworkRefused(Row):
+class FrameworkRefused(_Named):
     """A framework package envgen does not model (``installer: conda``: only as a conda package, with ``fix``)."""
 
-    FILE: ClassVar[str] = FILE
-    name: str
     installer: Literal["any", "conda"] = "any"
     reason: str
     fix: str | None = None
-
-    @property
-    def key(self) -> str:
-        return self.name
 
 
 @dataclass(frozen=True)
