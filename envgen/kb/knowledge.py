@@ -29,7 +29,6 @@ from envgen.kb.models import (
 from envgen.kb.names import model_number, normalise
 from envgen.kb.pypackages import FrameworkRequires
 from envgen.kb.tables import Tables
-from envgen.kb.validate import problems as cross_table_problems
 from envgen.kb.versions import minor, same_version, vtuple
 
 # compute capability queries: "8.6", "sm_86" / "sm_120", and bare "86" / "120" (only when plausible)
@@ -46,7 +45,9 @@ class KnowledgeBase(Tables):
 
     def problems(self) -> list[str]:
         """Cross-table inconsistencies (empty when consistent)."""
-        return cross_table_problems(self)
+        from envgen.kb.validate import problems  # lazy: not on the path of `envgen check`
+
+        return problems(self)
 
     def validate(self) -> None:
         """Raise :class:`KnowledgeBaseError` listing every inconsistency."""
