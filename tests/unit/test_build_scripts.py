@@ -157,3 +157,21 @@ def test_a_requirement_reaches_the_script_as_one_word(value: str) -> None:
 
     out = subprocess.run(["sh", "-c", f'printf "%s|" {shell_dq(value)}'], capture_output=True, text=True, check=True)
     assert out.stdout == value + "|"
+
+
+def test_the_builder_difference_lives_in_one_template() -> None:
+    """BuildKit vs classic is stated once (docker/_builder.j2: the mounts, and classic's copies of the scripts
+    and the wheelhouse); every other template leaves it to that file's macros."""
+    from envgen.paths import templates_dir
+
+    readers = sorted(p.relative_to(templates_dir()).as_posix() for p in (templates_dir() / "docker").rglob("*.j2")
+                     if "buildkit" in p.read_text())
+    assert readers == ["docker/_builder.j2"]
+
+
+@pytest.mark.parametrize("installer", ["pip", "conda", "uv"])
+def test_each_installer_is_one_block_with_its_build_and_runtime_part(installer: str) -> None:
+    from envgen.paths import templates_dir
+
+    text = (templates_dir() / "docker" / "installers" / f"{installer}.j2").read_text()
+    assert all(f"{{% macro {part}() -%}}" in text for part in ("stages_comment", "build", "runtime"))
