@@ -10,19 +10,22 @@ from envgen.kb.versions import cc_tuple, minor, same_version, vtuple
 
 
 def ngc_known(ctx: CheckContext) -> list[Finding]:
-    if ctx.profile.is_ngc and ctx.ngc is None:
-        return [
-            finding(
-                "warning",
-                "ngc-unknown",
-                f"NGC image {ctx.profile.base} is not in the knowledge base: its CUDA, cuDNN, Python, framework "
-                "version and driver minimum cannot be checked (the profile's own cuda/python, or the nearest "
-                "known release's, are used; the GPU floor of every NGC release still applies)",
-                "use a release listed in ngc.yaml, or state cuda/cudnn/python from the release notes",
-                "ngc.yaml",
-            )
-        ]
-    return []
+    if not ctx.profile.is_ngc or ctx.ngc is not None:
+        return []
+    near = ctx.kb.ngc_nearest(ctx.profile.base)
+    taken = (f"; a cuda/python left out of the profile is taken from the nearest release with a row, {near.tag} "
+             f"(CUDA {near.cuda}, Python {near.python}), which may differ" if near is not None else "")
+    return [
+        finding(
+            "warning",
+            "ngc-unknown",
+            f"NGC image {ctx.profile.base} is not in the knowledge base: its CUDA, cuDNN, Python, framework "
+            f"version and driver minimum cannot be checked (the GPU floor of every NGC release still applies)"
+            f"{taken}",
+            "use a release listed in ngc.yaml, or state cuda/cudnn/python from the release notes",
+            "ngc.yaml",
+        )
+    ]
 
 
 def _floor(ctx: CheckContext) -> tuple[str, str] | None:

@@ -83,6 +83,15 @@ def test_release_without_a_row_still_warns(tmp_path: Path) -> None:
     assert codes.get("ngc-unknown") == "warning"
 
 
+def test_ngc_unknown_names_the_release_it_assumed(tmp_path: Path) -> None:
+    """24.10 has no row: the warning says its left-out CUDA/Python came from 24.05's row, so the user can tell."""
+    path = tmp_path / "ngc.yaml"
+    path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.10-py3\ngpu: {targets: [A100]}\n")
+    kb = load_kb()
+    unknown = [f for f in check_profile(load_profile(str(path), kb=kb), kb, HostSpec()) if f.code == "ngc-unknown"]
+    assert unknown and "24.05-py3 (CUDA 12.4.1, Python 3.10)" in unknown[0].message
+
+
 def test_stored_facts_agree_with_ngc_yaml(kb: KnowledgeBase) -> None:
     """The rerunnable comparison: every fact stored from an NVIDIA page matches the row that cites it."""
     assert ngc_notes.differences(kb, ngc_notes.load_facts()) == []
