@@ -293,7 +293,7 @@ class KnowledgeBase:
                 status="available",
                 cuda=ngc.cuda,
                 cudnn=ngc.cudnn,
-                os=f"ubuntu{ngc.ubuntu}",
+                os=f"ubuntu{ngc.ubuntu}" if ngc.ubuntu else None,
                 python=ngc.python,
                 digest=ref.digest,
                 row_key=ngc.key,

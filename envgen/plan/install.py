@@ -100,7 +100,7 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     if not version:
         return [], []
     if stack.ngc is not None and stack.ngc.framework == "tensorflow":
-        return [], [f"tensorflow=={stack.ngc.framework_version}"]
+        return [], [f"tensorflow=={stack.ngc.framework_version or version}"]
     if "tensorflow" in profile.base_frameworks:
         return [], [f"tensorflow=={version}"]
     if profile.frameworks.tensorflow_package is None:
@@ -120,7 +120,8 @@ def expected_of(stack: Stack) -> Expected:
         tf_cuda = tf_build.cuda
     return Expected(
         python=profile.python,
-        tensorflow=ngc.framework_version if ngc is not None and ngc_tf else profile.frameworks.tensorflow,
+        tensorflow=(ngc.framework_version or profile.frameworks.tensorflow) if ngc is not None and ngc_tf
+        else profile.frameworks.tensorflow,
         tensorflow_cuda=tf_cuda,
         tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
         torch=_local(profile.frameworks.pytorch, variant) if profile.frameworks.pytorch else None,
