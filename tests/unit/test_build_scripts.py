@@ -38,12 +38,17 @@ def test_shellcheck_passes_as_posix_sh(script: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("name", [s.name for s in list_profiles({})])
+FIXTURE_PROFILES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
+
+
+@pytest.mark.parametrize("name", [s.name for s in list_profiles({})] + [str(FIXTURE_PROFILES / "host-torch.yaml")])
 def test_every_script_a_dockerfile_runs_is_shipped_as_it_is(name: str) -> None:
+    """host-torch runs no script (no apt packages, no pins, no extras): envgen/sh/ still exists, for the bind
+    mount and the classic COPY."""
     files = render_in_memory(load_profile(name, env={}), load_kb()).files
     shipped = {p: d for p, d in files.items() if p.startswith(CONTEXT_PREFIX)}
     assert shipped == build_scripts(files[v].decode() for v in ("Dockerfile", "Dockerfile.classic"))
-    assert f"{CONTEXT_PREFIX}lib.sh" in shipped  # every script sources it
+    assert f"{CONTEXT_PREFIX}lib.sh" in shipped  # every script sources it; the directory always exists
     for path, data in shipped.items():
         assert data == (build_scripts_dir() / path.removeprefix(CONTEXT_PREFIX)).read_bytes()
 
