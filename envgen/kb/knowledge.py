@@ -254,12 +254,12 @@ class KnowledgeBase(Tables):
             return self._cuda_image(image_ref, ref.tag, ref.digest)
         ngc = self.ngc(image_ref)
         if ngc is not None:
-            return BaseImageInfo(
+            return BaseImageInfo.model_construct(
                 image=image_ref,
                 status="available",
                 cuda=ngc.cuda,
                 cudnn=ngc.cudnn,
-                os=f"ubuntu{ngc.ubuntu}",
+                os=f"ubuntu{ngc.ubuntu}" if ngc.ubuntu else None,
                 python=ngc.python,
                 digest=ref.digest,
                 row_key=ngc.key,
@@ -267,7 +267,7 @@ class KnowledgeBase(Tables):
             )
         for row in self.os_images:
             if row.image == ref.repository and ref.tag in row.tags:
-                return BaseImageInfo(
+                return BaseImageInfo.model_construct(
                     image=image_ref,
                     status=row.status,
                     os=row.os,
@@ -300,9 +300,10 @@ class KnowledgeBase(Tables):
     def _cuda_image(self, image_ref: str, tag: str, digest: str | None) -> BaseImageInfo:
         m = CUDA_TAG_RE.match(tag)
         scheme = "https://hub.docker.com/r/nvidia/cuda (tag scheme)"
+        info = BaseImageInfo.model_construct
         if not m:
-            return BaseImageInfo(image=image_ref, status="unknown", digest=digest, source=scheme,
-                                 reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>")
+            return info(image=image_ref, status="unknown", digest=digest, source=scheme,
+                        reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>")
         cuda, cudnn_tag, os_name, flavor = m.group("cuda"), m.group("cudnn"), m.group("os"), m.group("flavor")
         # the tag's cuDNN suffix: "8" for -cudnn8-, "" for a bare -cudnn- (CUDA >= 12.4), None for no cuDNN
         suffix = cudnn_tag[len("cudnn") :] if cudnn_tag else None
@@ -311,16 +312,14 @@ class KnowledgeBase(Tables):
         cudnn = (row.cudnn_bare if row is not None else None) if suffix == "" else suffix
         python = next((o.python for o in self.os_images if o.os == os_name), None)
         if row is None:
-            return BaseImageInfo(image=image_ref, status="unknown", cuda=cuda, cudnn=cudnn, os=os_name, python=python,
-                                 digest=digest, flavor=flavor, reason=f"CUDA {cuda} is not in the tag table",
-                                 source=scheme)
+            return info(image=image_ref, status="unknown", cuda=cuda, cudnn=cudnn, os=os_name, python=python,
+                        digest=digest, flavor=flavor, reason=f"CUDA {cuda} is not in the tag table", source=scheme)
         release = row.release(cuda)
         if release is not None and release.cudnn == "" and suffix == "":
             cudnn = row.cudnn_bare
         status, reason, row_key = _tag_status(row, release, cuda, os_name, suffix)
-        return BaseImageInfo(image=image_ref, status=status, cuda=cuda, cudnn=cudnn,  # type: ignore[arg-type]
-                             os=os_name, python=python, digest=digest, flavor=flavor, reason=reason, row_key=row_key,
-                             source=row.source)
+        return info(image=image_ref, status=status, cuda=cuda, cudnn=cudnn, os=os_name, python=python, digest=digest,
+                    flavor=flavor, reason=reason, row_key=row_key, source=row.source)
 
 
 def _tag_status(row: CudaImageRow, release: CudaTagRelease | None, cuda: str, os_name: str,
