@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.distributions import FrameworkNames
@@ -37,9 +36,9 @@ _CC_SM = re.compile(r"^sm_(\d{1,2})(\d)$")
 _CC_BARE = re.compile(r"^(\d{1,2})(\d)$")
 
 
-@dataclass(frozen=True)
 class KnowledgeBase(Tables):
-    """The tables (envgen.kb.tables) and the pure queries over them."""
+    """The tables (envgen.kb.tables: a frozen dataclass, whose fields, __init__ and __eq__ this class inherits) and
+    the pure queries over them."""
 
     # --- consistency -------------------------------------------------------------------------
 
