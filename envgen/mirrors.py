@@ -1,5 +1,6 @@
-"""Registry mirrors for image references (``mirrors.registries``), and the shell that points a base's apt
-sources at ``mirrors.apt_mirror`` (``apt_mirror_shell``).
+"""Registry mirrors for image references (``mirrors.registries``) and for download.pytorch.org
+(``mirrors.pytorch_wheels``). The shell that points a base's apt sources at ``mirrors.apt_mirror`` is a build
+script: templates/sh/apt-mirror.sh.
 
 Pure string work, no Docker: ``docker.io: mirror.example.org`` routes ``ubuntu:22.04``,
 ``library/ubuntu:22.04`` and ``docker.io/library/ubuntu:22.04`` to
@@ -74,42 +75,5 @@ def pytorch_shell(url: str) -> str:
     return url
 
 
-# The archives mirrors.apt_mirror replaces, as a sed -E pattern and what replaces it ("$m" is the mirror): the
-# primary archive of Debian and of Ubuntu (security.ubuntu.com serves the same /ubuntu tree, so an Ubuntu
-# mirror carries the -security suites) and Debian's security archive, which mirrors keep beside /debian as
-# /debian-security. A trailing slash or none, followed by a blank or the end of the line: one-line sources
-# ("deb http://archive.ubuntu.com/ubuntu/ jammy main") and deb822 ("URIs: http://deb.debian.org/debian").
-APT_ARCHIVES: tuple[tuple[str, str], ...] = (
-    (r"https?://(archive|security)\.ubuntu\.com/ubuntu/?([[:space:]]|$)", r"${m}/\2"),
-    (r"https?://deb\.debian\.org/debian/?([[:space:]]|$)", r"${m}/\1"),
-    (r"https?://(deb|security)\.debian\.org/debian-security/?([[:space:]]|$)", r"${m}-security/\2"),
-)
-
-
-def _sed_expressions() -> str:
-    out = []
-    for pattern, replacement in APT_ARCHIVES:
-        escaped = pattern.replace("$", "\\$")  # inside the shell's double quotes
-        out.append(f'-e "s#{escaped}#{replacement}#g"')
-    return " ".join(out)
-
-
-def apt_mirror_shell(mirror: str, ca_files: tuple[str, ...], apt_dir: str = "/etc/apt") -> list[str]:
-    """Shell lines (each ending in ``;``) that point the sources under ``apt_dir`` at ``mirror`` (a shell word:
-    ``"${APT_MIRROR}"`` or a quoted URL). An ``https://`` mirror on a base with no CA certificates (none of
-    ``ca_files`` present) is used over http:// (apt checks the archive's signatures, not the transport), and a
-    mirror that matched no source is a warning, not silence."""
-    no_ca = " && ".join(f"[ ! -s {f} ]" for f in ca_files) or "true"
-    return [
-        f'm={mirror}; m="${{m%/}}";',
-        f'if [ "${{m#https://}}" != "$m" ] && {no_ca}; then m="http://${{m#https://}}";',
-        '  echo "envgen: warning: no CA certificates in the base for the https:// apt mirror; using $m" >&2; fi;',
-        f"find {apt_dir} \\( -name '*.list' -o -name '*.sources' \\) -exec sed -i -E {_sed_expressions()} {{}} +;",
-        f'grep -rqsF "$m" {apt_dir}/sources.list {apt_dir}/sources.list.d || echo "envgen: warning:'
-        " mirrors.apt_mirror ($m) matched no apt source (looked for deb.debian.org, archive.ubuntu.com and"
-        f' security.ubuntu.com under {apt_dir}): apt uses the base image sources" >&2;',
-    ]
-
-
-__all__ = ["APT_ARCHIVES", "DOCKER_HUB", "PYTORCH_WHEELS", "MirroredRef", "apt_mirror_shell", "mirror_ref",
-           "pytorch_route", "pytorch_shell", "split_registry"]
+__all__ = ["DOCKER_HUB", "PYTORCH_WHEELS", "MirroredRef", "mirror_ref", "pytorch_route", "pytorch_shell",
+           "split_registry"]

@@ -25,6 +25,11 @@ def templates_dir() -> Path:
     return _data_dir("templates")
 
 
+def build_scripts_dir() -> Path:
+    """envgen's build scripts (POSIX sh), shipped in every build context as envgen/sh/."""
+    return templates_dir() / "sh"
+
+
 def kb_data_dir() -> Path:
     return _PACKAGE_DIR / "kb" / "data"
 

@@ -1,5 +1,5 @@
 """packages.pip against the environment layer: an unlocked build installs the extras with the environment's own
-versions as constraints (templates/docker/extras.j2), so an extra that pins another version of a tool the
+versions as constraints (templates/sh/extras.sh), so an extra that pins another version of a tool the
 environment holds (the venv's pip, setuptools, wheel) cannot be built; said here, before the build."""
 
 from __future__ import annotations

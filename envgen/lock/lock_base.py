@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from envgen.errors import InputError
 from envgen.imageref import parse_ref
-from envgen.mirrors import apt_mirror_shell
+from envgen.paths import build_scripts_dir
 from envgen.profile.lockfile import AptEntry
 
 if TYPE_CHECKING:
@@ -132,10 +132,14 @@ def parse_simulation(text: str) -> tuple[AptEntry, ...]:
     return tuple(sorted(found.values(), key=lambda e: e.name))
 
 
+APT_MIRROR_SCRIPT = "apt-mirror.sh"
+
+
 def apt_script(packages: Sequence[str], apt_mirror: str | None) -> str:
     lines = ["set -eu"]
-    if apt_mirror:
-        lines += apt_mirror_shell(shlex.quote(apt_mirror), ("/etc/ssl/certs/ca-certificates.crt", "/workspace/ca.pem"))
+    if apt_mirror:  # the Dockerfiles' substitution (envgen/sh/apt-mirror.sh, copied beside this script)
+        lines.append(f"sh /workspace/{APT_MIRROR_SCRIPT} {shlex.quote(apt_mirror)} /etc/apt"
+                     " /etc/ssl/certs/ca-certificates.crt /workspace/ca.pem")
     lines += [
         "if [ -f /workspace/ca.pem ]; then",
         "  echo 'Acquire::https::CAInfo \"/workspace/ca.pem\";' > /etc/apt/apt.conf.d/99envgen-ca; fi",
@@ -157,6 +161,7 @@ def lock_apt(client: DockerClient, image: str, packages: Sequence[str], *, ca_bu
         work = Path(tmp)
         work.chmod(0o777)
         (work / "lock.sh").write_text(apt_script(packages, apt_mirror), encoding="utf-8")
+        shutil.copyfile(build_scripts_dir() / APT_MIRROR_SCRIPT, work / APT_MIRROR_SCRIPT)
         if ca_bundle is not None and ca_bundle.is_file():
             shutil.copyfile(ca_bundle, work / "ca.pem")
         result = run_container(client, image, ["/bin/sh", "/workspace/lock.sh"], workdir=work, user="0:0",

@@ -14,6 +14,7 @@ from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import make_environment, render_template
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan
+from envgen.render.scripts import build_scripts
 
 # path in the context -> template; rendered with the plan's context (buildkit flag where it matters)
 TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
@@ -109,6 +110,7 @@ def render_files(plan: RenderPlan, env: jinja2.Environment | None = None) -> Con
     specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, plan.context(buildkit=buildkit)).encode("utf-8")
+    out.update(build_scripts(out[name].decode("utf-8") for name in ("Dockerfile", "Dockerfile.classic")))
     if plan.conda_lock is not None:
         out["environment.lock.txt"] = plan.conda_lock.encode("utf-8")
     out["envgen/profile.json"] = pretty_json(profile_document(plan)).encode("utf-8")

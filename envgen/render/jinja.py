@@ -9,13 +9,22 @@ from typing import Any
 import jinja2
 
 from envgen.errors import RenderError
-from envgen.mirrors import apt_mirror_shell, pytorch_shell
+from envgen.mirrors import pytorch_shell
 from envgen.paths import templates_dir
 
 
 def dockerfile_quote(value: object) -> str:
     """Escape a value for a double-quoted Dockerfile word (LABEL/ENV): backslash, quote, dollar."""
     return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+
+
+def shell_dq(value: object) -> str:
+    """A value as one double-quoted shell word: backslash, quote, dollar and backquote escaped (a requirement
+    with a marker, ``x; python_version < "3.9"``, stays one argument)."""
+    text = str(value)
+    for char in ("\\", '"', "$", "`"):
+        text = text.replace(char, "\\" + char)
+    return f'"{text}"'
 
 
 def make_environment(directory: Path | None = None) -> jinja2.Environment:
@@ -28,9 +37,9 @@ def make_environment(directory: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["dq"] = dockerfile_quote
+    env.filters["shell_dq"] = shell_dq
     env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=True)
     env.filters["torch_route"] = pytorch_shell  # download.pytorch.org through the build arg PYTORCH_WHEELS
-    env.globals["apt_mirror_shell"] = apt_mirror_shell  # one substitution for the Dockerfile and `envgen lock`
     return env
 
 

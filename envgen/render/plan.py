@@ -25,6 +25,7 @@ from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import profile_hash
+from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
     ARG_APT_MIRROR,
@@ -162,6 +163,9 @@ class RenderPlan:
             "lock": self.lock,
             "conda_lock": self.conda_lock is not None,
             "uv_install": self.uv_install,
+            # the installer block (templates/docker/installers/) that writes the build and runtime stages
+            "scripts_dir": IMAGE_SCRIPTS_DIR,
+            "installer_block": "uv" if buildkit and self.uv_install else self.installer,
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,

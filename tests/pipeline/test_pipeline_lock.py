@@ -59,7 +59,7 @@ def test_lock_build_installs_exactly_the_lock(locked: Path, envgen_home: Path, c
     if outcome.builder == "classic":
         assert "--require-hashes --no-deps --prefix /opt/extras -r requirements.extra.txt" in log
         return
-    assert "uv pip install --python /opt/env/bin/python --require-hashes --no-deps" in log
+    assert "uv.sh pip install --python /opt/env/bin/python --require-hashes --no-deps" in log
     # apt round trip: every package the lock pins is installed at exactly that version
     out = docker_client.containers.run(outcome.tag, ["dpkg-query", "-W", "-f", "${Package}=${Version}\\n"],
                                        remove=True, user="0:0").decode()

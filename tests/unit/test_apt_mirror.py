@@ -1,6 +1,7 @@
 """mirrors.apt_mirror on the real apt sources of Debian 11/12/13 and Ubuntu 18.04-24.04 (one-line and deb822,
-primary and security archives; NVIDIA's cuda.list untouched), run by the real shell and sed; a mirror that
-matches nothing warns; an https mirror on a base without CA certificates falls back to http."""
+primary and security archives; NVIDIA's cuda.list untouched): the build script the Dockerfiles and `envgen lock`
+run (templates/sh/apt-mirror.sh), run by the real sh and sed; a mirror that matches nothing warns; an https
+mirror on a base without CA certificates falls back to http."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from envgen.kb import load_kb
-from envgen.mirrors import apt_mirror_shell
+from envgen.lock.lock_base import apt_script
+from envgen.paths import build_scripts_dir
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
@@ -21,10 +23,13 @@ RELEASES = ["debian-11", "debian-12", "debian-13", "ubuntu-18.04", "ubuntu-20.04
 OFFICIAL = re.compile(r"https?://(deb\.debian\.org|security\.debian\.org|archive\.ubuntu\.com|security\.ubuntu\.com)/")
 
 
+SCRIPT = build_scripts_dir() / "apt-mirror.sh"
+
+
 def _run(apt: Path, mirror: str, ca: Path | None = None) -> subprocess.CompletedProcess[str]:
     ca_files = (str(ca),) if ca else (str(apt / "no-such-ca.crt"),)
-    script = "set -eu\n" + "\n".join(apt_mirror_shell(f'"{mirror}"', ca_files, apt_dir=str(apt))) + "\n"
-    return subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    return subprocess.run(["sh", str(SCRIPT), mirror, str(apt), *ca_files], capture_output=True, text=True,
+                          check=True)
 
 
 def _uris(apt: Path) -> list[str]:
@@ -86,7 +91,21 @@ def test_https_mirror_without_ca_certificates_uses_http(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["legacy-maxwell", "modern-a100"])
 def test_the_dockerfile_runs_this_substitution(name: str) -> None:
-    text = render_in_memory(load_profile(name), load_kb()).files["Dockerfile"].decode()
-    flat = " ".join(text.replace("\\\n", " ").split())
-    for line in apt_mirror_shell('"${APT_MIRROR}"', ("/etc/ssl/certs/ca-certificates.crt", "/run/secrets/ca_bundle")):
-        assert " ".join(line.split()) in flat, line
+    """Every apt RUN of both variants runs apt-install.sh with APT_MIRROR declared; the context ships it and
+    apt-mirror.sh as they are here; apt-install.sh hands this script the mirror, /etc/apt and the CA files
+    (the base's and the proxy's secret)."""
+    files = render_in_memory(load_profile(name), load_kb()).files
+    for variant in ("Dockerfile", "Dockerfile.classic"):
+        text = files[variant].decode()
+        assert "apt-get" not in text and text.count("ARG APT_MIRROR\n") == text.count("/apt-install.sh") >= 1
+    for script in ("apt-install.sh", "apt-mirror.sh", "lib.sh"):
+        assert files[f"envgen/sh/{script}"] == (build_scripts_dir() / script).read_bytes()
+    install = (build_scripts_dir() / "apt-install.sh").read_text()
+    assert ('sh "$here/apt-mirror.sh" "$APT_MIRROR" /etc/apt /etc/ssl/certs/ca-certificates.crt "$ca"'
+            in install) and 'ca="$ENVGEN_SECRETS/ca_bundle"' in install
+
+
+def test_envgen_lock_runs_the_same_script() -> None:
+    script = apt_script(["python3"], "http://apt.example/debian")
+    assert ("sh /workspace/apt-mirror.sh http://apt.example/debian /etc/apt /etc/ssl/certs/ca-certificates.crt"
+            " /workspace/ca.pem") in script

@@ -15,6 +15,7 @@ from envgen.kb import load_kb
 from envgen.profile import load_profile
 from envgen.profile.model import Mirrors
 from envgen.render.core import render_in_memory
+from envgen.render.scripts import build_scripts
 
 MAMBA = "https://mirror.example.cn/micromamba/1.5.10-0/micromamba-linux-64"
 TORCH = "https://mirror.example.cn/pytorch-wheels/"
@@ -88,6 +89,8 @@ def test_every_stage_declares_the_route_args_it_reads(name: str, dockerfile: str
     for stage in _stages(_ctx(name).files[dockerfile].decode()):
         declared = {line.split()[1].split("=")[0] for line in stage if line.startswith("ARG ")}
         body = " ".join(line for line in stage if line.startswith("RUN "))
+        # ...and what the build scripts these RUNs run read (envgen/sh/: pip.sh reads PIP_INDEX_URL, ...)
+        body += " ".join(data.decode() for data in build_scripts([body]).values()).replace("\n", " ")
         for arg in ROUTE_ARGS:
             if "${" + arg in body or "$" + arg + " " in body:
                 assert arg in declared, (stage[0], arg)

@@ -266,7 +266,7 @@ def test_a_locked_profile_made_in_code_renders_unlocked(kb: KnowledgeBase) -> No
     in_code = Profile.model_validate(profile.model_dump())
     locked, unlocked = render_in_memory(profile, kb).files, render_in_memory(in_code, kb).files
     assert "envgen/fetch-uv.py" in locked and "envgen/fetch-uv.py" not in unlocked
-    assert b"uv pip install" in locked["Dockerfile"] and b"uv pip install" not in locked["Dockerfile.classic"]
+    assert b"uv.sh pip install" in locked["Dockerfile"] and b"uv.sh pip install" not in locked["Dockerfile.classic"]
 
 
 def test_platform_tags_stop_at_the_base_images_glibc() -> None:

@@ -132,8 +132,9 @@ def test_envgen_lock_writes_the_explicit_list_and_the_render_installs_it(channel
     assert "envgen-demo-lib-2.1.0-0.tar.bz2#" in text and "# channels: demo" in text
     files = render_in_memory(load_profile(str(tmp_path / "condalocked.yaml")), load_kb()).files
     assert files["environment.lock.txt"].decode() == text
-    assert b"micromamba create --yes --prefix /opt/env --rc-file condarc --file environment.lock.txt" in \
-        files["Dockerfile"]
+    assert b"sh /opt/envgen/sh/conda-env.sh environment.lock.txt" in files["Dockerfile"]
+    script = files["envgen/sh/conda-env.sh"]
+    assert b'micromamba create --yes --prefix /opt/env --rc-file condarc --file "$file"' in script
     (tmp_path / "condalocked.yaml").write_text(CONDA_PROFILE.replace("envgen-demo-app=1.2.0",
                                                                      "envgen-demo-app=1.3.0"))
     with pytest.raises(InputError, match="was made for conda packages .*envgen-demo-app==1.2.0"):

@@ -1,7 +1,8 @@
 """Golden files for every built-in profile: the rendered context is byte-identical run to run, and a
 change shows as a unified diff. ``UPDATE_GOLDEN=1 pytest tests/unit/test_render_golden.py`` rewrites
-them. Goldens hold the files as rendered before the content hash is filled in, without the probe
-(the probe has its own tests; its bytes only move the content hash)."""
+them. Goldens hold the files as rendered before the content hash is filled in, without the probe and the
+build scripts (envgen/sh/: copied, not rendered; they have their own tests, and the Dockerfiles name the ones
+shipped; their bytes only move the content hash)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from envgen.profile import list_profiles, load_profile
 from envgen.render.core import render_in_memory
 from envgen.render.files import PROBE_PREFIX, render_files
 from envgen.render.plan import render_context
+from envgen.render.scripts import CONTEXT_PREFIX as SCRIPTS_PREFIX
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 PROFILES = [s.name for s in list_profiles({})]
@@ -29,7 +31,7 @@ def kb():
 def _golden_view(profile_name: str, kb) -> dict[str, bytes]:
     plan = render_context(load_profile(profile_name, env={}), kb)
     files = render_files(plan).files
-    return {path: data for path, data in files.items() if not path.startswith(PROBE_PREFIX)}
+    return {path: data for path, data in files.items() if not path.startswith((PROBE_PREFIX, SCRIPTS_PREFIX))}
 
 
 def test_every_builtin_profile_has_goldens() -> None:
@@ -83,7 +85,7 @@ FIXTURES = ["host-torch"]
 @pytest.mark.parametrize("name", FIXTURES)
 def test_fixture_profile_render_matches_golden(name: str, kb) -> None:
     plan = render_context(load_profile(str(FIXTURE_PROFILES / f"{name}.yaml"), env={}), kb)
-    actual = {p: d for p, d in render_files(plan).files.items() if not p.startswith(PROBE_PREFIX)}
+    actual = {p: d for p, d in render_files(plan).files.items() if not p.startswith((PROBE_PREFIX, SCRIPTS_PREFIX))}
     root = GOLDEN / "fixtures" / name
     if os.environ.get("UPDATE_GOLDEN") == "1":
         for rel, data in actual.items():

