@@ -131,6 +131,20 @@ def test_pytorch_2407_gets_its_own_cuda_and_python(tmp_path: Path) -> None:
     assert "ngc-driver-too-old" in found(tmp_path, base, HostSpec(gpus=["A100"], driver="550.54.15"))
 
 
+def test_pytorch_2603_from_the_cuda_dl_base_notes(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """26.03: CUDA 13.2.0, Ubuntu 24.04, Python 3.12 from the CUDA DL base image's notes; no PyTorch version or
+    driver stated, so the driver is CUDA 13.2's (cuda.yaml: 595.45.04)."""
+    row = kb.ngc("nvcr.io/nvidia/pytorch:26.03-py3")
+    assert row is not None and (row.cuda, row.python, row.ubuntu, row.framework_version, row.driver_min) == (
+        "13.2.0", "3.12", "24.04", None, None)
+    base = "nvcr.io/nvidia/pytorch:26.03-py3"
+    assert "ngc-driver-too-old" in found(tmp_path, base, HostSpec(gpus=["A100"], driver="590.48.01"))
+    assert "ngc-driver-too-old" not in found(tmp_path, base, HostSpec(gpus=["A100"], driver="595.45.04"))
+    assert ngc_notes.parse("- Ubuntu 24.04 including Python 3.12\n- NVIDIA CUDA 13.2.0.046\n- NVIDIA cuDNN 9.20.0.48\n"
+                           "Release 26.03 is based on CUDA 13.2.0. For comprehensive ...") == {
+        "release": "26.03", "cuda": "13.2.0", "ubuntu": "24.04", "python": "3.12", "cudnn": "9.20.0.48"}
+
+
 def test_unsound_triton_driver_text_falls_back_to_the_cuda_minimum(tmp_path: Path) -> None:
     """Triton's 25.01 notes say 'CUDA 12.8.0.038 which requires NVIDIA Driver release 560': below CUDA 12.8's own
     570.26, so the row leaves driver_min empty and a 565 driver is too old for 25.01 (CUDA 12.8's minimum)."""
