@@ -84,6 +84,13 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
     resolve = f"`envgen check {ctx.profile.name} --resolve` shows what it resolves to today"
     for item in floats.values():
         what = f"packages.pip line {item.line.text!r} floats ({'a range' if item.spec else 'no version given'})"
+        if ctx.kb.extension(item.name) is not None:
+            out.append(finding("error", "ext-floating",
+                               f"{what}: {item.name} is a GPU extension package, judged per release (its kernels' "
+                               "GPUs, its CUDA build, the torch it was built for, wheel or source build)",
+                               f"pin it exactly ({item.line.raw_name}{item.line.extras_text}==X.Y.Z)",
+                               "extensions.yaml (envgen/kb/data): rows per release"))
+            continue
         if locked is not None and item.name in locked[0]:
             out.append(finding("info", "pip-floating", f"{what}: the lock pins {item.name}=={locked[0][item.name]} "
                                f"({locked[1]})", f"nothing to do; `envgen lock {ctx.profile.name}` again moves it "
