@@ -4,8 +4,6 @@ the knowledge base knows (a did-you-mean: ``numpyy`` -> numpy). One finding per 
 
 from __future__ import annotations
 
-import difflib
-
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
@@ -28,6 +26,8 @@ def _typo_distance(a: str, b: str) -> int:
 
 def near_name(name: str, known: frozenset[str]) -> str | None:
     """The known distribution ``name`` misspells: one edit away (two for names of 8 or more letters)."""
+    import difflib  # only for a name the KB does not know (a few ms of check's import time otherwise)
+
     limit = 2 if len(name) >= 8 else 1
     for guess in difflib.get_close_matches(name, sorted(known), n=3, cutoff=_CUTOFF):
         if _typo_distance(name, guess) <= limit:
