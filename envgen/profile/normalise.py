@@ -163,7 +163,7 @@ class _Normaliser:
             if key not in PIP_FRAMEWORKS:
                 continue
             target, package = PIP_FRAMEWORKS[key]
-            version = self._framework_version(loc, line)
+            version = self._framework_version(loc, line, target)
             if extras and key == name:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: the extra {extras} of {name} is not "
@@ -183,7 +183,7 @@ class _Normaliser:
         self.data["frameworks"] = frameworks
         self.data["packages"] = {**self.data["packages"], "pip": keep}
 
-    def _framework_version(self, loc: tuple[object, ...], line: PipLine) -> str:
+    def _framework_version(self, loc: tuple[object, ...], line: PipLine, target: str) -> str:
         """A framework line's exact release. A range or a marker is refused: the knowledge base judges one build
         (its CUDA, its kernels, its Python window, its own Requires-Dist), so the verdict must be about the release
         the image gets; resolving the range first would make `check`'s verdict depend on the day it ran."""
@@ -197,8 +197,8 @@ class _Normaliser:
             raise ProfileError(f"{where}: a framework needs one exact release, not a range: envgen's knowledge base "
                                "judges one build (its CUDA, GPU kernels, Python window, Requires-Dist)",
                                fix=f"pin it exactly ({example}); `envgen suggest --gpu GPU --frameworks "
-                                   f"{PIP_FRAMEWORKS.get(line.name + line.extras_text, (line.name,))[0]}` picks the "
-                                   "newest release that fits your GPU and driver")
+                                   f"{'pytorch' if target.startswith('torch') else target}` "
+                                   "picks the newest release that fits your GPU and driver")
         return line.exact
 
     def _set(self, frameworks: dict[str, Any], target: str, value: str, loc: tuple[object, ...], spec: str) -> None:
