@@ -65,3 +65,13 @@ def test_resolve_says_what_each_floating_line_resolves_to_today(locked: Path, kb
     found = [f for f in witness(load_profile(str(locked)), kb) if f.code == "resolve-floating"]
     assert len(found) == 3
     assert found[0].message.startswith("packages.pip line 'idna>=3.4,<3.7' resolves to idna==3.6 today (CPython 3.11")
+
+
+def test_the_render_installs_the_locked_versions(locked: Path, kb: KnowledgeBase) -> None:
+    from envgen.render.core import render_in_memory
+
+    files = render_in_memory(load_profile(str(locked)), kb).files
+    extra = files["requirements.extra.txt"].decode()
+    pins = [line for line in extra.splitlines() if line and not line.startswith("#")]
+    assert "idna==3.6" in {line.split(" ")[0] for line in pins} and not any(p.startswith("tomli") for p in pins)
+    assert all("--hash=sha256:" in line for line in pins)
