@@ -106,6 +106,9 @@ def _refuse_forms(text: str) -> None:
     if " --" in text:
         raise RefusedLine("options inside a requirement line (--hash, --install-option, ...) are not read: "
                           + _OPTIONS["--hash"])
+    if ("@" in text or "://" in text) and "#sha256=" in text:
+        raise RefusedLine("a direct URL with a hash is not taken yet (the lock and the build install from the index "
+                          "or the wheelhouse): put the wheel in mirrors.wheelhouse and pin it with == (name==1.2.3)")
     if "@" in text or "://" in text:
         raise RefusedLine("a direct URL (name @ URL) is not reproducible from the profile alone: pin the release the "
                           "index serves (name==1.2.3), or put the wheel in mirrors.wheelhouse and pin it with ==")

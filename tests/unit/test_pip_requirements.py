@@ -89,6 +89,7 @@ def test_markers_are_evaluated_for_the_image(text: str, python: str, holds: bool
     ("numpy==1.26.4 --hash=sha256:abc", "envgen lock"),
     ("mytool @ https://example.org/mytool-1.0-py3-none-any.whl", "direct URL"),
     ("git+https://github.com/org/repo", "direct URL"),
+    ("mytool @ https://example.org/mytool-1.0-py3-none-any.whl#sha256=" + "a" * 64, "not taken yet"),
     ("./dist/mytool-1.0-py3-none-any.whl", "local path"),
     ("/wheels/mytool.whl", "local path"),
     ("numpy==1.26.4  # for pandas", "YAML comment"),
