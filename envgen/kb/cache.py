@@ -58,21 +58,33 @@ def cache_key(data_dir: Path) -> str:
 
 def load_kb_cached(directory: Path | None, data_dir: Path | None = None) -> KnowledgeBase:
     """``load_kb(data_dir)``, served from ``directory`` when a cache for the same inputs is there."""
-    from envgen.kb.loader import load_kb
+    return load_kb_keyed(directory, data_dir)[0]
 
+
+def load_kb_keyed(directory: Path | None, data_dir: Path | None = None) -> tuple[KnowledgeBase, str]:
+    """``load_kb_cached`` and the key of what it loaded (empty when the KB was read without a cache: a cache
+    built on this KB, such as the profile cache, must not be kept then)."""
     data = data_dir if data_dir is not None else kb_data_dir()
     if directory is None or not data.is_dir():
-        return load_kb(data)
-    target = directory / f"{_PREFIX}{cache_key(data)[:32]}.pickle"
+        return _read(data), ""
+    key = cache_key(data)
+    target = directory / f"{_PREFIX}{key[:32]}.pickle"
     try:
         cached = pickle.loads(target.read_bytes())
         if isinstance(cached, KnowledgeBase):
-            return cached
+            return cached, key
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass  # absent, torn by a foreign writer, or from other code: load from YAML and rewrite
-    kb = load_kb(data)
+    kb = _read(data)
     _write(directory, target, kb)
-    return kb
+    return kb, key
+
+
+def _read(data: Path) -> KnowledgeBase:
+    """The KB from its YAML files (the YAML parser is imported only here: a cache hit never needs it)."""
+    from envgen.kb.loader import load_kb
+
+    return load_kb(data)
 
 
 def _write(directory: Path, target: Path, kb: KnowledgeBase) -> None:

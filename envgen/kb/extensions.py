@@ -38,7 +38,7 @@ def satisfies(version: str, specifier: str | None) -> bool:
 class SourceBuild(BaseModel):
     """What building the package from its sdist needs (PyPI has no wheel, or none for this stack)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     arch_env: str  # the variable that picks the GPU architectures: TORCH_CUDA_ARCH_LIST, FLASH_ATTN_CUDA_ARCHS
     arch_format: Literal["dotted", "digits"]  # "8.0;9.0" or "80;90"
@@ -57,7 +57,7 @@ class SourceBuild(BaseModel):
 class ExtensionRelease(BaseModel):
     """One version range of a package: what its wheels were built against and what it needs."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     versions: str  # specifier on the package's own version: ">=2.8,<2.9", "==0.0.32.post2"
     torch: str | None = None  # specifier on torch (Requires-Dist, or the build it was made for)

@@ -306,12 +306,12 @@ class KnowledgeBase:
             return self._cuda_image(image_ref, ref.tag, ref.digest)
         ngc = self.ngc(image_ref)
         if ngc is not None:
-            return BaseImageInfo(
+            return BaseImageInfo.model_construct(
                 image=image_ref,
                 status="available",
                 cuda=ngc.cuda,
                 cudnn=ngc.cudnn,
-                os=f"ubuntu{ngc.ubuntu}",
+                os=f"ubuntu{ngc.ubuntu}" if ngc.ubuntu else None,
                 python=ngc.python,
                 digest=ref.digest,
                 row_key=ngc.key,
@@ -319,7 +319,7 @@ class KnowledgeBase:
             )
         for row in self.os_images:
             if row.image == ref.repository and ref.tag in row.tags:
-                return BaseImageInfo(
+                return BaseImageInfo.model_construct(
                     image=image_ref,
                     status=row.status,
                     os=row.os,
@@ -352,7 +352,7 @@ class KnowledgeBase:
     def _cuda_image(self, image_ref: str, tag: str, digest: str | None) -> BaseImageInfo:
         m = CUDA_TAG_RE.match(tag)
         if not m:
-            return BaseImageInfo(
+            return BaseImageInfo.model_construct(
                 image=image_ref,
                 status="unknown",
                 digest=digest,
@@ -367,7 +367,7 @@ class KnowledgeBase:
         cudnn = (row.cudnn_bare if row is not None else None) if suffix == "" else suffix
         python = next((o.python for o in self.os_images if o.os == os_name), None)
         if row is None:
-            return BaseImageInfo(
+            return BaseImageInfo.model_construct(
                 image=image_ref,
                 status="unknown",
                 cuda=cuda,
@@ -394,9 +394,9 @@ class KnowledgeBase:
         if release is not None and release.status != "supported" and not problems:
             status = "deleted" if release.status == "deleted" else "end-of-life"
             reason = _eol_reason(release)
-        return BaseImageInfo(
+        return BaseImageInfo.model_construct(
             image=image_ref,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             cuda=cuda,
             cudnn=cudnn,
             os=os_name,

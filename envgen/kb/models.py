@@ -172,13 +172,16 @@ class NgcRelease(Row):
     image: str
     tag: str
     framework: Literal["tensorflow", "pytorch"]
-    framework_version: str
     cuda: Ver
-    cudnn: Ver
     python: Ver
-    ubuntu: Ver
-    driver_min: Ver
-    cc_min: CC
+    # None where the release's own notes (as read) do not state the fact: never filled from a neighbouring
+    # release. No driver_min: the release is held to its CUDA's minimum (cuda.yaml); no cc_min: to the family's
+    # floor and its CUDA's.
+    framework_version: str | None = None
+    cudnn: Ver | None = None
+    ubuntu: Ver | None = None
+    driver_min: Ver | None = None
+    cc_min: CC | None = None
     datacenter_drivers: list[str] = Field(default_factory=list)
 
     @property

@@ -56,7 +56,7 @@ def problems(kb: KnowledgeBase) -> list[str]:
     for ngc in kb.ngc_releases:
         if kb.cuda(minor(ngc.cuda)) is None:
             out.append(f"ngc.yaml#{ngc.key}: CUDA {ngc.cuda} is not in cuda.yaml")
-        if kb.cudnn(ngc.cudnn) is None:
+        if ngc.cudnn is not None and kb.cudnn(ngc.cudnn) is None:
             out.append(f"ngc.yaml#{ngc.key}: cuDNN {ngc.cudnn} is not in cudnn.yaml")
     for img in kb.cuda_images:
         if kb.cuda(img.cuda) is None and img.status == "available":

@@ -16,7 +16,7 @@ EXPECTED_SCHEMA = "envgen.expected/1"
 class _Document(BaseModel):
     """A part of the document: strict, frozen, and read by key as the JSON is (``expected["libraries"]``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)

@@ -30,7 +30,7 @@ class InstallPlan:
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
     nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used
-    expected: Expected
+    stack: Stack = field(repr=False, compare=False)  # what the plan was made from (``expected`` reads it)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
     source_builds: list[SourceBuildPlan] = field(default_factory=list)
@@ -53,6 +53,11 @@ class InstallPlan:
         present = {"base": True, "conda": bool(self.conda), "environment": bool(self.framework_pip),
                    "extras": bool(self.user_pip)}
         return [name for name in STAGES if present[name]]
+
+    @functools.cached_property
+    def expected(self) -> Expected:
+        """What the smoke probe compares the image against; made when asked (a check never asks)."""
+        return expected_of(self.stack)
 
     @functools.cached_property
     def env(self) -> tuple[tuple[str, str], ...]:
@@ -95,7 +100,7 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     if not version:
         return [], []
     if stack.ngc is not None and stack.ngc.framework == "tensorflow":
-        return [], [f"tensorflow=={stack.ngc.framework_version}"]
+        return [], [f"tensorflow=={stack.ngc.framework_version or version}"]
     if "tensorflow" in profile.base_frameworks:
         return [], [f"tensorflow=={version}"]
     if profile.frameworks.tensorflow_package is None:
@@ -104,7 +109,7 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     return [f"{stack.tf_package}=={version}"], []
 
 
-def expected(stack: Stack) -> Expected:
+def expected_of(stack: Stack) -> Expected:
     profile, ngc, tf_build, variant = stack.profile, stack.ngc, stack.tf_build, stack.torch_variant
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
@@ -115,7 +120,8 @@ def expected(stack: Stack) -> Expected:
         tf_cuda = tf_build.cuda
     return Expected(
         python=profile.python,
-        tensorflow=ngc.framework_version if ngc is not None and ngc_tf else profile.frameworks.tensorflow,
+        tensorflow=(ngc.framework_version or profile.frameworks.tensorflow) if ngc is not None and ngc_tf
+        else profile.frameworks.tensorflow,
         tensorflow_cuda=tf_cuda,
         tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
         torch=_local(profile.frameworks.pytorch, variant) if profile.frameworks.pytorch else None,
@@ -160,7 +166,7 @@ def install_plan(stack: Stack) -> InstallPlan:
         tensorflow_package=stack.tf_package,
         torch_variant=stack.torch_variant,
         nvidia_require_cuda=requirement(stack),
-        expected=expected(stack),
+        stack=stack,
         notes=notes,
         source_builds=source_builds(stack),
     )

@@ -24,10 +24,10 @@ from envgen.profile.normalise import (
     wheel_cuda_defaults,
 )
 from envgen.profile.problems import did_you_mean, format_problems
-from envgen.profile.yamlsrc import LocatedDoc, load_yaml
 
 if TYPE_CHECKING:
     from envgen.kb.knowledge import KnowledgeBase
+    from envgen.profile.yamlsrc import LocatedDoc
 
 MAX_EXTENDS_DEPTH = 8
 
@@ -132,9 +132,12 @@ def _parent_ref(doc: LocatedDoc, ref: str) -> str:
     return ref
 
 
-def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
-             chain: tuple[Path, ...]) -> tuple[dict[str, Any], Origins]:
-    """The merged data, and for every key path the file and line that supplied it."""
+def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, ...],
+             used: list[tuple[str, Path]]) -> tuple[dict[str, Any], Origins]:
+    """The merged data, and for every key path the file and line that supplied it; ``used`` gains each
+    `extends` reference and the file it found."""
+    from envgen.profile.yamlsrc import load_yaml
+
     parent_ref = doc.data.get("extends")
     if parent_ref is None:
         return doc.data, _origins(doc)
@@ -142,13 +145,15 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None,
         raise ProfileError(f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' must be a profile name")
     if len(chain) > MAX_EXTENDS_DEPTH:
         raise ProfileError(f"{doc.path}: 'extends' chain is deeper than {MAX_EXTENDS_DEPTH}")
-    source = find_profile(_parent_ref(doc, parent_ref), env)
+    ref = _parent_ref(doc, parent_ref)
+    source = find_profile(ref, env)
+    used.append((ref, source.path))
     if source.path.resolve() in chain:
         raise ProfileError(
             f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {shown(parent_ref)} makes a cycle",
             fix="remove the circular extends",
         )
-    parent, origins = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),))
+    parent, origins = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),), used)
     merged = deep_merge(parent, doc.data)
     merged.pop("extends", None)
     return merged, {**origins, **_origins(doc)}
@@ -158,9 +163,16 @@ def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
                  kb: KnowledgeBase | None = None) -> Profile:
     """The profile ``ref`` names (a name on the search path, or a file), normalised once. An NGC base's left-out
     CUDA, cuDNN and Python come from ``kb`` (without one, from the cached KB, read only then)."""
-    source = find_profile(str(ref), env)
+    return load_source(find_profile(str(ref), env), env, kb, [])
+
+
+def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: KnowledgeBase | None,
+                used: list[tuple[str, Path]]) -> LoadedProfile:
+    """``load_profile`` of a profile already found; ``used`` gains the `extends` references it followed."""
+    from envgen.profile.yamlsrc import load_yaml
+
     doc = load_yaml(source.path)
-    data, origins = _resolve(doc, env, (source.path.resolve(),))
+    data, origins = _resolve(doc, env, (source.path.resolve(),), used)
     data.pop("extends", None)
     notes = normalise(data, origins, source.path)
     if wants_ngc_defaults(notes.data) or wants_wheel_cuda(notes.data):

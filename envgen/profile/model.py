@@ -178,7 +178,7 @@ CROSS_FIELD_RULES: tuple[CrossFieldRule, ...] = (
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class Frameworks(Strict):

@@ -16,7 +16,11 @@ from typing import Any, TypeVar
 
 import typer
 
-from envgen.errors import EnvgenError, InputError
+from envgen.cli.check import HELP as CHECK_HELP
+from envgen.cli.check import PARAMS as CHECK_PARAMS
+from envgen.cli.errors import error_lines
+from envgen.cli.typed import typer_function
+from envgen.errors import InputError
 
 app = typer.Typer(
     name="envgen",
@@ -36,32 +40,20 @@ def _err(message: str) -> None:
 
 
 def handles_errors(func: F) -> F:
-    """Map library errors to one line and an exit code; Ctrl-C to exit 130."""
+    """Map library errors to one line and an exit code; Ctrl-C to exit 130 (``envgen.cli.errors``)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except EnvgenError as exc:
-            tail = getattr(exc, "tail", "")
-            if tail:
-                _err(tail.rstrip())
-            _err(f"error: {exc.one_line()}")
-            for line in getattr(exc, "more", ()):  # a profile's other problems, each at its own line
-                _err(f"error: {line}")
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            _err("interrupted: envgen tags an image only after its build and smoke test finish; "
-                 "run the command again (the build cache is kept)")
-            raise typer.Exit(130) from None
-        except Exception as exc:
-            from envgen.docker.client import as_engine_error
-
-            engine = as_engine_error(exc)  # the Docker SDK's own errors: one line, the engine's exit code
-            if engine is None:
+        except (Exception, KeyboardInterrupt) as exc:
+            mapped = error_lines(exc)
+            if mapped is None:
                 raise
-            _err(f"error: {engine.one_line()}")
-            raise typer.Exit(engine.exit_code) from None
+            lines, code = mapped
+            for line in lines:
+                _err(line)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -125,53 +117,15 @@ def schema_cmd() -> None:
     typer.echo(schema_text(), nl=False)
 
 
-@app.command("check")
-@handles_errors
-def check_cmd(
-    profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
-    gpu: list[str] | None = typer.Option(None, "--gpu", help="Target GPU name (repeatable), e.g. 'H100'."),
-    compute_capability: list[str] | None = typer.Option(
-        None, "--compute-capability", help="Target compute capability (repeatable), e.g. 8.0."
-    ),
-    driver: str | None = typer.Option(None, "--driver", help="Host driver version, e.g. 535.104.05."),
-    platform: str = typer.Option("linux", "--platform", metavar="linux|wsl2|windows",
-                                 help="Where the image runs: linux, wsl2 (the Windows driver inside WSL 2, and "
-                                      "WSL's own limits) or windows (the Windows driver minimums alone)."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable list of findings."),
-    resolve: bool = typer.Option(False, "--resolve", help="Also resolve the pip set for the image's platform "
-                                 "with uv (needs the package index)."),
-) -> None:
-    """Check a profile against the compatibility knowledge base before anything is built."""
-    from envgen.check import HostSpec, build_context, judge
-    from envgen.check.report import findings_to_json, format_findings
-    from envgen.kb.cache import cache_dir, load_kb_cached
-    from envgen.profile import load_profile
+def _check(**values: Any) -> None:
+    from envgen.cli.check import check
 
-    if platform not in ("linux", "windows", "wsl2"):
-        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux, wsl2 or windows")
-    kb = load_kb_cached(cache_dir(os.environ))
-    loaded = load_profile(profile, kb=kb)
-    host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
-                    platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
-    ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
-    findings = judge(ctx)
-    if resolve:
-        from envgen.errors import ResolverUnavailable
-        from envgen.lock.witness import witness
+    code = check(**values, echo=typer.echo)
+    if code:
+        raise typer.Exit(code)
 
-        try:
-            findings += witness(loaded, kb)
-        except ResolverUnavailable as exc:
-            typer.echo(f"envgen: {exc.one_line()}", err=True)
-    if as_json:
-        _echo_json(findings_to_json(findings))
-    else:
-        from envgen.check.scope import scope_line
 
-        typer.echo(format_findings(findings))
-        typer.echo(scope_line(ctx))
-    if any(f.severity == "error" for f in findings):
-        raise typer.Exit(1)
+app.command("check")(handles_errors(typer_function(CHECK_PARAMS, _check, CHECK_HELP)))
 
 
 @app.command("suggest")
@@ -533,10 +487,3 @@ def command() -> Any:
             if getattr(param, "param_type_name", "") == "argument":  # the name says it: no "<str>" after it
                 param.display_type_rich = lambda ctx: None
     return root
-
-
-def main() -> None:
-    # envgen runs no pydantic plugins; without this, the first model build scans every installed distribution's
-    # entry points (importlib.metadata, ~25 ms of a 0.3 s `envgen check`)
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    command()(prog_name="envgen")

@@ -1,0 +1,93 @@
+"""`envgen check`: its parameters (written once, ``envgen.cli.spec``), what it does, and the fast path that runs
+it without starting Typer (Typer and its pydantic adapters are a third of a check's start-up; a check is run on
+every edit of a profile)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from envgen.cli.spec import Param, argument, option, parse, switch
+from envgen.errors import InputError
+
+Echo = Callable[..., None]
+
+HELP = "Check a profile against the compatibility knowledge base before anything is built."
+PARAMS: tuple[Param, ...] = (
+    argument("profile", "Profile name or path to a YAML file."),
+    option("gpu", "--gpu", "Target GPU name (repeatable), e.g. 'H100'.", multiple=True),
+    option("compute_capability", "--compute-capability", "Target compute capability (repeatable), e.g. 8.0.",
+           multiple=True),
+    option("driver", "--driver", "Host driver version, e.g. 535.104.05."),
+    option("platform", "--platform", "Where the image runs: linux, wsl2 (the Windows driver inside WSL 2, and "
+           "WSL's own limits) or windows (the Windows driver minimums alone).", default="linux",
+           metavar="linux|wsl2|windows"),
+    switch("as_json", "--json", "Machine-readable list of findings."),
+    switch("resolve", "--resolve", "Also resolve the pip set for the image's platform with uv (needs the "
+           "package index)."),
+)
+PLATFORMS = ("linux", "windows", "wsl2")
+
+
+def _echo(text: str = "", err: bool = False) -> None:
+    stream = sys.stderr if err else sys.stdout
+    stream.write(f"{text}\n")
+    stream.flush()
+
+
+def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | None, driver: str | None,
+          platform: str, as_json: bool, resolve: bool, echo: Echo = _echo) -> int:
+    """Judge ``profile``; print the findings and what was looked at; 1 when any finding is an error."""
+    from envgen.check import HostSpec, build_context, judge
+    from envgen.check.report import findings_to_json, format_findings
+    from envgen.kb.cache import cache_dir, load_kb_keyed
+    from envgen.profile.cache import load_profile_cached
+
+    if platform not in PLATFORMS:
+        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux, wsl2 or windows")
+    directory = cache_dir(os.environ)
+    kb, kb_key = load_kb_keyed(directory)
+    loaded = load_profile_cached(profile, directory if kb_key else None, kb, kb_key)
+    host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
+                    platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
+    ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
+    findings = judge(ctx)
+    if resolve:
+        from envgen.errors import ResolverUnavailable
+        from envgen.lock.witness import witness
+
+        try:
+            findings += witness(loaded, kb)
+        except ResolverUnavailable as exc:
+            echo(f"envgen: {exc.one_line()}", err=True)
+    if as_json:
+        import json
+
+        echo(json.dumps(findings_to_json(findings), indent=2, sort_keys=True))
+    else:
+        from envgen.check.scope import scope_line
+
+        echo(format_findings(findings))
+        echo(scope_line(ctx))
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def fast(argv: Sequence[str]) -> int | None:
+    """Run `envgen check ARGV` without Typer; None when the command line is not a plain, well-formed one (Typer
+    then parses it and words its errors)."""
+    from envgen.cli.errors import error_lines
+
+    values = parse(PARAMS, argv)
+    if values is None:
+        return None
+    try:
+        return check(**values)  # type: ignore[arg-type]
+    except (Exception, KeyboardInterrupt) as exc:
+        mapped = error_lines(exc)
+        if mapped is None:
+            raise
+        lines, code = mapped
+        for line in lines:
+            _echo(line, err=True)
+        return code

@@ -1,0 +1,81 @@
+"""A command's parameters written once, as data: the Typer command is made from them (``envgen.cli.typed``)
+and so is the fast path that runs `envgen check` without starting Typer (``parse``).
+
+``parse`` understands only well-formed command lines (the argument, ``--name value``, ``--name=value``, flags,
+repeated options where the option takes several); anything else (``--help``, an unknown or misspelt option, a
+missing value or argument, ``--``) returns None, and the caller hands the whole command line to Typer, so every
+message about a malformed command line is Typer's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["argument", "option", "flag"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: ``name`` is the Python name the command function takes."""
+
+    name: str
+    kind: Kind
+    help: str
+    flag: str = ""  # the option's spelling, "--gpu"; empty for the argument
+    multiple: bool = False  # repeatable option: a list (None when not given)
+    default: str | None = None  # an option's value when not given (flags: False)
+    metavar: str | None = None
+
+
+def argument(name: str, help: str) -> Param:
+    return Param(name, "argument", help)
+
+
+def option(name: str, flag: str, help: str, *, multiple: bool = False, default: str | None = None,
+           metavar: str | None = None) -> Param:
+    return Param(name, "option", help, flag, multiple, default, metavar)
+
+
+def switch(name: str, flag: str, help: str) -> Param:
+    return Param(name, "flag", help, flag)
+
+
+def defaults(params: Sequence[Param]) -> dict[str, object]:
+    return {p.name: (False if p.kind == "flag" else None if p.multiple else p.default)
+            for p in params if p.kind != "argument"}
+
+
+def parse(params: Sequence[Param], argv: Sequence[str]) -> dict[str, object] | None:
+    """The values ``argv`` gives (as the Typer command would receive them), or None when the line is not one
+    this parser is sure of (then Typer parses it, and words any error)."""
+    by_flag = {p.flag: p for p in params if p.kind != "argument"}
+    positional = [p for p in params if p.kind == "argument"]
+    values, given = defaults(params), []
+    tokens = list(argv)
+    while tokens:
+        token = tokens.pop(0)
+        if not token.startswith("-") or token == "-":
+            given.append(token)
+            continue
+        name, eq, inline = token.partition("=")
+        param = by_flag.get(name)
+        if param is None:  # --help, an unknown option, a short option, "--"
+            return None
+        if param.kind == "flag":
+            if eq:
+                return None
+            values[param.name] = True
+            continue
+        if not eq and not tokens:
+            return None  # an option without its value
+        value = inline if eq else tokens.pop(0)
+        if param.multiple:
+            values[param.name] = [*(values[param.name] or []), value]  # type: ignore[misc]
+        else:
+            values[param.name] = value
+    if len(given) != len(positional):
+        return None
+    values.update({p.name: value for p, value in zip(positional, given, strict=True)})
+    return values

@@ -1,0 +1,81 @@
+"""A cache of loaded profiles, so `envgen check` does not parse, merge, normalise and validate the same YAML on
+every run (pydantic builds the profile's validators on first use: a third of what loading costs).
+
+One file per profile reference (``profile-<sha>.pickle`` beside the KB cache). It is served only when everything
+that decides what ``load_profile`` returns is unchanged: the bytes of the profile file and of every file its
+`extends` chain read, that each `extends` reference still finds the same file, the profile layer's code, the
+interpreter and pydantic versions, and the knowledge base it was loaded with (its cache key: an NGC base's
+defaults come from it). Anything else loads from YAML and rewrites the entry. A profile that fails to load is
+never cached, so its errors are always the loader's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envgen.files import write_atomically
+from envgen.profile.loader import LoadedProfile, find_profile, load_source
+
+if TYPE_CHECKING:
+    from envgen.kb.knowledge import KnowledgeBase
+
+_PREFIX = "profile-"
+Used = list[tuple[str, Path]]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _salt(kb_key: str) -> str:
+    """The code and versions a cached profile was made by, and the KB it read."""
+    import pydantic
+
+    digest = hashlib.sha256(f"{sys.version_info[:3]}|{pydantic.VERSION}|{kb_key}\0".encode())
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _fresh(entry: object, salt: str, env: Mapping[str, str] | None) -> LoadedProfile | None:
+    if not (isinstance(entry, dict) and entry.get("salt") == salt and isinstance(entry.get("profile"), LoadedProfile)):
+        return None
+    for ref, path in entry["used"]:
+        if find_profile(ref, env).path != path:  # an `extends` now finds another file (a new one shadows it)
+            return None
+    for path, digest in entry["files"]:
+        if _digest(path) != digest:
+            return None
+    profile: LoadedProfile = entry["profile"]
+    return profile
+
+
+def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_key: str,
+                        env: Mapping[str, str] | None = None) -> LoadedProfile:
+    """``load_profile(ref, env, kb)``, served from ``directory`` when a fresh entry is there (None: no cache)."""
+    source = find_profile(ref, env)
+    if directory is None:
+        return load_source(source, env, kb, [])
+    search = (os.environ if env is None else env).get("ENVGEN_PROFILE_PATH", "")
+    name = hashlib.sha256(f"{ref}\0{source.path}\0{search}".encode()).hexdigest()[:32]
+    target, salt = directory / f"{_PREFIX}{name}.pickle", _salt(kb_key)
+    try:
+        found = _fresh(pickle.loads(target.read_bytes()), salt, env)
+        if found is not None:
+            return found
+    except Exception:  # noqa: BLE001 - absent, torn, from other code, or a file now unreadable: load it afresh
+        pass
+    used: Used = []
+    profile = load_source(source, env, kb, used)
+    files = [source.path, *(path for _, path in used)]
+    entry = {"salt": salt, "used": used, "files": [(path, _digest(path)) for path in files], "profile": profile}
+    with contextlib.suppress(OSError):  # a cache that cannot be written (read-only home) is simply not kept
+        write_atomically(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+    return profile

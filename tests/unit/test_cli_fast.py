@@ -1,0 +1,81 @@
+"""`envgen check` without Typer: the fast path answers exactly as the Typer command does, and starts neither
+Typer nor the YAML parser when the caches serve."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envgen.cli.check import PARAMS, fast
+from envgen.cli.commands import app
+from envgen.cli.spec import parse
+
+REPO = Path(__file__).resolve().parents[2]
+USERS = REPO / "tests" / "corpus" / "users"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["p"], {"profile": "p"}),
+    (["p", "--gpu", "H100", "--gpu=A100", "--driver", "535.104.05"],
+     {"profile": "p", "gpu": ["H100", "A100"], "driver": "535.104.05"}),
+    (["--json", "p", "--platform=wsl2", "--resolve"], {"profile": "p", "as_json": True, "platform": "wsl2",
+                                                       "resolve": True}),
+    (["p", "--driver", "1", "--driver", "2"], {"profile": "p", "driver": "2"}),  # click: the last one wins
+    (["p", "--gpu="], {"profile": "p", "gpu": [""]}),
+    (["p", "--compute-capability", "8.0"], {"profile": "p", "compute_capability": ["8.0"]}),
+])
+def test_parse_reads_well_formed_lines(argv: list[str], expected: dict[str, object]) -> None:
+    defaults = {"gpu": None, "compute_capability": None, "driver": None, "platform": "linux", "as_json": False,
+                "resolve": False}
+    assert parse(PARAMS, argv) == {**defaults, **expected}
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--help"], ["p", "--help"], ["p", "q"], ["p", "--gpux", "1"], ["p", "--driver"], ["p", "--json=1"],
+    ["p", "-h"], ["p", "--"], ["-1"], ["p", "--gp", "H100"],
+])
+def test_parse_leaves_everything_else_to_typer(argv: list[str]) -> None:
+    assert parse(PARAMS, argv) is None
+    assert fast(argv) is None
+
+
+LINES = [
+    ["modern-a100"],
+    ["legacy-maxwell", "--gpu", "GTX 950M", "--driver", "470.82.01"],
+    ["modern-a100", "--json", "--gpu=H100", "--gpu", "RTX 4090"],
+    ["ngc-tensorflow", "--platform", "wsl2", "--driver", "535.104.05"],
+    ["cpu-minimal", "--compute-capability", "8.0"],
+    ["modern-a100", "--platform", "bogus"],  # an input error of the command itself
+    ["modern-a100", "--driver", "550"],  # a branch, not a version: exit 2
+    ["no-such-profile"],
+    ["modern-a100.yaml"],  # a built-in named as a file: the did-you-mean
+    *([str(p)] for p in sorted(USERS.glob("*.yaml"))[:12]),
+]
+
+
+@pytest.mark.parametrize("argv", LINES, ids=lambda a: " ".join(Path(x).name for x in a))
+def test_fast_path_answers_as_the_typer_command(argv: list[str], capfd: pytest.CaptureFixture[str]) -> None:
+    typer_run = CliRunner().invoke(app, ["check", *argv])
+    code = fast(argv)
+    out, err = capfd.readouterr()
+    assert code == typer_run.exit_code
+    assert out == typer_run.stdout
+    assert err == typer_run.stderr
+
+
+def test_check_starts_neither_typer_nor_yaml(tmp_path: Path) -> None:
+    """With the KB and profile caches warm, `envgen check` imports no Typer, Click or PyYAML."""
+    env = {**os.environ, "ENVGEN_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; sys.argv = ['envgen', 'check', 'modern-a100']\n"
+            "from envgen.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'click', 'yaml', 'jinja2', "
+            "'docker'}))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+            for _ in range(2)]  # the first run fills the caches
+    assert runs[1].stdout.splitlines()[-1] == "LOADED []", runs[1].stdout[-400:]
