@@ -25,7 +25,7 @@ from envgen.kb.models import (
     TensorflowPackage,
     TorchRelease,
 )
-from envgen.kb.pypackages import FrameworkRequires, PackageBreak
+from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
 from envgen.paths import kb_data_dir
 
 # libyaml's C loader when PyYAML was built with it (5x faster on these files), else the pure-Python one;
@@ -53,6 +53,8 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
     "python_packages": (PackageBreak, "package_breaks"),
     "framework_requires": (FrameworkRequires, "framework_requires"),
+    "pip_names": (PipName, "pip_names"),
+    "common_pip_names": (CommonPipNames, "common_pip_names"),
 }
 
 
