@@ -1,7 +1,9 @@
 """The Python distributions the install plan puts into the image, by PEP 503 name: the frameworks' pins (as the
 distribution that carries them, with its extras and, for torch, the CUDA build of its local label), the
 frameworks the base image provides, ``packages.pip`` and (conda profiles) ``packages.conda``. An NGC base's
-frameworks are left out: NVIDIA builds them against its own packages."""
+frameworks are left out: NVIDIA builds them against its own packages. A ``packages.pip`` line that floats (a range,
+an unpinned name) is no installed version: ``floating`` gives those, with their specifier; a line whose marker does
+not hold in the image is in neither."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from envgen.check.context import CheckContext
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import FrameworkRequires
 from envgen.profile.normalise import canonical
+from envgen.profile.requirements import PipLine, try_parse
 
 _PIP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?==(.+)$")
 
@@ -48,6 +51,42 @@ def _pin(spec: str, origin: str) -> Installed | None:
     return Installed(name, version, origin, extras, build)
 
 
+@dataclass(frozen=True)
+class Floating:
+    """A ``packages.pip`` line pip resolves: ``numpy>=1.20,<2``, ``six``."""
+
+    line: PipLine
+    origin: str = "packages.pip"
+
+    @property
+    def name(self) -> str:
+        return self.line.name
+
+    @property
+    def spec(self) -> str:
+        return self.line.specifier
+
+    @property
+    def label(self) -> str:
+        return self.line.requirement
+
+
+def _user_lines(ctx: CheckContext) -> list[PipLine]:
+    """The plan's packages.pip lines whose marker holds in the image."""
+    return [line for spec in ctx.plan.user_pip for line in [try_parse(spec)]
+            if line is not None and line.applies(ctx.profile.python)]
+
+
+def floating(ctx: CheckContext) -> dict[str, Floating]:
+    """The packages.pip lines that float, by name (a name pinned exactly elsewhere in the plan is not floating)."""
+    pinned = installed(ctx)
+    out: dict[str, Floating] = {}
+    for line in _user_lines(ctx):
+        if line.floats and line.name not in pinned:
+            out.setdefault(line.name, Floating(line))
+    return out
+
+
 def installed(ctx: CheckContext) -> dict[str, Installed]:
     """Every distribution the plan installs, by name (the first statement of a name wins, as the frameworks'
     stage comes first)."""
@@ -55,7 +94,7 @@ def installed(ctx: CheckContext) -> dict[str, Installed]:
     specs = [(p, "frameworks") for p in plan.framework_pip]
     if ctx.ngc is None:
         specs += [(p, "base image") for p in plan.preinstalled]
-    specs += [(p, "packages.pip") for p in plan.user_pip]
+    specs += [(line.requirement, "packages.pip") for line in _user_lines(ctx) if not line.floats]
     for spec, origin in specs:
         item = _pin(spec, origin)
         if item is not None:

@@ -17,6 +17,7 @@ from envgen.check import (
     rules_gpu,
     rules_libraries,
     rules_lock,
+    rules_names,
     rules_ngc,
     rules_packages,
     rules_platform,
@@ -47,5 +48,6 @@ RULES: tuple[Rule, ...] = (
     *rules_extensions.RULES,
     *rules_ext_build.RULES,
     *rules_lock.RULES,
+    *rules_names.RULES,
     *rules_extras.RULES,
 )

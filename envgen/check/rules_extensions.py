@@ -179,7 +179,7 @@ def _cudnn_pin(ctx: CheckContext, major: int) -> tuple[str, str, str] | None:
     """(version, who pins it, cite) of the nvidia-cudnn-cu<major> the image gets: the profile's own pin in
     packages.pip, else the one torch's wheel requires."""
     wheel = f"nvidia-cudnn-cu{major}"
-    for spec in ctx.profile.packages.pip:
+    for spec in ctx.profile.pip_pins:
         name, _, version = spec.partition("==")
         if name.strip().lower() == wheel:
             return version, f"packages.pip pins {wheel}=={version}", "packages.pip"

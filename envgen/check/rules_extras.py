@@ -24,12 +24,12 @@ def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
     if source is not None and lock_path(source).is_file():
         return []  # a lock resolves the environment and the extras together
     out = []
-    for pin in profile.packages.pip:
-        name = pin.split("==", 1)[0].split("[", 1)[0].strip().lower()
+    for line in profile.pip_installed:
+        name, pin = line.name, line.requirement
         if name in VENV_TOOLS:
             out.append(finding(
                 "error", "extra-moves-env-tool",
-                f"packages.pip pins {pin.split(';')[0].strip()}, a tool the environment layer already holds (the "
+                f"packages.pip names {pin}, a tool the environment layer already holds (the "
                 f"venv of the base's Python): an unlocked build installs the extras with the environment's own "
                 f"versions as constraints, so this pin fails the build",
                 f"drop {name} from packages.pip (the environment keeps its own), or lock the profile "

@@ -46,4 +46,62 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
     return []
 
 
-RULES = (lock_state,)
+def _locked_versions(ctx: CheckContext) -> tuple[dict[str, str], str] | None:
+    """name -> version of a current lock beside the profile, and its file name; None without one (or a stale one)."""
+    from envgen.profile.loader import profile_source
+
+    source = profile_source(ctx.profile)
+    if source is None or ctx.profile.installer != "pip":
+        return None
+    from envgen.errors import InputError
+    from envgen.profile.lockfile import check_inputs, lock_path, read_lock
+
+    path = lock_path(source)
+    if not path.is_file():
+        return None
+    try:
+        lock = read_lock(path)
+        check_inputs(lock, ctx.profile, ctx.plan.framework_pip, lock.inputs.apt or ())
+    except InputError:
+        return None
+    return {e.name: e.version for e in (*lock.environment, *lock.extras)}, path.name
+
+
+def floating_lines(ctx: CheckContext) -> list[Finding]:
+    """Each packages.pip line that floats (a range, an unpinned name): what pins it (a current lock), or that the
+    build resolves it the day it runs; and each line whose marker leaves it out of the image."""
+    from envgen.check.installs import floating
+
+    out = [finding("info", "pip-marker-skips",
+                   f"packages.pip line {line.text!r}: its marker does not hold in the image (CPython "
+                   f"{ctx.profile.python} on Linux x86-64), so pip skips it", "nothing to do, or drop the line",
+                   "https://packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers")
+           for line in ctx.profile.pip_lines if not line.applies(ctx.profile.python)]
+    floats = floating(ctx)
+    if not floats:
+        return out
+    locked = _locked_versions(ctx)
+    resolve = f"`envgen check {ctx.profile.name} --resolve` shows what it resolves to today"
+    for item in floats.values():
+        what = f"packages.pip line {item.line.text!r} floats ({'a range' if item.spec else 'no version given'})"
+        if ctx.kb.extension(item.name) is not None:
+            out.append(finding("error", "ext-floating",
+                               f"{what}: {item.name} is a GPU extension package, judged per release (its kernels' "
+                               "GPUs, its CUDA build, the torch it was built for, wheel or source build)",
+                               f"pin it exactly ({item.line.raw_name}{item.line.extras_text}==X.Y.Z)",
+                               "extensions.yaml (envgen/kb/data): rows per release"))
+            continue
+        if locked is not None and item.name in locked[0]:
+            out.append(finding("info", "pip-floating", f"{what}: the lock pins {item.name}=={locked[0][item.name]} "
+                               f"({locked[1]})", f"nothing to do; `envgen lock {ctx.profile.name}` again moves it "
+                               "to the newest release the line allows", _SOURCE))
+            continue
+        out.append(finding("warning", "pip-floating",
+                           f"{what}: without a lock the build resolves it the day it runs (the newest release the "
+                           "line allows), so two builds can differ",
+                           f"run `envgen lock {ctx.profile.name}` to pin what it resolves to, or pin it with ==; "
+                           f"{resolve}", _SOURCE))
+    return out
+
+
+RULES = (lock_state, floating_lines)

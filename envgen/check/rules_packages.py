@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding, Severity
-from envgen.check.installs import Installed, installed
+from envgen.check.installs import Floating, Installed, floating, installed
 from envgen.check.util import finding
 from envgen.kb.pypackages import FrameworkRequires, PackageBreak, Requirement, Side
-from envgen.kb.specifiers import contains, exact
+from envgen.kb.specifiers import contains, exact, overlaps, within
 from envgen.kb.versions import minor, vtuple
 
 _SEVERITY: dict[str, Severity] = {"runtime": "error", "ceiling": "error", "notice": "info"}
@@ -61,17 +61,19 @@ def _unpinned_finding(row: PackageBreak, pkg: Installed) -> Finding:
 
 
 def _unpinned(ctx: CheckContext, have: dict[str, Installed]) -> list[tuple[PackageBreak, Installed]]:
-    """Rows whose `other` the profile leaves unpinned where pip's newest choice falls into the break. Not on a base
-    that carries a Python environment (NGC, base_provides): pip keeps the numpy it finds there when it fits."""
+    """Rows whose `other` the profile leaves out, where pip's newest choice falls into the break (a line of the
+    profile that names `other` with a range is judged by ``range_breaks``). Not on a base that carries a Python
+    environment (NGC, base_provides): pip keeps the numpy it finds there when it fits."""
     if ctx.ngc is not None or ctx.profile.base_frameworks:
         return []
+    named = set(have) | set(floating(ctx))
     out = []
     python = vtuple(ctx.profile.python_minor)
     for row in ctx.kb.package_breaks:
         if row.unpinned is None or row.other is None or python < vtuple(row.unpinned.python_min):
             continue
         pkg = _side(have, row.package.names, row.package.versions)
-        if pkg is not None and not any(n in have for n in row.other.names) and not _capped(ctx, have, row.other):
+        if pkg is not None and not any(n in named for n in row.other.names) and not _capped(ctx, have, row.other):
             out.append((row, pkg))
     return out
 
@@ -83,7 +85,80 @@ def package_breaks(ctx: CheckContext) -> list[Finding]:
         held = _holds(row, have, env)
         if held is not None:
             out.append(_break_finding(row, *held))
-    return out + [_unpinned_finding(row, pkg) for row, pkg in _unpinned(ctx, have)]
+    return out + [_unpinned_finding(row, pkg) for row, pkg in _unpinned(ctx, have)] + range_breaks(ctx, have, env)
+
+
+Pick = tuple["Installed | Floating", bool]  # what holds a side, and whether every release it allows is in the break
+
+
+def _pick(have: dict[str, Installed], floats: dict[str, Floating], side: Side) -> Pick | None:
+    pinned = _side(have, side.names, side.versions)
+    if pinned is not None:
+        return pinned, True
+    for name in side.names:
+        line = floats.get(name)
+        if line is not None and overlaps(line.spec, side.versions):
+            return line, within(line.spec, side.versions)
+    return None
+
+
+def _range_finding(row: PackageBreak, picks: list[tuple[Pick, Side]], all_in: bool) -> Finding:
+    def said(item: Installed | Floating) -> str:
+        unpinned = ", unpinned" if isinstance(item, Floating) and not item.spec else ""
+        return f"{item.label} ({item.origin}{unpinned})"
+
+    lines = [(item, sure, side) for (item, sure), side in picks if isinstance(item, Floating)]
+    fixed = [said(item) for (item, _), _ in picks if not isinstance(item, Floating)]
+    with_ = f" with {' and '.join(fixed)}" if fixed else ""
+    if all_in:
+        head = " and ".join(f"{said(item)} allows only {' or '.join(side.names)} {side.versions}" for item, _, side
+                            in lines)
+        what = f"{head}{with_}, and there {row.shows} fails"
+        return finding(_SEVERITY[row.kind], f"pkg-{row.kind}", f"{what}: \"{row.error}\"", row.fix, row.cite())
+    head = " and ".join(f"{said(item)} allows {' or '.join(side.names)} {side.versions}" for item, _, side in lines)
+    narrow = f"narrow the range to leave the break out (such as {row.unpinned.pin}); " if row.unpinned else \
+        "narrow the range to leave the break out; "
+    return finding("warning", "pkg-range-allows",
+                   f"{head}, which breaks{with_}: pip may take such a release, and then {row.shows} fails: "
+                   f"\"{row.error}\"", narrow + row.fix, row.cite())
+
+
+def range_breaks(ctx: CheckContext, have: dict[str, Installed], env: dict[str, str]) -> list[Finding]:
+    """A break a floating packages.pip line may walk into: a warning when the line allows a broken release, the
+    row's own finding when it allows only broken ones. Not where a framework's metadata keeps pip out of the
+    range (TensorFlow's numpy<2)."""
+    floats = floating(ctx)
+    if not floats:
+        return []
+    out = []
+    for row in ctx.kb.package_breaks:
+        if row.same_series or row.kind == "notice" or any(env.get(k) != v for k, v in row.env.items()):
+            continue
+        pkg = _pick(have, floats, row.package)
+        if pkg is None:
+            continue
+        picks = [(pkg, row.package)]
+        if row.other is not None:
+            other_named = any(n in have or n in floats for n in row.other.names)
+            if row.other_absent:
+                if other_named:
+                    continue
+            else:
+                other = _pick(have, floats, row.other)
+                if other is None:
+                    continue
+                picks.append((other, row.other))
+        if not any(isinstance(item, Floating) for (item, _), _ in picks):
+            continue  # every side pinned: package_breaks reports it
+        all_in = all(sure for (_, sure), _ in picks)
+        # a possible break needs every other side fixed (two floating sides: the resolver picks a pair, newest
+        # first), and no ceiling (pip keeps out of a limit the metadata states)
+        if not all_in and (sum(not sure for (_, sure), _ in picks) > 1 or row.kind == "ceiling"):
+            continue
+        if not all_in and any(isinstance(item, Floating) and _capped(ctx, have, side) for (item, _), side in picks):
+            continue
+        out.append(_range_finding(row, picks, all_in))
+    return out
 
 
 def safe_pins(ctx: CheckContext) -> list[tuple[str, PackageBreak]]:
@@ -130,12 +205,23 @@ def _requires(ctx: CheckContext, have: dict[str, Installed]) -> Stated:
 
 
 def framework_requires(ctx: CheckContext) -> list[Finding]:
-    """A pin of the profile outside the range a framework's own metadata declares for it."""
+    """A pin of the profile outside the range a framework's own metadata declares for it, or a range that allows no
+    release inside it."""
     have = installed(ctx)
     reported = _reported(ctx, have)
+    floats = floating(ctx)
     out = []
     for item, row, reqs in _requires(ctx, have):
         for req in reqs:
+            line = floats.get(req.name)
+            if line is not None and req.spec and not overlaps(line.spec, req.spec):
+                out.append(finding(
+                    "error", "pkg-requires-conflict",
+                    f"{item.label} declares {req.name}{req.spec} (its wheel's Requires-Dist"
+                    f"{', extra ' + req.extra if req.extra else ''}) but the profile's {line.label} ({line.origin}) "
+                    f"allows no release inside it: pip refuses the pair (ResolutionImpossible)",
+                    f"write a range that meets {req.spec}, or drop the line and let pip choose", row.cite()))
+                continue
             pin = have.get(req.name)
             if pin is None or pin.name == item.name or (item.name, pin.name) in reported:
                 continue

@@ -177,6 +177,43 @@ def suggest_cmd(
     _err(summary(result, written))
 
 
+@app.command("init")
+@handles_errors
+def init_cmd(
+    out: Path | None = typer.Option(None, "-o", "--output", help="Write the profile here (its name is the file's)."),
+    gpu: str | None = typer.Option(None, "--gpu", help="Target GPU (a GPU profile, as envgen suggest finds it); "
+                                                       "left out: a CPU profile."),
+    frameworks: str | None = typer.Option(None, "--frameworks", help="tensorflow,pytorch (optionally pinned); "
+                                                                     "left out: pytorch with --gpu, none without."),
+    python: str | None = typer.Option(None, "--python", help="Python X.Y (CPU default 3.11)."),
+    driver: str | None = typer.Option(None, "--driver", help="Host driver version (with --gpu)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+) -> None:
+    """Write a first profile from a few options (no questions): it passes `envgen check`."""
+    from envgen.check.findings import parse_driver
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.suggest.init import InitRequest, init_profile
+    from envgen.suggest.recipes import load_recipes
+    from envgen.suggest.search import parse_frameworks
+    from envgen.suggest.write import file_profile_name
+
+    if out is not None and out.exists() and not force:
+        raise InputError(f"option -o = {str(out)!r}: the file exists", fix="choose another file, or add --force")
+    if python is not None and not (len(python.split(".")) in (2, 3) and all(p.isdigit() for p in python.split("."))):
+        raise InputError(f"option --python = {python!r} is not a Python version", fix="write it as 3.11")
+    request = InitRequest(name=file_profile_name(out) if out else "my-profile",
+                          frameworks=parse_frameworks(frameworks) if frameworks else {}, gpu=gpu,
+                          driver=parse_driver(driver), python=python)
+    text = init_profile(load_kb_cached(cache_dir(os.environ)), load_recipes(), request)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    from envgen.files import USER_FILE, write_atomically
+
+    write_atomically(out, text, USER_FILE)
+    _err(f"wrote {out} (profile {request.name}); next: envgen check {out}")
+
+
 # --- render / export -------------------------------------------------------------------------
 
 

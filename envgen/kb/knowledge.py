@@ -26,7 +26,7 @@ from envgen.kb.models import (
     TorchVariant,
 )
 from envgen.kb.names import model_number, normalise
-from envgen.kb.pypackages import FrameworkRequires
+from envgen.kb.pypackages import FrameworkRequires, PipName
 from envgen.kb.tables import Tables
 from envgen.kb.versions import minor, same_version, vtuple
 
@@ -116,6 +116,22 @@ class KnowledgeBase(Tables):
         rows = [r for r in self.framework_requires if r.distribution == distribution
                 and same_version(r.version, base) and (r.build is None or build is None or r.build == build)]
         return next((r for r in rows if r.version == base), rows[0] if rows else None)
+
+    def pip_name(self, name: str) -> PipName | None:
+        """The row of a distribution name that does not install what users mean ("pytorch" -> torch)."""
+        return next((row for row in self.pip_names if row.name == name), None)
+
+    @functools.cached_property
+    def known_distributions(self) -> frozenset[str]:
+        """Every distribution name (PEP 503) the tables name: the common list, the frameworks and their
+        Requires-Dist, the extension packages, both sides of every package break, the TensorFlow distributions."""
+        names = {n for row in self.common_pip_names for n in row.names}
+        names |= {r.distribution for r in self.framework_requires}
+        names |= {req.name for r in self.framework_requires for req in r.requires}
+        names |= {e.package for e in self.extensions}
+        names |= {n for row in self.package_breaks for side in (row.package, row.other) if side for n in side.names}
+        names |= {"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "torch", "torchvision", "torchaudio"}
+        return frozenset(names)
 
     # --- TensorFlow -------------------------------------------------------------------------
 

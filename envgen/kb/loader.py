@@ -26,7 +26,7 @@ from envgen.kb.models import (
     TensorflowPackage,
     TorchRelease,
 )
-from envgen.kb.pypackages import FrameworkRequires, PackageBreak
+from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
 from envgen.paths import kb_data_dir
 
 # libyaml's C loader when PyYAML was built with it (5x faster on these files), else the pure-Python one;
@@ -57,6 +57,8 @@ TABLES: dict[str, tuple[type[BaseModel], str]] = {
     "framework_pip": (FrameworkPip, "framework_pip"),
     "framework_conda": (FrameworkConda, "framework_conda"),
     "framework_refused": (FrameworkRefused, "framework_refused"),
+    "pip_names": (PipName, "pip_names"),
+    "common_pip_names": (CommonPipNames, "common_pip_names"),
 }
 
 

@@ -101,3 +101,29 @@ class FrameworkRequires(Row):
         """The requirements that hold for a CPython minor with these extras."""
         return [r for r in self.requires
                 if (not r.extra or r.extra in extras) and (not r.python or python in r.python)]
+
+
+class PipName(Row):
+    """A distribution name users write that does not install what they mean (``pip_names.yaml``): PyPI's
+    placeholder ``pytorch``, the import name ``cv2``, a name PyPI has no release of."""
+
+    FILE: ClassVar[str] = "pip_names.yaml"
+    name: str  # PEP 503, as written: "pytorch", "scikitlearn"
+    use: str  # the distribution meant: "torch", "scikit-learn"
+    severity: Literal["error", "warning"]  # error: pip fails (a stub that raises, no such release); warning: works
+    why: str  # what PyPI has under the name
+
+    @property
+    def key(self) -> str:
+        return f"pip_names.{self.name}"
+
+
+class CommonPipNames(Row):
+    """Distribution names a did-you-mean compares an unknown name with, beside the ones the KB's tables name."""
+
+    FILE: ClassVar[str] = "pip_names.yaml"
+    names: list[str] = Field(min_length=1)
+
+    @property
+    def key(self) -> str:
+        return "common_pip_names"

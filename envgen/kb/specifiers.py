@@ -82,3 +82,56 @@ def exact(spec: str) -> str | None:
     if len(clauses) == 1 and clauses[0].startswith("==") and not clauses[0].endswith("*"):
         return clauses[0].lstrip("=").strip()
     return None
+
+
+def _boundaries(spec: str) -> set[tuple[int, ...]]:
+    """The release numbers where ``spec`` can change its answer: each clause's version, the upper end of a
+    ``~=`` or ``==X.*`` clause."""
+    out: set[tuple[int, ...]] = set()
+    for clause in _clauses(spec):
+        m = _CLAUSE.match(clause)
+        if m is None:
+            continue
+        op, target = m.group(1), m.group(2)
+        t = vtuple(target[:-2] if target.endswith(".*") else target)
+        if not t:
+            continue
+        out.add(t)
+        if target.endswith(".*"):
+            out.add(t[:-1] + (t[-1] + 1,))
+        elif op == "~=" and len(t) > 1:
+            out.add(t[:-2] + (t[-2] + 1,))
+    return out
+
+
+def _below(t: tuple[int, ...]) -> tuple[int, ...] | None:
+    """A release just below ``t`` (above every release that is below it in practice): (2, 0, 0) -> (1, 99999)."""
+    parts = list(t)
+    while parts and parts[-1] == 0:
+        parts.pop()
+    if not parts:
+        return None
+    return (*parts[:-1], parts[-1] - 1, 99999)
+
+
+def _probes(*specs: str) -> list[str]:
+    """Versions that stand for every stretch between the specifiers' boundaries: each boundary, a release just
+    below and just above it, one below all and one above all."""
+    points: set[tuple[int, ...]] = {(0,), (99999,)}
+    for t in set().union(*(_boundaries(s) for s in specs)):
+        points |= {t, (*t, 0, 0, 0, 0, 1)}
+        below = _below(t)
+        if below is not None:
+            points.add(below)
+    return [".".join(map(str, p)) for p in sorted(points)]
+
+
+def overlaps(a: str, b: str) -> bool:
+    """Does some release satisfy both specifiers? (``>=1.20`` and ``>=2.0``: yes; ``<2`` and ``>=2.0``: no.)"""
+    return any(contains(a, v) and contains(b, v) for v in _probes(a, b))
+
+
+def within(a: str, b: str) -> bool:
+    """Does every release ``a`` admits satisfy ``b`` too? (``>=2.1`` within ``>=2.0``: yes; ``>=1.20``: no.) An
+    ``a`` that admits nothing is within anything."""
+    return all(contains(b, v) for v in _probes(a, b) if contains(a, v))

@@ -21,7 +21,7 @@ from envgen.kb.models import (
     TensorflowPackage,
     TorchRelease,
 )
-from envgen.kb.pypackages import FrameworkRequires, PackageBreak
+from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
 from envgen.kb.versions import minor, same_prefix, vtuple
 
 
@@ -46,6 +46,8 @@ class Tables:
     torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
     package_breaks: list[PackageBreak] = field(default_factory=list)
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
+    pip_names: list[PipName] = field(default_factory=list)
+    common_pip_names: list[CommonPipNames] = field(default_factory=list)
     framework_pip: list[FrameworkPip] = field(default_factory=list)
     framework_conda: list[FrameworkConda] = field(default_factory=list)
     framework_refused: list[FrameworkRefused] = field(default_factory=list)

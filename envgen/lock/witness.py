@@ -26,6 +26,7 @@ from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
 from envgen.lock.lock_uv import uv_platform, uv_resolve
 from envgen.profile import Profile
+from envgen.profile.lockfile import LockEntry
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
                 "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")
@@ -130,4 +131,17 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
                      "pin a version of it that publishes a wheel, or add build tools to packages.apt if it compiles",
                      SOURCE) for pin in resolved.sdists]
     return built + verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins,
-                           resolver)
+                           resolver) + floating_today(profile, entries, platform)
+
+
+def floating_today(profile: Profile, entries: Mapping[str, LockEntry], platform: Platform) -> list[Finding]:
+    """What each floating packages.pip line resolves to today (a lock, or the build, would take the same)."""
+    out = []
+    for line in profile.pip_installed:
+        entry = entries.get(line.name)
+        if line.floats and entry is not None:
+            out.append(finding("info", "resolve-floating",
+                               f"packages.pip line {line.text!r} resolves to {entry.name}=={entry.version} today "
+                               f"({platform.note})", f"pin {line.raw_name}{line.extras_text}=={entry.version} to "
+                               f"keep it, or `envgen lock {profile.name}`", SOURCE))
+    return out

@@ -5,7 +5,6 @@ check's rules judge them, the render writes the build stages."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from envgen.kb import KnowledgeBase
@@ -13,9 +12,6 @@ from envgen.kb.extensions import ExtensionPackage, ExtensionRelease
 from envgen.kb.versions import cc_tuple, minor
 from envgen.plan.stack import Stack
 from envgen.profile import Profile
-from envgen.profile.normalise import canonical
-
-_PIP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
 
 
 @dataclass(frozen=True)
@@ -37,14 +33,11 @@ class Extension:
 def extensions(profile: Profile, kb: KnowledgeBase) -> list[Extension]:
     """The profile's ``packages.pip`` entries that have a row in extensions.yaml, in profile order."""
     out = []
-    for spec in profile.packages.pip:
-        m = _PIP.match(spec.strip())
-        if m is None:
-            continue
-        row = kb.extension(canonical(m.group(1)))
-        if row is not None:
-            version = m.group(3)
-            out.append(Extension(row, spec, (m.group(2) or "").lower(), version, row.release(version)))
+    for line in profile.pip_installed:
+        version = line.exact
+        row = kb.extension(line.name) if version is not None else None
+        if row is not None and version is not None:
+            out.append(Extension(row, line.text, line.extras_text, version, row.release(version)))
     return out
 
 

@@ -31,7 +31,7 @@ def conda_pins(profile: Profile) -> list[tuple[str, str, str]]:
 def _pip(profile: Profile, kb: KnowledgeBase, family: str) -> list[tuple[str, int, str]]:
     """(version, CUDA major, spec) of each NVIDIA wheel pin that carries ``family`` (the KB's pip names)."""
     out = []
-    for spec in profile.packages.pip:
+    for spec in profile.pip_pins:
         wheel = nvidia_wheel(spec)
         if wheel is not None and any(row.family == family for row in wheel_rows(kb.cuda_libraries, wheel)):
             out.append((wheel.version, wheel.cuda_major, spec))

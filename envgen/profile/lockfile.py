@@ -26,6 +26,7 @@ cannot smuggle pip or apt options (an index URL, an editable install) into the b
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -167,11 +168,22 @@ def sorted_entries(entries: Iterable[LockEntry]) -> tuple[LockEntry, ...]:
 
 
 def _join(pins: Sequence[str]) -> str:
+    """Pins space-separated; as a JSON list when one holds a space (a requirement with a marker)."""
+    if any(" " in pin for pin in pins):
+        return json.dumps(list(pins))
     return " ".join(pins) if pins else NONE
 
 
 def _split(value: str) -> tuple[str, ...]:
-    return () if value.strip() in ("", NONE) else tuple(value.split())
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"lock header {text[:60]!r} is not a JSON list of pins ({exc.msg})",
+                             fix="run `envgen lock PROFILE` again") from exc
+        return tuple(str(item) for item in items)
+    return () if text in ("", NONE) else tuple(text.split())
 
 
 def format_lock(lock: Lock, *, profile_name: str, extra_fields: Sequence[tuple[str, str]] = ()) -> str:

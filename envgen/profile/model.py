@@ -27,6 +27,7 @@ from pydantic_core import CoreSchema, core_schema
 
 from envgen.errors import shown
 from envgen.profile.normalise import normalise
+from envgen.profile.requirements import SAFE_RE, PipLine, RefusedLine, parse_line
 
 # model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
 NORMALISED = "envgen.normalised"
@@ -48,8 +49,6 @@ IMAGE_RE = re.compile(
     r"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._/-][a-z0-9]+)*"
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 )
-# pip requirement pinned exactly: name[extras]==version
-PIP_PIN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!_-]+$")
 # conda spec pinned exactly: [channel::]name=version[=build]
 CONDA_PIN_RE = re.compile(r"^([a-z0-9._-]+::)?[A-Za-z0-9][A-Za-z0-9._-]*=[A-Za-z0-9.+_-]+(=[A-Za-z0-9._+-]+)?$")
 # apt package, optionally pinned: name[=version]
@@ -109,7 +108,30 @@ FrameworkVersion = Annotated[
 ImageRef = Annotated[
     str, _matches(IMAGE_RE, "image reference (such as \"nvidia/cuda:12.1.1-runtime-ubuntu22.04\")")
 ]
-PipPin = Annotated[str, _matches(PIP_PIN_RE, "pip requirement pinned with == (such as \"rich==13.7.1\")")]
+
+
+@dataclass(frozen=True)
+class _Requirement:
+    """A ``packages.pip`` line as requirements.txt takes it (``envgen.profile.requirements``); shown in the JSON
+    Schema as the characters such a line may hold."""
+
+    def _check(self, value: str) -> str:
+        try:
+            parse_line(value)
+        except RefusedLine as exc:
+            raise ValueError(str(exc)) from exc
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        out = handler(schema)
+        out["pattern"] = SAFE_RE.pattern
+        return out
+
+
+PipRequirement = Annotated[str, _Requirement()]
 CondaPin = Annotated[str, _matches(CONDA_PIN_RE, "conda spec pinned with = (such as \"numpy=1.21.6\")")]
 AptPackage = Annotated[str, _matches(APT_RE, "Debian/Ubuntu package name (such as \"git\" or \"git=1:2.39.5-0\")")]
 Channel = Annotated[str, _matches(CHANNEL_RE, "conda channel name (such as \"conda-forge\")")]
@@ -132,12 +154,29 @@ class CrossFieldRule:
     then: str
     need: Literal["set", "nonempty"]
     message: str
+    # What a file may leave to loading: JSON Schema conditions under which the loader fills ``then`` itself
+    # (profile.normalise), so the schema of the *file* waives the rule there; the model checks the filled profile.
+    filled_when: tuple[dict[str, Any], ...] = ()
 
+
+# Where loading fills cuda (normalise.wheel_cuda_defaults, ngc_defaults): an NGC base, a torch build tag (+cu121),
+# tensorflow[and-cuda], in frameworks: or as a packages.pip line.
+_CUDA_FILLED: tuple[dict[str, Any], ...] = (
+    {"required": ["base"], "properties": {"base": {"pattern": "^nvcr\\.io/nvidia/"}}},
+    {"required": ["frameworks"], "properties": {"frameworks": {
+        "required": ["pytorch"], "properties": {"pytorch": {"pattern": "\\+cu[0-9]+$"}}}}},
+    {"required": ["frameworks"], "properties": {"frameworks": {
+        "required": ["tensorflow", "tensorflow_package"],
+        "properties": {"tensorflow_package": {"const": "tensorflow[and-cuda]"}}}}},
+    {"required": ["packages"], "properties": {"packages": {"required": ["pip"], "properties": {"pip": {
+        "contains": {"pattern": "^\\s*(torch\\s*==[^;]*\\+cu[0-9]+|tensorflow\\s*\\[\\s*and-cuda\\s*\\]\\s*==)"}}}}}},
+)
 
 CROSS_FIELD_RULES: tuple[CrossFieldRule, ...] = (
-    CrossFieldRule("cudnn", SET, "cuda", "set", "cudnn is set but cuda is not: set cuda too, or remove cudnn"),
+    CrossFieldRule("cudnn", SET, "cuda", "set", "cudnn is set but cuda is not: set cuda too, or remove cudnn",
+                   _CUDA_FILLED),
     CrossFieldRule("gpu.required", True, "cuda", "set",
-                   "gpu.required is true but cuda is not set: set cuda, or gpu.required: false"),
+                   "gpu.required is true but cuda is not set: set cuda, or gpu.required: false", _CUDA_FILLED),
 )
 
 
@@ -201,15 +240,18 @@ class Gpu(Strict):
 
 
 class Packages(Strict):
-    """Extra packages, each pinned exactly."""
+    """Extra packages: apt and conda pinned exactly, pip as requirements.txt lines."""
 
     apt: list[AptPackage] = Field(
         default=[],
         description="Debian/Ubuntu packages for the runtime image: \"git\" or \"git=1:2.39.5-0\".")
     conda: list[CondaPin] = Field(
         default=[], description="conda packages (conda profiles), pinned with =: \"numpy=1.21.6\".")
-    pip: list[PipPin] = Field(
-        default=[], description="pip packages, pinned with ==: \"rich==13.7.1\".")
+    pip: list[PipRequirement] = Field(
+        default=[], description="pip packages as requirements.txt lines: \"rich==13.7.1\", \"numpy>=1.24,<2\", "
+                                "\"six\", \"jax[cuda12]==0.4.30\", \"tomli==2.0.1; python_version < '3.11'\". "
+                                "Ranges and unpinned names are resolved by `envgen lock` (else at build time); "
+                                "`envgen check` names each line that floats.")
 
 
 class Smoke(Strict):
@@ -406,6 +448,21 @@ class Profile(Strict):
         named = self.base_provides.frameworks or [n for n in ("tensorflow", "pytorch", "torchvision", "torchaudio")
                                                   if getattr(self.frameworks, n) is not None]
         return tuple(named)
+
+    @property
+    def pip_lines(self) -> list[PipLine]:
+        """``packages.pip`` read (name, extras, specifier, marker), in profile order."""
+        return [parse_line(spec) for spec in self.packages.pip]
+
+    @property
+    def pip_installed(self) -> list[PipLine]:
+        """The ``packages.pip`` lines whose marker holds in the image (its Python, CPython on Linux x86-64)."""
+        return [line for line in self.pip_lines if line.applies(self.python)]
+
+    @property
+    def pip_pins(self) -> list[str]:
+        """The exact ``packages.pip`` pins the image gets, without their markers: "nvidia-cudnn-cu12==9.1.0.70"."""
+        return [line.requirement for line in self.pip_installed if not line.floats]
 
     @property
     def is_ngc(self) -> bool:

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
+from envgen.kb.specifiers import contains
+from envgen.profile.requirements import PipLine, try_parse
 
 if TYPE_CHECKING:
     from envgen.kb.distributions import FrameworkNames
     from envgen.kb.knowledge import KnowledgeBase
 
-_PIP_SPLIT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(.+)$")
 
 
 def canonical(name: str) -> str:
@@ -80,34 +81,31 @@ class _Normaliser:
 
     # --- pip -----------------------------------------------------------------------------------
 
-    def pip_entries(self) -> list[tuple[int, str, str, str, str]] | None:
-        """(index, spec, canonical name, extras, version) per parseable ``packages.pip`` entry;
-        None when the field is not a list (validation then says what is wrong)."""
+    def pip_entries(self) -> list[tuple[int, PipLine]] | None:
+        """(index, line read) per readable ``packages.pip`` entry; None when the field is not a list (validation
+        then says what is wrong). A line envgen refuses is left to the model's validation, which names it."""
         packages = self.data.get("packages")
         if not isinstance(packages, dict) or not isinstance(packages.get("pip"), list):
             return None
-        out = []
-        for index, spec in enumerate(packages["pip"]):
-            if not isinstance(spec, str):
+        return [(index, line) for index, spec in enumerate(packages["pip"])
+                for line in [try_parse(spec)] if line is not None]
+
+    def check_duplicates(self, entries: list[tuple[int, PipLine]]) -> None:
+        """One distribution on two lines: two exact pins that differ, or a pin outside the other line's range, is
+        an error naming both lines (two ranges pip intersects, and the resolver judges)."""
+        seen: dict[str, tuple[int, PipLine]] = {}
+        for index, line in entries:
+            if line.marker is not None:
                 continue
-            m = _PIP_SPLIT.match(spec.strip())
-            if m is None:
-                continue  # not pinned with ==: the model's pattern reports it with its line
-            out.append((index, spec, canonical(m.group(1)), (m.group(2) or "").lower(), m.group(3)))
-        return out
-
-    def check_duplicates(self, entries: list[tuple[int, str, str, str, str]]) -> None:
-        seen: dict[str, tuple[int, str]] = {}
-        for index, spec, name, _extras, version in entries:
-            if name in seen and seen[name][1] != version:
-                first_index, first_spec = seen[name][0], self.data["packages"]["pip"][seen[name][0]]
+            first = seen.get(line.name)
+            if first is not None and _disagree(first[1], line):
                 raise self.conflict(
-                    ("packages", "pip", first_index), first_spec, ("packages", "pip", index), spec,
-                    f"keep one version of {name}",
+                    ("packages", "pip", first[0]), first[1].text, ("packages", "pip", index), line.text,
+                    f"keep one version of {line.name}",
                 )
-            seen.setdefault(name, (index, version))
+            seen.setdefault(line.name, (index, line))
 
-    def lift(self, entries: list[tuple[int, str, str, str, str]]) -> None:
+    def lift(self, entries: list[tuple[int, PipLine]]) -> None:
         frameworks = self.data.get("frameworks")
         if frameworks is None:
             frameworks = {}
@@ -115,8 +113,8 @@ class _Normaliser:
             return  # validation reports the wrong type
         frameworks = dict(frameworks)
         lifted_index: set[int] = set()
-        for index, spec, name, extras, version in entries:
-            loc = ("packages", "pip", index)
+        for index, line in entries:
+            loc, spec, name, extras = ("packages", "pip", index), line.text, line.name, line.extras_text
             if name in self.names.unmodelled:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: {self.names.unmodelled[name]}",
@@ -127,6 +125,7 @@ class _Normaliser:
             if key not in pip:
                 continue
             target, package = pip[key]
+            version = self._framework_version(loc, line, target)
             if extras and key == name:
                 raise ProfileError(
                     f"{self.where(loc)}: field '{_label(loc)}' = {spec!r}: the extra {extras} of {name} is not "
@@ -146,6 +145,24 @@ class _Normaliser:
         self.data["frameworks"] = frameworks
         self.data["packages"] = {**self.data["packages"], "pip": keep}
 
+    def _framework_version(self, loc: tuple[object, ...], line: PipLine, target: str) -> str:
+        """A framework line's exact release. A range or a marker is refused: the knowledge base judges one build
+        (its CUDA, its kernels, its Python window, its own Requires-Dist), so the verdict must be about the release
+        the image gets; resolving the range first would make `check`'s verdict depend on the day it ran."""
+        where = f"{self.where(loc)}: field '{_label(loc)}' = {line.text!r}"
+        if line.marker is not None:
+            raise ProfileError(f"{where}: a framework line with an environment marker: the profile is one image "
+                               "(CPython on Linux x86-64, its python:), so the framework is either in it or not",
+                               fix=f"write {line.requirement} without the marker, or remove the line")
+        if line.exact is None:
+            example = f"{line.raw_name}{line.extras_text}==X.Y.Z"
+            raise ProfileError(f"{where}: a framework needs one exact release, not a range: envgen's knowledge base "
+                               "judges one build (its CUDA, GPU kernels, Python window, Requires-Dist)",
+                               fix=f"pin it exactly ({example}); `envgen suggest --gpu GPU --frameworks "
+                                   f"{'pytorch' if target.startswith('torch') else target}` "
+                                   "picks the newest release that fits your GPU and driver")
+        return line.exact
+
     def _set(self, frameworks: dict[str, Any], target: str, value: str, loc: tuple[object, ...], spec: str) -> None:
         have = frameworks.get(target)
         if have is None:
@@ -160,11 +177,12 @@ class _Normaliser:
 
     # --- conda ---------------------------------------------------------------------------------
 
-    def check_conda(self, pip_entries: list[tuple[int, str, str, str, str]]) -> None:
+    def check_conda(self, pip_entries: list[tuple[int, PipLine]]) -> None:
         packages = self.data.get("packages")
         if not isinstance(packages, dict) or not isinstance(packages.get("conda"), list):
             return
-        pip_versions = {name: (index, spec, version) for index, spec, name, _e, version in pip_entries}
+        pip_versions = {line.name: (index, line.text, pinned) for index, line in pip_entries
+                        for pinned in [line.exact] if pinned is not None}
         seen: dict[str, tuple[int, str]] = {}
         for index, spec in enumerate(packages["conda"]):
             if not isinstance(spec, str) or "=" not in spec:
@@ -212,6 +230,15 @@ class _Normaliser:
         if data.get("installer") == "conda" and not data.get("channels"):
             data["channels"] = ["conda-forge"]
             self.result.defaults.append("channels: [conda-forge] (installer is conda and no channel was given)")
+
+
+def _disagree(first: PipLine, second: PipLine) -> bool:
+    """Two lines of one distribution no single release satisfies: two different exact pins, or an exact pin the
+    other line's range excludes."""
+    if first.exact is not None and second.exact is not None:
+        return not _same_release(first.exact, second.exact)
+    pinned, other = (first, second) if first.exact is not None else (second, first)
+    return pinned.exact is not None and not contains(other.specifier, pinned.exact)
 
 
 def _same_release(a: str, b: str) -> bool:

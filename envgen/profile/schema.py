@@ -3,7 +3,8 @@
 Never written by hand: :func:`profile_schema` takes pydantic's schema of :class:`Profile` and adds
 what a schema of the *file* needs: map keys constrained as strictly as the model constrains them,
 required fields waived when the file ``extends`` another (the parent may supply them), and the
-model's cross-field rules, read from :data:`envgen.profile.model.CROSS_FIELD_RULES`.
+model's cross-field rules, read from :data:`envgen.profile.model.CROSS_FIELD_RULES` (waived where loading fills the
+field: cuda from an NGC base or the frameworks' wheels).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def _rule_schema(rule: CrossFieldRule) -> dict[str, Any]:
     must_be_present = rule.equals is SET or _default_of(parts) != rule.equals
     for part in reversed(parts):
         cond = {"properties": {part: cond}, **({"required": [part]} if must_be_present else {})}
+    if rule.filled_when:  # loading fills the field there: the file may leave it out
+        cond = {"allOf": [cond, {"not": {"anyOf": list(rule.filled_when)}}]}
     target: dict[str, Any] = {"type": "string"} if rule.need == "set" else {"type": "array", "minItems": 1}
     return {"if": cond, "then": {"required": [rule.then], "properties": {rule.then: target}}}
 

@@ -2,7 +2,7 @@
 tiny packages; BuildKit or the classic builder) is built without its check stopping it, smoke-tested, and the
 probe's verdict must agree with check's: a profile check passes must validate, and a profile whose image fails
 must have been flagged (an error-level finding). The agreement figure is printed (run with -s) and written to
-$ENVGEN_CORPUS_REPORT when that is set."""
+$ENVGEN_CORPUS_REPORT when that is set; $ENVGEN_CORPUS_BUILD (names, comma-separated) builds only those."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from envgen.pipeline.build import build
 from tests.pipeline.conftest import alias
 from tests.unit.test_user_corpus import CORPUS, VERDICTS, judge
 
-BUILT = sorted(name for name, case in VERDICTS.items() if case.get("build"))
+# ENVGEN_CORPUS_BUILD=a,b builds only those (a quick re-run of a few; the figure then covers those only)
+_ONLY = {n for n in os.environ.get("ENVGEN_CORPUS_BUILD", "").split(",") if n}
+BUILT = sorted(name for name, case in VERDICTS.items() if case.get("build") and (not _ONLY or name in _ONLY))
 
 
 @pytest.fixture(scope="module")

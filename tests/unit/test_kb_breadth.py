@@ -57,7 +57,7 @@ def test_the_same_fact_verified_is_an_error(tmp_path: Path) -> None:
 
 
 def test_ngc_family_rules_apply_without_a_release_row(kb: KnowledgeBase) -> None:
-    p = profile(base="nvcr.io/nvidia/pytorch:24.10-py3", cuda="12.6", frameworks={"pytorch": "2.5.0"})
+    p = profile(base="nvcr.io/nvidia/pytorch:24.11-py3", cuda="12.6", frameworks={"pytorch": "2.5.0"})
     findings = check_profile(p, kb, HostSpec(gpus=["GTX 950M"]))
     assert "ngc-unknown" in codes(findings, "warning")
     assert "ngc-gpu-too-old" in codes(findings, "error")  # Maxwell: the family needs 6.0

@@ -162,12 +162,12 @@ def test_tensorflow_221_row(kb: KnowledgeBase) -> None:
 
 
 def test_ngc_release_without_a_row_is_a_warning_not_an_input_error(tmp_path: Path) -> None:
-    """nvcr.io/nvidia/pytorch:24.10-py3 has no row: the profile loads (Python from the nearest known release)
+    """nvcr.io/nvidia/pytorch:24.11-py3 has no row: the profile loads (Python from the nearest known release)
     and check warns ngc-unknown, naming what it could not check."""
     from envgen.profile import load_profile
 
     path = tmp_path / "ngc.yaml"
-    path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.10-py3\ngpu: {targets: [A100]}\n")
+    path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.11-py3\ngpu: {targets: [A100]}\n")
     profile = load_profile(str(path))
     found = check_profile(profile, load_kb(), HostSpec())
     unknown = [f for f in found if f.code == "ngc-unknown"]

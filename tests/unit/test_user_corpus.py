@@ -45,6 +45,19 @@ def judge(name: str, kb: Any) -> tuple[str, list[str]]:
     return ("error" if errors else "ok"), errors
 
 
+def codes(name: str, kb: Any, severity: str) -> set[str]:
+    profile = load_profile(str(CORPUS / f"{name}.yaml"))
+    return {f.code for f in check_profile(profile, kb, HostSpec(**VERDICTS[name].get("host", {})))
+            if f.severity == severity}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in VERDICTS.items() if c.get("warnings") or c.get("infos")))
+def test_warnings_and_infos(name: str, kb) -> None:  # type: ignore[no-untyped-def]
+    for key, severity in (("warnings", "warning"), ("infos", "info")):
+        want = set(VERDICTS[name].get(key, []))
+        assert want <= codes(name, kb, severity), (key, want)
+
+
 @pytest.mark.parametrize("name", sorted(VERDICTS))
 def test_check_verdict(name: str, kb) -> None:  # type: ignore[no-untyped-def]
     want = VERDICTS[name]["check"]

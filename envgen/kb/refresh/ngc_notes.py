@@ -10,6 +10,7 @@ Usage::
 
     python -m envgen.kb.refresh.ngc_notes PAGE.txt...     # the facts each saved page states, as YAML
     python -m envgen.kb.refresh.ngc_notes --compare       # stored facts against ngc.yaml; exit 1 on drift
+    python -m envgen.kb.refresh.ngc_notes --triton-matrix compatibility.md   # NGC PyTorch builds (ngc_triton)
 
 A fact a page does not state is left out (and the row's field stays empty): nothing is filled from a
 neighbouring release.
@@ -88,7 +89,13 @@ def main(argv: list[str]) -> int:
         diff = differences(load_kb(), load_facts())
         sys.stdout.write("\n".join(diff) + ("\n" if diff else ""))
         return 1 if diff else 0
-    if not argv or "--compare" in argv:
+    if len(argv) == 2 and argv[0] == "--triton-matrix":
+        from envgen.kb.refresh.ngc_triton import parse_matrix
+
+        facts = parse_matrix(Path(argv[1]).read_text(encoding="utf-8"))
+        sys.stdout.write(yaml.safe_dump(list(facts.values()), sort_keys=False, width=120))
+        return 0
+    if not argv or "--compare" in argv or "--triton-matrix" in argv:
         sys.stderr.write(__doc__ or "")
         return 2
     pages = [{"page": path, **parse(Path(path).read_text(encoding="utf-8"))} for path in argv]

@@ -42,6 +42,26 @@ def canonical(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def marker_holds(spec):
+    """A requirement line's environment marker evaluated by this interpreter (pip's own packaging, else
+    packaging); True without a marker; False where it cannot be read here (pip skipped or kept it: not ours to
+    say)."""
+    if ";" not in spec:
+        return True
+    marker = spec.split(";", 1)[1].strip()
+    try:
+        from pip._vendor.packaging.markers import Marker
+    except Exception:  # noqa: BLE001 (no pip in this environment)
+        try:
+            from packaging.markers import Marker
+        except Exception:  # noqa: BLE001
+            return False
+    try:
+        return bool(Marker(marker).evaluate())
+    except Exception:  # noqa: BLE001 (a marker this packaging cannot read)
+        return False
+
+
 def profile_distributions(expect):
     """(canonical name, is a framework) for every distribution the profile names, in install order."""
     out = []
@@ -54,7 +74,8 @@ def profile_distributions(expect):
             out.append((dist, True))
     packages = expect.get("packages") or {}
     for spec in packages.get("pip") or []:
-        out.append((canonical(re.split(r"[\[=<>!~ ;]", spec, 1)[0]), False))
+        if marker_holds(spec):
+            out.append((canonical(re.split(r"[\[=<>!~ ;]", spec, 1)[0]), False))
     for spec in packages.get("conda") or []:
         out.append((canonical(spec.split("::")[-1].split("=")[0]), None))  # None: maybe not Python at all
     seen, unique = set(), []

@@ -1,0 +1,63 @@
+"""`envgen init`: a first profile from a few options, written the way a user starts; each one is named after its
+file, loads, and passes `envgen check` (no error) for the host it was asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envgen.check import HostSpec, check_profile
+from envgen.cli import app
+from envgen.kb import KnowledgeBase, load_kb
+from envgen.profile import load_profile
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return load_kb()
+
+
+@pytest.mark.parametrize(("args", "host", "has"), [
+    ([], HostSpec(), {}),
+    (["--frameworks", "pytorch"], HostSpec(), {"pytorch": "+cpu"}),
+    (["--frameworks", "tensorflow", "--python", "3.10"], HostSpec(), {"tensorflow": "."}),
+    (["--frameworks", "tensorflow,pytorch"], HostSpec(), {"tensorflow": ".", "pytorch": "+cpu"}),
+    (["--gpu", "RTX 4090", "--driver", "550.54.14"], HostSpec(gpus=["RTX 4090"], driver="550.54.14"),
+     {"pytorch": "+cu"}),
+])
+def test_init_writes_a_profile_named_after_its_file_that_passes_check(
+        tmp_path: Path, kb: KnowledgeBase, args: list[str], host: HostSpec, has: dict[str, str]) -> None:
+    out = tmp_path / "My First.yaml"
+    result = CliRunner().invoke(app, ["init", "-o", str(out), *args])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Written by `envgen init`") and "#     pip: [" in text
+    profile = load_profile(str(out))
+    assert profile.name == "my-first"
+    for field, part in has.items():
+        assert part in str(getattr(profile.frameworks, field)), (field, profile.frameworks)
+    errors = [f for f in check_profile(profile, kb, host) if f.severity == "error"]
+    assert errors == [], errors
+
+
+def test_init_prints_without_a_file_and_keeps_an_existing_one(tmp_path: Path) -> None:
+    printed = CliRunner().invoke(app, ["init"])
+    assert printed.exit_code == 0 and "name: my-profile" in printed.output
+    out = tmp_path / "mine.yaml"
+    out.write_text("keep me\n", encoding="utf-8")
+    refused = CliRunner().invoke(app, ["init", "-o", str(out)])
+    assert refused.exit_code == 2 and "the file exists" in refused.output and "--force" in refused.output
+    assert out.read_text(encoding="utf-8") == "keep me\n"
+    assert CliRunner().invoke(app, ["init", "-o", str(out), "--force"]).exit_code == 0
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--python", "3.99"], "no plain base the knowledge base knows has Python 3.99"),
+    (["--python", "three"], "is not a Python version"),
+    (["--frameworks", "caffe"], "is not a framework envgen knows"),
+])
+def test_init_refuses_bad_options_in_one_line(args: list[str], says: str) -> None:
+    result = CliRunner().invoke(app, ["init", *args])
+    assert result.exit_code == 2 and says in result.output
