@@ -16,6 +16,7 @@ from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor, vtuple
 from envgen.profile import Profile
+from envgen.profile.model import FRAMEWORK_NAMES
 from envgen.suggest.recipes import Recipes
 from envgen.suggest.search import Request, suggest
 from envgen.suggest.write import profile_text
@@ -80,15 +81,16 @@ def _cpu_profile(kb: KnowledgeBase, recipes: Recipes, req: InitRequest) -> str:
     if not choices:
         raise InputError(f"option --frameworks: no release of {', '.join(req.frameworks)} the knowledge base knows "
                          f"has a CPU wheel for Python {minor(python)}", fix="choose another --python or framework")
+    names = {FRAMEWORK_NAMES: kb.framework_names}  # the KB's own, not its file read again per choice
     for frameworks in choices[:12]:
         data: dict[str, object] = {"name": req.name, "base": base, "installer": "pip", "python": minor(python),
                                    "gpu": {"required": False}}
         if frameworks:
             data["frameworks"] = frameworks
-        pins = safe_pins(build_context(Profile.model_validate(data), kb, None))
+        pins = safe_pins(build_context(Profile.model_validate(data, context=names), kb, None))
         if pins:  # what pip would otherwise take too new (numpy 2 beside torch < 2.3)
             data["packages"] = {"pip": [pin for pin, _ in pins]}
-        findings = check_profile(Profile.model_validate(data), kb, HostSpec())
+        findings = check_profile(Profile.model_validate(data, context=names), kb, HostSpec())
         if not any(f.severity in ("error", "warning") and not f.code.startswith("lock-") for f in findings):
             head = (f"# Written by `envgen init`: a CPU image ({base}, its own Python {minor(python)})"
                     + (f" with {', '.join(f'{k} {v}' for k, v in frameworks.items() if k != 'tensorflow_package')}"
