@@ -9,58 +9,13 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
-from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
-from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
-from envgen.kb.models import (
-    CudaImageRow,
-    CudaToolkit,
-    CudnnRelease,
-    GpuModel,
-    NgcFamily,
-    NgcRelease,
-    OsImageRow,
-    PlatformRow,
-    TensorflowBuild,
-    TensorflowPackage,
-    TorchRelease,
-)
-from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
+from envgen.kb.tables import TABLES
 from envgen.paths import kb_data_dir
 
 # libyaml's C loader when PyYAML was built with it (5x faster on these files), else the pure-Python one;
 # both are safe loaders and build the same documents
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-# top-level key in a data file -> (row model, KnowledgeBase field)
-TABLES: dict[str, tuple[type[BaseModel], str]] = {
-    "tensorflow": (TensorflowBuild, "tensorflow"),
-    "pytorch": (TorchRelease, "pytorch"),
-    "cuda": (CudaToolkit, "cuda_toolkits"),
-    "cudnn": (CudnnRelease, "cudnn_releases"),
-    "gpus": (GpuModel, "gpus"),
-    "ngc": (NgcRelease, "ngc_releases"),
-    "ngc_family": (NgcFamily, "ngc_family"),
-    "cuda_images": (CudaImageRow, "cuda_images"),
-    "os_images": (OsImageRow, "os_images"),
-    "platforms": (PlatformRow, "platforms"),
-    "cuda_libraries": (CudaLibrary, "cuda_libraries"),
-    "framework_libraries": (FrameworkLibraries, "framework_libraries"),
-    "tensorflow_libraries": (TensorflowLibraries, "tensorflow_libraries"),
-    "tensorflow_packages": (TensorflowPackage, "tensorflow_packages"),
-    "extensions": (ExtensionPackage, "extensions"),
-    "host_compilers": (HostCompiler, "host_compilers"),
-    "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
-    "python_packages": (PackageBreak, "package_breaks"),
-    "framework_requires": (FrameworkRequires, "framework_requires"),
-    "framework_pip": (FrameworkPip, "framework_pip"),
-    "framework_conda": (FrameworkConda, "framework_conda"),
-    "framework_refused": (FrameworkRefused, "framework_refused"),
-    "pip_names": (PipName, "pip_names"),
-    "common_pip_names": (CommonPipNames, "common_pip_names"),
-}
-
 
 def _rows(path: Path, table: str, raw: Any) -> list[BaseModel]:
     model, _ = TABLES[table]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel
+
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
@@ -77,3 +79,33 @@ class Tables:
             if len(parts) >= 2 and vtuple(cuda)[:2] == parts[:2]:
                 return True
         return False
+
+
+# top-level key in a data file -> (row model, the Tables field it fills): the loader reads these, so a new table is
+# a field above and a line here
+TABLES: dict[str, tuple[type[BaseModel], str]] = {
+    "tensorflow": (TensorflowBuild, "tensorflow"),
+    "pytorch": (TorchRelease, "pytorch"),
+    "cuda": (CudaToolkit, "cuda_toolkits"),
+    "cudnn": (CudnnRelease, "cudnn_releases"),
+    "gpus": (GpuModel, "gpus"),
+    "ngc": (NgcRelease, "ngc_releases"),
+    "ngc_family": (NgcFamily, "ngc_family"),
+    "cuda_images": (CudaImageRow, "cuda_images"),
+    "os_images": (OsImageRow, "os_images"),
+    "platforms": (PlatformRow, "platforms"),
+    "cuda_libraries": (CudaLibrary, "cuda_libraries"),
+    "framework_libraries": (FrameworkLibraries, "framework_libraries"),
+    "tensorflow_libraries": (TensorflowLibraries, "tensorflow_libraries"),
+    "tensorflow_packages": (TensorflowPackage, "tensorflow_packages"),
+    "extensions": (ExtensionPackage, "extensions"),
+    "host_compilers": (HostCompiler, "host_compilers"),
+    "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
+    "python_packages": (PackageBreak, "package_breaks"),
+    "framework_requires": (FrameworkRequires, "framework_requires"),
+    "framework_pip": (FrameworkPip, "framework_pip"),
+    "framework_conda": (FrameworkConda, "framework_conda"),
+    "framework_refused": (FrameworkRefused, "framework_refused"),
+    "pip_names": (PipName, "pip_names"),
+    "common_pip_names": (CommonPipNames, "common_pip_names"),
+}
