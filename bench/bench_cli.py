@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 TARGETS = {"envgen --help": 0.3, "envgen check": 0.3, "envgen suggest": 1.0}
 LIBS = "libraries (typer, pydantic)"
@@ -67,10 +68,21 @@ def main(argv: list[str] | None = None) -> int:
     envgen = [py, "-m", "envgen"]
     # the baseline gets a cache directory of its own: a KB cache keeps one pickle per directory, so sharing one
     # would make each checkout evict the other's and both would measure the uncached load
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as baseline_cache:
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as baseline_cache, \
+            tempfile.TemporaryDirectory() as edits:
         env = {**os.environ, "ENVGEN_CACHE_DIR": cache}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         nocache = {**env, "ENVGEN_NO_CACHE": "1"}
+        source = Path(__file__).resolve().parents[1] / "profiles" / f"{args.profile}.yaml"
+        edited = str(Path(edits) / f"{args.profile}.yaml")
+        Path(edited).write_text(source.read_text())
+        touches = iter(range(10**6))
+
+        def edit() -> None:
+            with open(edited, "a") as handle:
+                handle.write(f"# edit {next(touches)}\n")
+
+        before = {"envgen check, after an edit": edit}
         cases: list[tuple[str, list[str], dict[str, str]]] = [
             ("python -c pass", [py, "-c", "pass"], env),
             ('python -c "import yaml"', [py, "-c", "import yaml"], env),
@@ -81,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
             # the same check through Typer: a line the fast path leaves to Typer (`--` before the profile)
             ("envgen check, via Typer", [*envgen, "check", "--gpu", "A100", "--driver", "525.60.13", "--",
                                          args.profile], env),
+            # the edit-check loop: the profile changed since the last check (a comment line added before each
+            # run), so the loaded-profile cache cannot serve it; the KB cache still does
+            ("envgen check, after an edit", [*envgen, "check", edited, "--gpu", "A100", "--driver", "525.60.13"],
+             env),
             ("envgen check, no cache", [*envgen, "check", args.profile, "--gpu", "A100", "--driver", "525.60.13"],
              nocache),
             ("envgen suggest", [*envgen, "suggest", "--gpu", "RTX 3090", "--driver", "470.82",
@@ -96,13 +112,15 @@ def main(argv: list[str] | None = None) -> int:
                 ("baseline check", [py, "-S", "-m", "envgen", "check", args.profile, "--gpu", "A100",
                                     "--driver", "525.60.13"], old),
             ]
-        for _, cmd, case_env in cases:  # warm-up: page cache, bytecode, the KB cache
+        for name, cmd, case_env in cases:  # warm-up: page cache, bytecode, the KB cache
+            before.get(name, lambda: None)()
             _time(cmd, case_env, cache)
         walls: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         load_before = os.getloadavg()[0]
         for _ in range(args.runs):
             for name, cmd, case_env in cases:
+                before.get(name, lambda: None)()
                 wall, cpu = _time(cmd, case_env, cache)  # cwd: nothing of a checkout on sys.path[0]
                 walls[name].append(wall)
                 cpus[name].append(cpu)

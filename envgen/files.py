@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 USER_FILE = 0o644  # a file the user reads or edits (an export, a suggested profile, a lock file)
@@ -16,6 +15,8 @@ def write_atomically(path: Path, text: str | bytes, mode: int | None = None) -> 
     rename it over ``path``: a reader (another envgen) sees the old file or the new one, never half of one.
     ``mode``: the file's permissions when they should not be the temporary file's private 0600 (USER_FILE,
     EXECUTABLE)."""
+    import tempfile  # only a writer needs it (a cached `envgen check` writes nothing)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:

@@ -3,7 +3,6 @@ key it most likely meant, a number YAML read from an unquoted version with the t
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,8 @@ from envgen.profile.normalise import Origins, where_in
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
     """The choice ``word`` most likely misspells (difflib, cutoff 0.6), or None."""
+    import difflib  # only a profile with a problem asks
+
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return found[0] if found else None
 

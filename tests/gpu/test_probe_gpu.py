@@ -63,30 +63,40 @@ def test_gpu_profile_without_usable_gpu_fails_honestly(tmp_path):
     assert checks["torch.devices"]["diagnosis"]["id"] == "no-gpu-in-container"
 
 
-def test_probe_speed_within_five_percent_of_plain_reference(tmp_path):
-    """The probe's peak figures against bench/matmul_plain.py (20 products ``a @ b`` after warm-up) at
-    the probe's size, and its sustained figures against bench/matmul_reference.py (long batches)."""
-    _code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path)))
-    probe = by_name(report)["torch.speed"]["figures"]
-    n = probe["n"]
-    sustained_out = tmp_path / "sustained.json"
-    # The plain reference runs each precision in a process of its own after an idle second, as a user
-    # timing one precision would: run back to back, a precision started right after another's load begins
-    # on the clock the power cap left (tf32 read 377 after fp32's loops, 410 fresh; H200 run 2026-11-30).
+def _plain_peaks(tmp_path, n: int, run: int) -> dict[str, float]:
+    """bench/matmul_plain.py at the probe's size, each precision in a process of its own after an idle second, as
+    a user timing one precision would: run back to back, a precision started right after another's load begins
+    on the clock the power cap left (tf32 read 377 after fp32's loops, 410 fresh; H200 run 2026-11-30)."""
     plain: dict[str, float] = {}
     for label in ("fp32", "tf32", "fp16", "bf16"):
-        out = tmp_path / f"plain-{label}.json"
+        out = tmp_path / f"plain-{label}-{run}.json"
         time.sleep(1.0)
         subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_plain.py"), "--n", str(n), "--repeats", "1",
                         "--precisions", label, "--json", str(out)], check=True, timeout=300)
         plain.update({row["precision"]: row["tflops"] for row in json.loads(out.read_text())["results"]})
-    subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_reference.py"), "--sizes", str(n),
+    return plain
+
+
+def test_probe_speed_within_five_percent_of_plain_reference(tmp_path):
+    """The probe's peak figures against bench/matmul_plain.py (20 products ``a @ b`` after warm-up) at the probe's
+    size, and its sustained figures against bench/matmul_reference.py (long batches). Peaks are compared as
+    peaks: the best of two runs on each side, alternated (probe, plain, probe, plain), since the H200's power cap
+    only ever lowers a run's figure (one probe run read tf32 388 against a plain 410, 2026-12-01, 5.3 %)."""
+    probes, plains = [], []
+    for run in range(2):
+        _code, report = run_probe(tmp_path, "--expect", str(write_expect(tmp_path)))
+        probes.append(by_name(report)["torch.speed"]["figures"])
+        plains.append(_plain_peaks(tmp_path, probes[0]["n"], run))
+    probe = probes[-1]
+    sustained_out = tmp_path / "sustained.json"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "matmul_reference.py"), "--sizes", str(probe["n"]),
                     "--repeats", "10", "--json", str(sustained_out)], check=True, timeout=300)
     sustained = {row["precision"]: row["tflops_median"]
                  for row in json.loads(sustained_out.read_text())["results"]}
-    for label, ref in plain.items():
-        measured = probe[label + "_tflops"]
-        assert abs(measured - ref) / ref < 0.05, (label, measured, ref)
+    for label in plains[0]:
+        measured, ref = max(p[label + "_tflops"] for p in probes), max(p[label] for p in plains)
+        assert abs(measured - ref) / ref < 0.05, (label, [p[label + "_tflops"] for p in probes],
+                                                  [p[label] for p in plains])
         if probe[label + "_tflops_sustained"] is not None:
             measured, ref = probe[label + "_tflops_sustained"], sustained[label]
             assert abs(measured - ref) / ref < 0.10, (label, "sustained", measured, ref)

@@ -1,0 +1,79 @@
+"""Commands that build and start containers: build, smoke, run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from envgen.cli.common import handles_errors, route_env
+from envgen.errors import InputError
+
+
+def build_cmd(
+    profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
+    no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke test (image stays unvalidated)."),
+    push: bool = typer.Option(False, "--push", help="Push to the registry after a passing smoke test."),
+    builder: str | None = typer.Option(None, "--builder", help="buildkit | classic (default: detect)."),
+    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+    offline: bool = typer.Option(False, "--offline", help="Install only from the wheelhouse."),
+    registry: str | None = typer.Option(None, "--registry", help="Registry for --push."),
+    no_check: bool = typer.Option(False, "--no-check", help="Build even if the compatibility check finds "
+                                  "errors (prints them as warnings); the smoke test still decides."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
+) -> None:
+    """Check, render, build, smoke-test and record an image for a profile."""
+    from envgen.pipeline.build import build
+    from envgen.pipeline.ui import console_sink
+
+    if builder not in (None, "buildkit", "classic"):
+        raise InputError(f"option --builder = {builder!r} is not known", fix="use buildkit or classic")
+    outcome = build(profile, smoke=not no_smoke, push=push, builder=builder, wheelhouse=wheelhouse,
+                    offline=offline, registry=registry, sink=console_sink(), echo=typer.echo,
+                    check=not no_check, env=route_env(gpu_route))
+    typer.echo(outcome.summary())
+
+
+def smoke_cmd(
+    target: str = typer.Argument(..., help="Image reference or profile name."),
+    gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the profile needs)"),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
+    tier: str | None = typer.Option(None, "--tier", help="libraries | gpu | all (default: what this host can "
+                                    "run: the library tier alone where no GPU can be handed out)"),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
+) -> None:
+    """Run the built-in smoke test inside an image and record the result against its image ID."""
+    from envgen.pipeline.smoke import report_json, smoke
+
+    report = smoke(target, gpus=gpus, tier=tier, env=route_env(gpu_route))
+    typer.echo(report_json(report) if as_json else report.table())
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+def run_cmd(
+    ctx: typer.Context,
+    target: str = typer.Argument(..., help="Profile name or image reference."),
+    gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
+    workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
+    force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
+) -> None:
+    """Start a container from a validated image, with GPUs, the working directory and your UID."""
+    from envgen.pipeline.run import run
+
+    code = run(target, command=list(ctx.args), gpus=gpus, workdir=workdir, force=force,
+               out=sys.stdout.write, env=route_env(gpu_route))
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to ``app``, in the order help lists them."""
+    app.command("build")(handles_errors(build_cmd))
+    app.command("smoke")(handles_errors(smoke_cmd))
+    extra_args = {"allow_extra_args": True, "ignore_unknown_options": True}  # run passes COMMAND through
+    app.command("run", context_settings=extra_args)(handles_errors(run_cmd))

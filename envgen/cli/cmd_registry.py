@@ -1,0 +1,82 @@
+"""Commands for images once built: push, pull, save, load, images, doctor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from envgen.cli.common import echo_json, handles_errors, route_env
+
+
+def push_cmd(
+    profile: str = typer.Argument(..., help="Profile name or path."),
+    registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
+) -> None:
+    """Publish the profile's validated image."""
+    from envgen.pipeline.registry import push
+
+    typer.echo(push(profile, registry=registry))
+
+
+def pull_cmd(
+    profile: str = typer.Argument(..., help="Profile name or path."),
+    registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
+    no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
+                                         "container (default: config gpu_route, else auto)."),
+) -> None:
+    """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
+    from envgen.pipeline.registry import pull
+
+    typer.echo(pull(profile, registry=registry, smoke=not no_smoke, env=route_env(gpu_route)))
+
+
+def save_cmd(
+    target: str = typer.Argument(..., help="Profile name or image reference (a validated image)."),
+    out: Path = typer.Option(..., "-o", "--output", help="Bundle file to write."),
+) -> None:
+    """Write a validated image, its validation record and sealed report into one offline bundle."""
+    from envgen.pipeline.bundle import save
+
+    typer.echo(save(target, out, echo=typer.echo))
+
+
+def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `envgen save`.")) -> None:
+    """Verify an offline bundle (checksums, labels) and load its image; it stays 'sealed, not
+    validated on this host' until `envgen smoke` or the first `envgen run` passes here."""
+    from envgen.pipeline.bundle import load
+
+    typer.echo(load(bundle, echo=typer.echo))
+
+
+def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Built and pulled images: profile, hash, size, age, validation status."""
+    from envgen.pipeline.images import image_rows, rows_table
+
+    rows = image_rows()
+    if as_json:
+        echo_json(rows)
+    else:
+        typer.echo(rows_table(rows))
+
+
+def doctor_cmd(
+    profile: str | None = typer.Option(None, "--profile", help="Judge only this profile."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable report."),
+) -> None:
+    """What this host can run: Docker, NVIDIA runtime, GPUs, driver, and a verdict per profile."""
+    from envgen.pipeline.doctor import doctor_report
+
+    report = doctor_report(profile)
+    typer.echo(report.to_json() if as_json else report.table())
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to ``app``, in the order help lists them."""
+    app.command("push")(handles_errors(push_cmd))
+    app.command("pull")(handles_errors(pull_cmd))
+    app.command("save")(handles_errors(save_cmd))
+    app.command("load")(handles_errors(load_cmd))
+    app.command("images")(handles_errors(images_cmd))
+    app.command("doctor")(handles_errors(doctor_cmd))

@@ -1,0 +1,100 @@
+"""Commands that write build contexts and files: render, export, lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from envgen.cli.common import echo_json, handles_errors
+from envgen.errors import InputError
+
+
+def render_cmd(
+    profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
+    out: Path | None = typer.Option(None, "-o", "--output", help="Output directory (default: build/<profile>)."),
+    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+    offline: bool = typer.Option(False, "--offline", help="Install only from the wheelhouse (pip --no-index)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result (dir, tag, hashes) as JSON."),
+) -> None:
+    """Write a complete build context (Dockerfile, environment files, smoke test) for a profile."""
+    from envgen.pipeline.prepare import prepare
+
+    prepared = prepare(profile, out=out, wheelhouse=wheelhouse, offline=offline, check=False)
+    result = prepared.render
+    if as_json:
+        echo_json({"dir": str(result.dir), "tag": result.tag, "profile_hash": result.profile_hash,
+                    "content_hash": result.content_hash, "files": sorted(result.files)})
+    else:
+        typer.echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
+        typer.echo(f"image tag: {result.tag}")
+        from envgen.render.core import docker_build_command
+
+        typer.echo(f"build it with: {docker_build_command(result)}")
+
+
+def export_cmd(
+    profiles: list[str] = typer.Argument(..., help="One or more profiles (bake takes several)."),
+    fmt: str = typer.Option(..., "--format", help="devcontainer | compose | apptainer | bake | k8s | slurm"),
+    out: Path = typer.Option(Path("build/exports"), "-o", "--output", help="Directory to write into."),
+    gpus: int = typer.Option(1, "--gpus", min=1, help="GPUs a k8s Job or Slurm job asks for (GPU profiles)."),
+    gpu_route: str | None = typer.Option(None, "--gpu-route", help="runtime | cdi: how a compose service or dev "
+                                         "container asks for GPUs (--gpus, or --device nvidia.com/gpu=all)."),
+    registry: str | None = typer.Option(None, "--registry", metavar="REGISTRY",
+                                        help="Where you push the images (host[:port]/path): what a k8s Job, an "
+                                             "sbatch script or --bootstrap docker pulls (default: config registry)."),
+    bootstrap: str = typer.Option("docker-daemon", "--bootstrap", metavar="docker-daemon|docker",
+                                  help="Apptainer: build from the image on this host (docker-daemon) or from "
+                                       "the registry (docker)."),
+) -> None:
+    """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
+    Kubernetes Jobs, Slurm batch scripts."""
+    from envgen.pipeline.prepare import export_profiles
+
+    if gpu_route is not None and gpu_route not in ("runtime", "cdi"):
+        raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
+    if bootstrap not in ("docker-daemon", "docker"):
+        raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
+    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
+                                bootstrap=bootstrap):
+        typer.echo(f"wrote {path}")
+    from envgen.pipeline.prepare import unbuilt_images
+
+    for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
+        typer.echo(f"note: {tag} is not built here yet: run `envgen build {name}` before opening it", err=True)
+
+
+def lock_cmd(
+    profile: str = typer.Argument(..., help="Profile name or path to a YAML file (pip profiles)."),
+    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
+    conda_channel: list[str] = typer.Option([], "--conda-channel",
+                                            help="NAME=URL: solve conda channel NAME from URL (conda profiles)."),
+) -> None:
+    """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
+    digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
+    from envgen.errors import InputError
+    from envgen.profile import load_profile
+
+    if load_profile(profile).installer == "conda":
+        from envgen.lock.lock_conda import lock_conda
+
+        urls = {}
+        for pair in conda_channel:
+            name, sep, url = pair.partition("=")
+            if not sep or not name or not url:
+                raise InputError(f"--conda-channel {pair!r} is not NAME=URL", fix="e.g. --conda-channel "
+                                 "conda-forge=https://mirror.example/conda-forge")
+            urls[name] = url
+        path, count = lock_conda(profile, channel_urls=urls)
+        typer.echo(f"locked {profile}: {count} conda package(s) -> {path}")
+        return
+    from envgen.lock.lock import lock
+
+    typer.echo(lock(profile, wheelhouse=wheelhouse).summary())
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to ``app``, in the order help lists them."""
+    app.command("render")(handles_errors(render_cmd))
+    app.command("export")(handles_errors(export_cmd))
+    app.command("lock")(handles_errors(lock_cmd))
