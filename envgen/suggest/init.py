@@ -18,7 +18,8 @@ from envgen.kb.versions import minor, vtuple
 from envgen.profile import Profile
 from envgen.profile.model import FRAMEWORK_NAMES
 from envgen.suggest.recipes import Recipes
-from envgen.suggest.search import Request, suggest
+from envgen.suggest.request import Request
+from envgen.suggest.search import suggest
 from envgen.suggest.write import profile_text
 
 PYTHON_DEFAULT = "3.11"

@@ -10,49 +10,49 @@ from test_probe_helpers import probe_module
 
 
 def test_plan_is_full_on_a_fast_gpu() -> None:
-    common = probe_module("probe_common")
-    plan = common.plan_speed(0.0014, 10.0)  # bf16 8192 on an H200: 1.4 ms a product
+    timing = probe_module("probe_timing")
+    plan = timing.plan_speed(0.0014, 10.0)  # bf16 8192 on an H200: 1.4 ms a product
     assert (plan.warmup, plan.iters, plan.windows) == (3, 20, 3)
-    assert plan.sustain_iters * 0.0014 >= common.SUSTAIN_BATCH_S
-    assert plan.sustain_load * 0.0014 >= common.SUSTAIN_LOAD_S
+    assert plan.sustain_iters * 0.0014 >= timing.SUSTAIN_BATCH_S
+    assert plan.sustain_load * 0.0014 >= timing.SUSTAIN_LOAD_S
     assert plan.cost_s(0.0014) < 2.0
 
 
 @pytest.mark.parametrize("product_s", [1e-7, 1e-4, 0.0014, 0.02, 0.08, 0.5, 4.5, 60.0])
 @pytest.mark.parametrize("share_s", [0.5, 3.0, 10.0])
 def test_plan_stays_within_its_share(product_s: float, share_s: float) -> None:
-    plan = probe_module("probe_common").plan_speed(product_s, share_s)
+    plan = probe_module("probe_timing").plan_speed(product_s, share_s)
     assert plan.iters >= 1 and plan.windows >= 1
     # a plan over its share is the smallest one: one window of one product after one warm-up
     assert plan.cost_s(product_s) <= share_s or (plan.windows, plan.warmup, plan.iters) == (1, 1, 1)
 
 
 def test_plan_drops_sustained_then_windows_on_a_slow_card() -> None:
-    common = probe_module("probe_common")
-    peak_only = common.plan_speed(0.08, 6.5)  # fp32 4096 on a small card: 80 ms a product
+    timing = probe_module("probe_timing")
+    peak_only = timing.plan_speed(0.08, 6.5)  # fp32 4096 on a small card: 80 ms a product
     assert peak_only.sustain_iters == 0 and peak_only.windows == 3
-    slow = common.plan_speed(4.5, 10.0)  # fp16 on a card without fast fp16
+    slow = timing.plan_speed(4.5, 10.0)  # fp16 on a card without fast fp16
     assert (slow.windows, slow.warmup, slow.sustain_iters) == (1, 1, 0)
     assert slow.iters == 1
 
 
 def test_speed_size_grows_only_on_a_fast_gpu_with_memory() -> None:
-    common = probe_module("probe_common")
+    timing = probe_module("probe_timing")
     gib = 1024**3
-    assert common.speed_size(4096, 0.00018, 140 * gib) == 8192  # H200: fp16 4096 in 0.18 ms
-    assert common.speed_size(1024, 0.00001, 140 * gib) == 8192  # capped at MAX_SPEED_N
-    assert common.speed_size(4096, 0.0027, 140 * gib) == 4096   # already over MIN_PRODUCT_S
-    assert common.speed_size(4096, 0.00018, 1 * gib) == 4096    # 3 x 8192^2 fp32 (768 MiB) > half of 1 GiB
-    assert common.speed_size(16384, 0.001, 140 * gib) == 16384  # a larger profile size is kept
+    assert timing.speed_size(4096, 0.00018, 140 * gib) == 8192  # H200: fp16 4096 in 0.18 ms
+    assert timing.speed_size(1024, 0.00001, 140 * gib) == 8192  # capped at MAX_SPEED_N
+    assert timing.speed_size(4096, 0.0027, 140 * gib) == 4096   # already over MIN_PRODUCT_S
+    assert timing.speed_size(4096, 0.00018, 1 * gib) == 4096    # 3 x 8192^2 fp32 (768 MiB) > half of 1 GiB
+    assert timing.speed_size(16384, 0.001, 140 * gib) == 16384  # a larger profile size is kept
 
 
 def test_speed_budget_is_a_share_of_the_time_left() -> None:
-    common = probe_module("probe_common")
+    timing = probe_module("probe_timing")
     ctx = SimpleNamespace(timeout_s=300.0, elapsed=lambda: 20.0)
-    assert common.speed_budget(ctx, 4) == pytest.approx(min(common.SPEED_BUDGET_CAP_S, 280 * 0.25) / 4)
+    assert timing.speed_budget(ctx, 4) == pytest.approx(min(timing.SPEED_BUDGET_CAP_S, 280 * 0.25) / 4)
     late = SimpleNamespace(timeout_s=30.0, elapsed=lambda: 26.0)
-    assert common.speed_budget(late, 2) == pytest.approx(0.5)
-    assert common.speed_budget(SimpleNamespace(timeout_s=30.0, elapsed=lambda: 40.0), 4) == 0.0
+    assert timing.speed_budget(late, 2) == pytest.approx(0.5)
+    assert timing.speed_budget(SimpleNamespace(timeout_s=30.0, elapsed=lambda: 40.0), 4) == 0.0
 
 
 class PowerCappedGpu:

@@ -58,27 +58,27 @@ def test_probe_is_small_and_standalone() -> None:
     ],
 )
 def test_kernel_support(capability, arch_list, sass, ptx) -> None:
-    assert probe_module("probe_common").kernel_support(capability, arch_list) == (sass, ptx)
+    assert probe_module("probe_kernels").kernel_support(capability, arch_list) == (sass, ptx)
 
 
 def test_version_helpers() -> None:
-    common = probe_module("probe_common")
-    assert common.version_matches("2.1.2+cu121", "2.1.2+cu121")
-    assert not common.version_matches("2.1.2+cu121", "2.1.2+cu118")
-    assert common.version_matches("2.1.2", "2.1.2+cu121")
-    assert common.version_matches("3.10", "3.10.13")
-    assert not common.version_matches("3.10.13", "3.10.12")
-    assert common.version_matches("8.9", "8.6.0", depth=1)
-    assert not common.version_matches("8.9", "8.6.0", depth=2)
-    assert not common.version_matches("12.1", None)
-    assert common.version_matches(None, "anything")
-    assert common.cudnn_text(8902) == "8.9.2"
-    assert common.cudnn_text(7605) == "7.6.5"
-    assert common.cudnn_text(91900) == "9.19.0"
-    assert common.cuda_from_variant("1.7.1+cu101") == "10.1"
-    assert common.cuda_from_variant("2.11.0+cu130") == "13.0"
-    assert common.cuda_from_variant("2.13.0+cpu") is None
-    assert common.median([3, 1, 2]) == 2 and common.median([4, 1, 2, 3]) == 2.5
+    versions, timing = probe_module("probe_versions"), probe_module("probe_timing")
+    assert versions.version_matches("2.1.2+cu121", "2.1.2+cu121")
+    assert not versions.version_matches("2.1.2+cu121", "2.1.2+cu118")
+    assert versions.version_matches("2.1.2", "2.1.2+cu121")
+    assert versions.version_matches("3.10", "3.10.13")
+    assert not versions.version_matches("3.10.13", "3.10.12")
+    assert versions.version_matches("8.9", "8.6.0", depth=1)
+    assert not versions.version_matches("8.9", "8.6.0", depth=2)
+    assert not versions.version_matches("12.1", None)
+    assert versions.version_matches(None, "anything")
+    assert versions.cudnn_text(8902) == "8.9.2"
+    assert versions.cudnn_text(7605) == "7.6.5"
+    assert versions.cudnn_text(91900) == "9.19.0"
+    assert versions.cuda_from_variant("1.7.1+cu101") == "10.1"
+    assert versions.cuda_from_variant("2.11.0+cu130") == "13.0"
+    assert versions.cuda_from_variant("2.13.0+cpu") is None
+    assert timing.median([3, 1, 2]) == 2 and timing.median([4, 1, 2, 3]) == 2.5
 
 
 def test_context_reads_profile_and_expected_tolerantly() -> None:

@@ -7,7 +7,8 @@ distributions' metadata for torchvision/torchaudio."""
 
 import os
 
-from probe_common import Fail, cuda_from_variant, version_matches
+from probe_common import Fail
+from probe_versions import cuda_from_variant, version_matches
 
 TIER = "libraries"
 ENV_PREFIX = "/opt/env"

@@ -11,7 +11,8 @@ import os
 import traceback
 
 import probe_ext_calls
-from probe_common import Fail, Skip, version_matches
+from probe_common import Fail, Skip
+from probe_versions import version_matches
 
 TIER = "extensions"
 # import name -> pip distribution, in the order the checks run

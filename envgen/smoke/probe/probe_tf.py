@@ -9,11 +9,13 @@ library" and "Skipping registering GPU devices" appear) is captured and fed to t
 import os
 import traceback
 
-from probe_common import CaptureStderr, Fail, Skip, compare_versions, loaded_libraries
+from probe_common import CaptureStderr, Fail, Skip
+from probe_kernels import loaded_libraries
 from probe_tf_base import FRAMEWORK, _facts, _list_gpus, _log, _require_tf
 from probe_tf_compute import check_amp, check_conv, check_matmul, check_memory, check_train
 from probe_tf_dist import check_allreduce
 from probe_tf_speed import check_speed
+from probe_versions import compare_versions
 
 __all__ = ["FRAMEWORK", "checks", "facts_after"]
 

@@ -3,7 +3,8 @@ Python 3.7+."""
 
 import time
 
-from probe_common import (
+from probe_tf_base import _device, _precisions, _require_tf, _Tf32
+from probe_timing import (
     PAUSE_S,
     PEAK_ITERS,
     PEAK_WARMUP,
@@ -15,7 +16,6 @@ from probe_common import (
     speed_budget,
     tflops,
 )
-from probe_tf_base import _device, _precisions, _require_tf, _Tf32
 
 
 def _time_tf(tf, func, sync, target_s=0.05, repeats=7, warmup=2):

@@ -8,11 +8,13 @@ Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`
 import os
 import traceback
 
-from probe_common import Fail, Skip, compare_versions, cuda_from_variant, cudnn_text, kernel_support, loaded_libraries
+from probe_common import Fail, Skip
+from probe_kernels import kernel_support, loaded_libraries
 from probe_torch_base import FRAMEWORK, _facts, _import_torch, _require_gpu, _require_torch
 from probe_torch_compute import check_amp, check_conv, check_matmul, check_train
 from probe_torch_dist import check_allreduce
 from probe_torch_speed import check_speed
+from probe_versions import compare_versions, cuda_from_variant, cudnn_text
 
 __all__ = ["FRAMEWORK", "checks", "facts_after"]
 

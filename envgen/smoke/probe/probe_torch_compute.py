@@ -6,8 +6,9 @@ Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`
 
 import time
 
-from probe_common import Fail, Skip, cudnn_text
+from probe_common import Fail, Skip
 from probe_torch_base import TOLERANCE, _device, _fp32_precision, _precisions, _rel_error, _require_torch
+from probe_versions import cudnn_text
 
 
 def check_matmul(ctx):

@@ -3,7 +3,7 @@ Python 3.7+."""
 
 import time
 
-from probe_common import (
+from probe_timing import (
     PAUSE_S,
     PEAK_ITERS,
     PEAK_WARMUP,
