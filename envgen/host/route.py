@@ -15,15 +15,12 @@ from typing import Literal
 
 from envgen.errors import HostIncompatible
 from envgen.host.cdi import NVIDIA_GPU_KIND, CdiSpec, gpu_devices
-from envgen.host.engine_errors import CDI_ENABLE_FIX, CDI_GENERATE_FIX
+from envgen.host.engine_errors import CDI_ENABLE_FIX, CDI_GENERATE_FIX, NO_RUNTIME_FIX
 from envgen.host.model import CdiFacts, DockerFacts, GpuAccess, RuntimeFacts
 
 Route = Literal["runtime", "cdi"]
 ROUTE_CHOICES = ("auto", "runtime", "cdi")
 
-RUNTIME_FIX = ("install the NVIDIA Container Toolkit (package nvidia-container-toolkit), then "
-               "`sudo nvidia-ctk runtime configure --runtime=docker` and restart the engine "
-               "(`sudo systemctl restart docker`)")
 CDI_SOURCE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html"
 
 
@@ -54,7 +51,7 @@ def gpu_access(docker: DockerFacts, runtime: RuntimeFacts, cdi: CdiFacts) -> Gpu
     else:
         route = None
         detail = f"none: no NVIDIA runtime ({runtime.detail}); no CDI ({cdi_why})"
-        fixes = [RUNTIME_FIX, *_cdi_fixes(cdi)]
+        fixes = [NO_RUNTIME_FIX, *_cdi_fixes(cdi)]
     return GpuAccess(route, detail, runtime_ok, cdi_ok, tuple(fixes))
 
 
@@ -83,7 +80,7 @@ def choose_route(access: GpuAccess, cdi: CdiFacts, gpus: str | int, prefer: str 
         raise HostIncompatible(f"gpu_route {prefer!r} is not a route", fix="use auto, runtime or cdi")
     if prefer == "runtime" or (prefer == "auto" and access.route == "runtime"):
         if not access.runtime_ok and prefer == "runtime":
-            raise HostIncompatible("gpu_route runtime: the engine has no NVIDIA runtime", fix=RUNTIME_FIX)
+            raise HostIncompatible("gpu_route runtime: the engine has no NVIDIA runtime", fix=NO_RUNTIME_FIX)
         return GpuRoute("runtime", why=access.detail)
     if prefer == "cdi" and not access.cdi_ok:
         why = _cdi_usable(cdi)[1]
