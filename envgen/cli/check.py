@@ -76,7 +76,7 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
 def fast(argv: Sequence[str]) -> int | None:
     """Run `envgen check ARGV` without Typer; None when the command line is not a plain, well-formed one (Typer
     then parses it and words its errors)."""
-    from envgen.cli.errors import error_lines
+    from envgen.cli.errors import report
 
     values = parse(PARAMS, argv)
     if values is None:
@@ -84,10 +84,7 @@ def fast(argv: Sequence[str]) -> int | None:
     try:
         return check(**values)  # type: ignore[arg-type]
     except (Exception, KeyboardInterrupt) as exc:
-        mapped = error_lines(exc)
-        if mapped is None:
+        code = report(exc, lambda line: _echo(line, err=True))
+        if code is None:
             raise
-        lines, code = mapped
-        for line in lines:
-            _echo(line, err=True)
         return code

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from envgen.cli.errors import error_lines
+from envgen.cli.errors import report
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,12 +26,9 @@ def handles_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except (Exception, KeyboardInterrupt) as exc:
-            mapped = error_lines(exc)
-            if mapped is None:
+            code = report(exc, err)
+            if code is None:
                 raise
-            lines, code = mapped
-            for line in lines:
-                err(line)
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]

@@ -7,6 +7,8 @@ No Typer here: the fast path must not import it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from envgen.errors import EnvgenError
 
 INTERRUPTED = ("interrupted: envgen tags an image only after its build and smoke test finish; "
@@ -32,3 +34,15 @@ def error_lines(exc: BaseException) -> tuple[list[str], int] | None:
     if engine is None:
         return None
     return [f"error: {engine.one_line()}"], engine.exit_code
+
+
+def report(exc: BaseException, write: Callable[[str], None]) -> int | None:
+    """Write ``exc``'s lines with ``write`` and give its exit code; None (nothing written) when it is not one of
+    envgen's or the engine's errors."""
+    mapped = error_lines(exc)
+    if mapped is None:
+        return None
+    lines, code = mapped
+    for line in lines:
+        write(line)
+    return code
