@@ -33,6 +33,8 @@ def near_name(name: str, known: frozenset[str]) -> str | None:
         if _typo_distance(name, guess) <= limit:
             return guess
     return None
+
+
 _SOURCE = "pip_names.yaml#common_pip_names and the distributions the knowledge base's tables name"
 
 
