@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from envgen.kb.knowledge import KnowledgeBase
 
 _PREFIX = "profile-"
+MAX_AGE_DAYS = 30
 Used = list[tuple[str, Path]]
 
 
@@ -78,4 +79,18 @@ def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_
     entry = {"salt": salt, "used": used, "files": [(path, _digest(path)) for path in files], "profile": profile}
     with contextlib.suppress(OSError):  # a cache that cannot be written (read-only home) is simply not kept
         write_atomically(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        _prune(directory, target)
     return profile
+
+
+def _prune(directory: Path, keep: Path) -> None:
+    """Entries not written for ``MAX_AGE_DAYS`` go (one entry per reference would otherwise grow without bound; a
+    pruned entry is made again by its profile's next check); pruned only when an entry is written, so a served
+    check stats nothing else."""
+    import time
+
+    oldest = time.time() - MAX_AGE_DAYS * 86400
+    for old in directory.glob(f"{_PREFIX}*.pickle"):
+        with contextlib.suppress(OSError):
+            if old != keep and old.stat().st_mtime < oldest:
+                old.unlink()

@@ -123,3 +123,19 @@ def test_a_torn_entry_is_ignored(tmp_path: Path, kb_and_key: tuple[object, str])
     [entry] = (tmp_path / "cache").glob("profile-*.pickle")
     entry.write_bytes(entry.read_bytes()[:40])
     assert _load("modern-a100", tmp_path, kb_and_key, {}).name == "modern-a100"  # type: ignore[attr-defined]
+
+
+def test_entries_not_used_for_a_month_are_pruned_when_one_is_written(tmp_path: Path,
+                                                                   kb_and_key: tuple[object, str]) -> None:
+    import os
+    import time
+
+    _load("modern-a100", tmp_path, kb_and_key, {})
+    [fresh] = (tmp_path / "cache").glob("profile-*.pickle")
+    stale = tmp_path / "cache" / "profile-0123.pickle"
+    stale.write_bytes(b"old")
+    month_ago = time.time() - (profile_cache.MAX_AGE_DAYS + 1) * 86400
+    os.utime(stale, (month_ago, month_ago))
+    _load("cpu-minimal", tmp_path, kb_and_key, {})
+    left = sorted(p.name for p in (tmp_path / "cache").glob("profile-*.pickle"))
+    assert stale.name not in left and fresh.name in left and len(left) == 2
