@@ -28,6 +28,11 @@ class Param:
     default: str | None = None  # an option's value when not given (flags: False)
     metavar: str | None = None
 
+    @property
+    def unset(self) -> object:
+        """What the command receives when the option is not given."""
+        return False if self.kind == "flag" else None if self.multiple else self.default
+
 
 def argument(name: str, help: str) -> Param:
     return Param(name, "argument", help)
@@ -43,8 +48,7 @@ def switch(name: str, flag: str, help: str) -> Param:
 
 
 def defaults(params: Sequence[Param]) -> dict[str, object]:
-    return {p.name: (False if p.kind == "flag" else None if p.multiple else p.default)
-            for p in params if p.kind != "argument"}
+    return {p.name: p.unset for p in params if p.kind != "argument"}
 
 
 def parse(params: Sequence[Param], argv: Sequence[str]) -> dict[str, object] | None:

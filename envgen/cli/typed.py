@@ -23,8 +23,7 @@ def _annotation(param: Param) -> Any:
 def _typer_default(param: Param) -> Any:
     if param.kind == "argument":
         return typer.Argument(..., help=param.help, metavar=param.metavar)
-    default = False if param.kind == "flag" else None if param.multiple else param.default
-    return typer.Option(default, param.flag, help=param.help, metavar=param.metavar)
+    return typer.Option(param.unset, param.flag, help=param.help, metavar=param.metavar)
 
 
 def typer_function(params: Sequence[Param], impl: Callable[..., None], doc: str) -> Callable[..., None]:

@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import os
 import pickle
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,10 +35,8 @@ def _digest(path: Path) -> str:
 
 
 def _salt(kb_key: str) -> str:
-    """The code and versions a cached profile was made by, and the KB it read."""
-    import pydantic
-
-    digest = hashlib.sha256(f"{sys.version_info[:3]}|{pydantic.VERSION}|{kb_key}\0".encode())
+    """The profile layer's code, and the KB the profile read (its key covers the interpreter and pydantic versions)."""
+    digest = hashlib.sha256(f"{kb_key}\0".encode())
     for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
