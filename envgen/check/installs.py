@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from envgen.check.context import CheckContext
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import FrameworkRequires
-from envgen.profile.normalise import canonical
-from envgen.profile.requirements import PipLine, try_parse
+from envgen.profile.requirements import PipLine, canonical
 
 _PIP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?==(.+)$")
 
@@ -71,17 +70,11 @@ class Floating:
         return self.line.requirement
 
 
-def _user_lines(ctx: CheckContext) -> list[PipLine]:
-    """The plan's packages.pip lines whose marker holds in the image."""
-    return [line for spec in ctx.plan.user_pip for line in [try_parse(spec)]
-            if line is not None and line.applies(ctx.profile.python)]
-
-
 def floating(ctx: CheckContext) -> dict[str, Floating]:
     """The packages.pip lines that float, by name (a name pinned exactly elsewhere in the plan is not floating)."""
     pinned = installed(ctx)
     out: dict[str, Floating] = {}
-    for line in _user_lines(ctx):
+    for line in ctx.plan.user_lines:
         if line.floats and line.name not in pinned:
             out.setdefault(line.name, Floating(line))
     return out
@@ -94,7 +87,7 @@ def installed(ctx: CheckContext) -> dict[str, Installed]:
     specs = [(p, "frameworks") for p in plan.framework_pip]
     if ctx.ngc is None:
         specs += [(p, "base image") for p in plan.preinstalled]
-    specs += [(line.requirement, "packages.pip") for line in _user_lines(ctx) if not line.floats]
+    specs += [(line.requirement, "packages.pip") for line in ctx.plan.user_lines if not line.floats]
     for spec, origin in specs:
         item = _pin(spec, origin)
         if item is not None:

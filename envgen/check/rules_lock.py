@@ -7,47 +7,30 @@ outright; here it is a warning, so `check` shows it before anything is built.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 
+if TYPE_CHECKING:
+    from envgen.profile.lockfile import Lock
+
 _SOURCE = "envgen lock: <profile>.lock.txt beside the profile (README, Locking)"
 
 
-def lock_state(ctx: CheckContext) -> list[Finding]:
-    from envgen.profile.loader import profile_source
-
-    profile = ctx.profile
-    source = profile_source(profile)
-    if source is None or profile.installer != "pip":
-        return []
-    # The lock file format is imported only where a pip profile has a lock to read (~5 ms of a `check`).
-    from envgen.errors import InputError
-    from envgen.profile.lockfile import check_inputs, lock_path, read_lock
-
-    path = lock_path(source)
-    command = f"envgen lock {profile.name}"
-    if not path.is_file():
-        return [finding("warning", "lock-missing",
-                        f"profile {profile.name} has no lock ({path.name}): its base image, apt and pip packages "
-                        "are resolved at build time, so a later build can differ",
-                        f"run `{command}` (needs the package indexes and the Docker engine)", _SOURCE)]
-    framework = ctx.plan.framework_pip
-    try:
-        lock = read_lock(path)
-        check_inputs(lock, profile, framework, lock.inputs.apt or ())
-    except InputError as exc:
-        return [finding("warning", "lock-stale", f"{exc.message}: the build will refuse this lock",
-                        f"run `{command}` again", _SOURCE)]
-    if lock.inputs.base is None:
-        return [finding("warning", "lock-old-format",
-                        f"{path.name} pins pip packages only (format 1): the base image and apt packages float",
-                        f"run `{command}` again", _SOURCE)]
-    return []
+@dataclass(frozen=True)
+class _LockRead:
+    path: Path
+    lock: Lock | None  # None: no lock file, or one made for other inputs
+    stale: str | None = None  # why a lock file there does not match the profile
 
 
-def _locked_versions(ctx: CheckContext) -> tuple[dict[str, str], str] | None:
-    """name -> version of a current lock beside the profile, and its file name; None without one (or a stale one)."""
+def _read_lock(ctx: CheckContext) -> _LockRead | None:
+    """The lock beside a pip profile's YAML file, checked against the profile; None for a profile made in code or a
+    conda one. The lock file format is imported only where a pip profile has a file (~5 ms of a `check`)."""
     from envgen.profile.loader import profile_source
 
     source = profile_source(ctx.profile)
@@ -58,13 +41,42 @@ def _locked_versions(ctx: CheckContext) -> tuple[dict[str, str], str] | None:
 
     path = lock_path(source)
     if not path.is_file():
-        return None
+        return _LockRead(path, None)
     try:
         lock = read_lock(path)
         check_inputs(lock, ctx.profile, ctx.plan.framework_pip, lock.inputs.apt or ())
-    except InputError:
+    except InputError as exc:
+        return _LockRead(path, None, exc.message)
+    return _LockRead(path, lock)
+
+
+def lock_state(ctx: CheckContext) -> list[Finding]:
+    read = _read_lock(ctx)
+    if read is None:
+        return []
+    profile, path = ctx.profile, read.path
+    command = f"envgen lock {profile.name}"
+    if read.stale is not None:
+        return [finding("warning", "lock-stale", f"{read.stale}: the build will refuse this lock",
+                        f"run `{command}` again", _SOURCE)]
+    if read.lock is None:
+        return [finding("warning", "lock-missing",
+                        f"profile {profile.name} has no lock ({path.name}): its base image, apt and pip packages "
+                        "are resolved at build time, so a later build can differ",
+                        f"run `{command}` (needs the package indexes and the Docker engine)", _SOURCE)]
+    if read.lock.inputs.base is None:
+        return [finding("warning", "lock-old-format",
+                        f"{path.name} pins pip packages only (format 1): the base image and apt packages float",
+                        f"run `{command}` again", _SOURCE)]
+    return []
+
+
+def _locked_versions(ctx: CheckContext) -> tuple[dict[str, str], str] | None:
+    """name -> version of a current lock beside the profile, and its file name; None without one (or a stale one)."""
+    read = _read_lock(ctx)
+    if read is None or read.lock is None:
         return None
-    return {e.name: e.version for e in (*lock.environment, *lock.extras)}, path.name
+    return {e.name: e.version for e in (*read.lock.environment, *read.lock.extras)}, read.path.name
 
 
 def floating_lines(ctx: CheckContext) -> list[Finding]:

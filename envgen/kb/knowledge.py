@@ -330,8 +330,6 @@ class KnowledgeBase(Tables):
             return info(image=image_ref, status="unknown", cuda=cuda, cudnn=cudnn, os=os_name, python=python,
                         digest=digest, flavor=flavor, reason=f"CUDA {cuda} is not in the tag table", source=scheme)
         release = row.release(cuda)
-        if release is not None and release.cudnn == "" and suffix == "":
-            cudnn = row.cudnn_bare
         status, reason, row_key = _tag_status(row, release, cuda, os_name, suffix)
         return info(image=image_ref, status=status, cuda=cuda, cudnn=cudnn, os=os_name, python=python, digest=digest,
                     flavor=flavor, reason=reason, row_key=row_key, source=row.source)

@@ -40,7 +40,7 @@ from envgen.profile.lockfile import (
     lock_path,
     sorted_entries,
 )
-from envgen.profile.normalise import canonical as canonical_name
+from envgen.profile.requirements import canonical as canonical_name
 from envgen.render.plan import RenderPlan, lock_target, render_context, wheelhouse_covers
 from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 

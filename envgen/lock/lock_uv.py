@@ -29,7 +29,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from envgen.errors import BuildFailed, InputError
 from envgen.profile.lockfile import LockEntry
-from envgen.profile.normalise import canonical as canonical_name
+from envgen.profile.requirements import canonical as canonical_name
 from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 
 Runner = Callable[[list[str], Mapping[str, str]], "subprocess.CompletedProcess[str]"]

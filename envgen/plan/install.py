@@ -15,6 +15,7 @@ from envgen.plan.libraries import STAGES
 from envgen.plan.require import requirement
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
+from envgen.profile.requirements import PipLine
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,12 @@ class InstallPlan:
         present = {"base": True, "conda": bool(self.conda), "environment": bool(self.framework_pip),
                    "extras": bool(self.user_pip)}
         return [name for name in STAGES if present[name]]
+
+    @functools.cached_property
+    def user_lines(self) -> list[PipLine]:
+        """``packages.pip`` read, the lines whose marker holds in the image: read once per plan (the check's rules
+        ask for them many times)."""
+        return self.profile.pip_installed
 
     @functools.cached_property
     def expected(self) -> Expected:

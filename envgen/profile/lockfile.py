@@ -35,7 +35,7 @@ from pathlib import Path
 from envgen.errors import InputError
 from envgen.profile.loader import profile_source
 from envgen.profile.model import Profile
-from envgen.profile.normalise import canonical as canonical_name
+from envgen.profile.requirements import canonical as canonical_name
 
 LOCK_SUFFIX = ".lock.txt"
 LOCK_FORMAT = "envgen.lock/2"

@@ -11,25 +11,17 @@ base, are ``ngc_defaults``, applied by ``load_profile`` with the caller's KB.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
 from envgen.kb.specifiers import contains
-from envgen.profile.requirements import PipLine, try_parse
+from envgen.profile.requirements import PipLine, canonical, try_parse
 
 if TYPE_CHECKING:
     from envgen.kb.distributions import FrameworkNames
     from envgen.kb.knowledge import KnowledgeBase
-
-
-
-def canonical(name: str) -> str:
-    """PEP 503 name: lower case, runs of ``-_.`` as one ``-`` (``Jinja2`` -> ``jinja2``, ``opt_einsum`` ->
-    ``opt-einsum``); the lock files use it too."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass

@@ -92,7 +92,9 @@ class RefusedLine(ValueError):
     """A line that is not a requirement envgen can make reproducible; the message says why and what to write."""
 
 
-def _canonical(name: str) -> str:
+def canonical(name: str) -> str:
+    """PEP 503 name: lower case, runs of ``-_.`` as one ``-`` (``Jinja2`` -> ``jinja2``, ``opt_einsum`` ->
+    ``opt-einsum``); the lock files use it too."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -128,9 +130,9 @@ def parse_line(value: str) -> PipLine:
         raise RefusedLine(f"the character {odd!r} has no place in a requirement: {_FORMAT}")
     m = _SIMPLE.match(text)
     if m is not None:
-        extras = tuple(sorted({_canonical(e.strip()) for e in (m.group(2) or "").split(",") if e.strip()}))
+        extras = tuple(sorted({canonical(e.strip()) for e in (m.group(2) or "").split(",") if e.strip()}))
         clauses = [c.replace(" ", "") for c in (m.group(3) or "").split(",") if c.strip()]
-        return PipLine(text, m.group(1), _canonical(m.group(1)), extras, ",".join(clauses), None)
+        return PipLine(text, m.group(1), canonical(m.group(1)), extras, ",".join(clauses), None)
     return _parse_full(text)
 
 
@@ -151,7 +153,7 @@ def _parse_full(text: str) -> PipLine:
     if sorted(clauses) == sorted(str(s) for s in req.specifier):
         specifier = ",".join(clauses)
     marker = str(req.marker) if req.marker is not None else None
-    return PipLine(text, req.name, _canonical(req.name), tuple(sorted(_canonical(e) for e in req.extras)), specifier,
+    return PipLine(text, req.name, canonical(req.name), tuple(sorted(canonical(e) for e in req.extras)), specifier,
                    marker)
 
 
