@@ -33,6 +33,7 @@ def _cuda_fix(cuda: str, kb: Any) -> str:
 def _worded(refusal: GpuRequestRefused, kb: Any) -> tuple[str, str]:
     """(message, fix) for each refusal the engine layer reads."""
     text, detail = refusal.engine_message, refusal.detail
+    cuda_fix = _cuda_fix(detail, kb) if refusal.reason == "cuda-requirement" and detail else ""  # the KB read only then
     return {
         "no-cdi": ("the Docker engine does not read CDI specs (Docker older than 25, or its cdi feature is off), so "
                    "a GPU asked for by CDI cannot reach the container",
@@ -44,7 +45,7 @@ def _worded(refusal: GpuRequestRefused, kb: Any) -> tuple[str, str]:
         "cdi-unresolvable": (f"the engine's CDI specs declare no device {detail}",
                              f"ask for the devices `envgen doctor` lists, or {CDI_GENERATE_FIX}"),
         "cuda-requirement": (f"the NVIDIA driver on this host is too old for this image: it needs a driver that "
-                             f"supports CUDA {detail}", _cuda_fix(detail, kb) if detail else ""),
+                             f"supports CUDA {detail}", cuda_fix),
         "wsl-no-adapter": ("WSL2 shows no GPU to containers: the Windows NVIDIA driver does not expose the GPU to WSL",
                            "install a current Windows NVIDIA driver with WSL support, run `wsl --update`, and check "
                            "that `nvidia-smi` works inside the WSL distribution"),

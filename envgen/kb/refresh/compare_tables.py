@@ -100,7 +100,8 @@ def main(argv: list[str]) -> int:
     from envgen.kb.loader import load_kb
 
     found = differences(load_kb())
-    shown = found if "--all" in argv else [d for d in found if d not in reviewed()]
+    done = set() if "--all" in argv else reviewed()
+    shown = [d for d in found if d not in done]
     sys.stdout.write("".join(f"{line}\n" for line in shown))
     return 1 if shown else 0
 

@@ -33,13 +33,13 @@ _TAG = re.compile(
 )
 _LINE = re.compile(r"^(?P<status>supported|end-of-life) (?P<tag>\S+)$")
 
-Tags = dict[str, dict[str, set[str]]]  # patch -> os -> flavours ("base", "cudnn8-devel", ...)
+Listed = dict[str, tuple[str, dict[str, set[str]]]]  # patch -> (status, os -> flavours: "base", "cudnn8-devel", ...)
 
 
-def parse_lists(supported: str, unsupported: str) -> dict[str, tuple[str, dict[str, set[str]]]]:
+def parse_lists(supported: str, unsupported: str) -> Listed:
     """``{patch: (status, {os: flavours})}``; a patch in both lists (11.0.3, 11.1.1 and 11.2.2 keep a section
     in supported-tags.md) counts as end-of-life, as NVIDIA's EOL chart marks them."""
-    out: dict[str, tuple[str, dict[str, set[str]]]] = {}
+    out: Listed = {}
     for status, text in (("supported", supported), ("end-of-life", unsupported)):
         for m in _TAG.finditer(text):
             cudnn = m.group("cudnn")
@@ -51,7 +51,7 @@ def parse_lists(supported: str, unsupported: str) -> dict[str, tuple[str, dict[s
     return out
 
 
-def parse_stored(text: str) -> dict[str, tuple[str, dict[str, set[str]]]]:
+def parse_stored(text: str) -> Listed:
     """The stored copy: ``<status> <tag>`` lines, rendered back into the two lists' form."""
     lists: dict[str, list[str]] = {"supported": [], "end-of-life": []}
     for line in text.splitlines():
@@ -64,9 +64,6 @@ def parse_stored(text: str) -> dict[str, tuple[str, dict[str, set[str]]]]:
 def parse_eol(text: str) -> dict[str, tuple[str, str]]:
     rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
     return {r["patch"]: (r["marked_eol_on"], r["est_deletion"]) for r in rows}
-
-
-Listed = dict[str, tuple[str, dict[str, set[str]]]]  # patch -> (status, os -> flavours)
 
 
 def releases(tags: Listed, eol: dict[str, tuple[str, str]]) -> dict[str, list[dict[str, Any]]]:
