@@ -1,13 +1,16 @@
 #!/bin/sh
 # uv.sh ARGS...: uv (bind-mounted at /opt/uv) with envgen's download settings. uv reads no pip.conf: pip's
-# mirror build args become uv's variables; `pip install` gets the wheelhouse and ENVGEN_FIND_LINKS as
+# settings (lib-pip.sh's envgen_pip_env) become uv's variables; `pip install` gets the wheelhouse and ENVGEN_FIND_LINKS as
 # --find-links, and --no-index when PIP_NO_INDEX is set. ENVGEN_CACHE_ID (build arg) picks a sub-directory
 # of the uv cache mount: a fresh id is a cold cache (bench).
 set -eu
 here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=lib-pip.sh
+. "$here/lib-pip.sh"
 envgen_secrets
+envgen_pip_env  # pip's settings (lib-pip.sh), read back below as uv's: one statement of the rule for both
 UV_CACHE_DIR="/root/.cache/uv/${ENVGEN_CACHE_ID:-shared}"
 UV_LINK_MODE=copy
 UV_PYTHON_DOWNLOADS=never
@@ -16,14 +19,10 @@ UV_INDEX_STRATEGY=unsafe-best-match
 export UV_CACHE_DIR UV_LINK_MODE UV_PYTHON_DOWNLOADS UV_NO_CONFIG UV_INDEX_STRATEGY
 if [ -n "${PIP_INDEX_URL:-}" ]; then export UV_DEFAULT_INDEX="$PIP_INDEX_URL"; fi
 if [ -n "${PIP_TRUSTED_HOST:-}" ]; then export UV_INSECURE_HOST="$PIP_TRUSTED_HOST"; fi
-extra="${PIP_EXTRA_INDEX_URL:-}"
-if [ -n "${ENVGEN_INDEX_URLS:-}" ] && [ "${ENVGEN_FRAMEWORK_INDEX:-1}" = 1 ]; then
-    extra="${extra:+$extra }$ENVGEN_INDEX_URLS"
-fi
-if [ -n "$extra" ]; then export UV_EXTRA_INDEX_URL="$extra"; fi
+if [ -n "${PIP_EXTRA_INDEX_URL:-}" ]; then export UV_EXTRA_INDEX_URL="$PIP_EXTRA_INDEX_URL"; fi
 if [ "${1:-} ${2:-}" = "pip install" ]; then
     set -f  # the links are words, not patterns
-    for link in /tmp/wheels ${ENVGEN_FIND_LINKS:-}; do
+    for link in $PIP_FIND_LINKS; do
         set -- "$@" --find-links "$link"
     done
     set +f
