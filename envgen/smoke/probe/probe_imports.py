@@ -140,9 +140,10 @@ def child_path():
     return done.stdout.decode("utf-8", "replace").splitlines() or sys.path
 
 
-def import_in_child(dist, modules, timeout_s):
-    """(returncode, combined output) of importing ``modules`` (then the dist's after-import call) in a child."""
-    code = _CHILD + ("\n" + AFTER_IMPORT[dist] + "\n" if dist in AFTER_IMPORT else "")
+def import_in_child(dists, modules, timeout_s):
+    """(returncode, combined output) of importing ``modules`` (then the after-import calls of ``dists``) in a
+    child."""
+    code = _CHILD + "".join("\n" + AFTER_IMPORT[d] + "\n" for d in dists if d in AFTER_IMPORT)
     try:
         done = subprocess.run([sys.executable, "-c", code] + modules, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=timeout_s)
@@ -151,21 +152,22 @@ def import_in_child(dist, modules, timeout_s):
     return done.returncode, done.stdout.decode("utf-8", "replace")
 
 
+def _budget(ctx):
+    """Seconds one child may take: what is left of the probe's time, within [10, CHILD_TIMEOUT_S]."""
+    return max(10.0, min(CHILD_TIMEOUT_S, ctx.timeout_s - ctx.elapsed()))
+
+
+def _broken(code, found, breaks):
+    return code != 0 or (found is not None and found["id"] in breaks)
+
+
 def _all_at_once(ctx, present, breaks):
     """True when every distribution of ``present`` ((dist, modules) pairs) imports in one child, its
     after-import calls included, with no break in the output."""
     if len(present) < 2:
         return False
-    modules = [m for _, mods in present for m in mods]
-    calls = "".join("\n" + AFTER_IMPORT[d] + "\n" for d, _ in present if d in AFTER_IMPORT)
-    budget = max(10.0, min(CHILD_TIMEOUT_S, ctx.timeout_s - ctx.elapsed()))
-    try:
-        done = subprocess.run([sys.executable, "-c", _CHILD + calls] + modules, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=budget)
-    except subprocess.TimeoutExpired:
-        return False
-    found = probe_common.diagnose(done.stdout.decode("utf-8", "replace"), ctx.diagnoses)
-    return done.returncode == 0 and (found is None or found["id"] not in breaks)
+    code, output = import_in_child([d for d, _ in present], [m for _, mods in present for m in mods], _budget(ctx))
+    return not _broken(code, probe_common.diagnose(output, ctx.diagnoses), breaks)
 
 
 def import_all(ctx, wanted):
@@ -186,12 +188,11 @@ def import_all(ctx, wanted):
     if _all_at_once(ctx, present, breaks):
         return [d for d, _ in present], failed, missing, no_driver
     for dist, modules in present:
-        budget = max(10.0, min(CHILD_TIMEOUT_S, ctx.timeout_s - ctx.elapsed()))
-        code, output = import_in_child(dist, modules, budget)
+        code, output = import_in_child([dist], modules, _budget(ctx))
         found = probe_common.diagnose(output, ctx.diagnoses)
         if code != 0 and _NO_DRIVER.search(output) and not os.path.exists("/dev/nvidiactl"):
             no_driver.append(dist)
-        elif code != 0 or (found is not None and found["id"] in breaks):
+        elif _broken(code, found, breaks):
             failed.append((dist, modules, output, found))
         else:
             passed.append(dist)
