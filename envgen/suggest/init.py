@@ -10,16 +10,13 @@ from dataclasses import dataclass
 
 import yaml
 
-from envgen.check import HostSpec, build_context, check_profile
-from envgen.check.rules_packages import safe_pins
+from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor, vtuple
-from envgen.profile import Profile
-from envgen.profile.model import FRAMEWORK_NAMES
 from envgen.suggest.recipes import Recipes
 from envgen.suggest.request import Request
-from envgen.suggest.search import suggest
+from envgen.suggest.search import suggest, with_safe_pins
 from envgen.suggest.write import profile_text
 
 PYTHON_DEFAULT = "3.11"
@@ -82,16 +79,12 @@ def _cpu_profile(kb: KnowledgeBase, recipes: Recipes, req: InitRequest) -> str:
     if not choices:
         raise InputError(f"option --frameworks: no release of {', '.join(req.frameworks)} the knowledge base knows "
                          f"has a CPU wheel for Python {minor(python)}", fix="choose another --python or framework")
-    names = {FRAMEWORK_NAMES: kb.framework_names}  # the KB's own, not its file read again per choice
     for frameworks in choices[:12]:
         data: dict[str, object] = {"name": req.name, "base": base, "installer": "pip", "python": minor(python),
                                    "gpu": {"required": False}}
         if frameworks:
             data["frameworks"] = frameworks
-        pins = safe_pins(build_context(Profile.model_validate(data, context=names), kb, None))
-        if pins:  # what pip would otherwise take too new (numpy 2 beside torch < 2.3)
-            data["packages"] = {"pip": [pin for pin, _ in pins]}
-        findings = check_profile(Profile.model_validate(data, context=names), kb, HostSpec())
+        findings = check_profile(with_safe_pins(kb, data)[0], kb, HostSpec())
         if not any(f.severity in ("error", "warning") and not f.code.startswith("lock-") for f in findings):
             head = (f"# Written by `envgen init`: a CPU image ({base}, its own Python {minor(python)})"
                     + (f" with {', '.join(f'{k} {v}' for k, v in frameworks.items() if k != 'tensorflow_package')}"
@@ -111,6 +104,4 @@ def init_profile(kb: KnowledgeBase, recipes: Recipes, req: InitRequest) -> str:
     if not result.single:
         raise InputError(f"no single image holds {' and '.join(req.frameworks)} for {result.gpu_label}: "
                          f"{result.split_reason}", fix="run `envgen suggest ... -o FILE`, which writes two profiles")
-    text = profile_text(result, result.chosen[0], req.name).replace("# Written by `envgen suggest",
-                                                                    "# Written by `envgen init` (envgen suggest", 1)
-    return text.replace("`.\n", ").\n", 1) + PACKAGES_HINT
+    return profile_text(result, result.chosen[0], req.name, via="envgen init") + PACKAGES_HINT

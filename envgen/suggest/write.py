@@ -17,11 +17,13 @@ def file_profile_name(path: Path) -> str:
     return name or "suggested"
 
 
-def profile_text(result: SuggestResult, s: Suggestion, name: str | None = None) -> str:
+def profile_text(result: SuggestResult, s: Suggestion, name: str | None = None, via: str | None = None) -> str:
+    """The profile of ``s`` as commented YAML; ``via``: the command that asked suggest for it (`envgen init`)."""
     req = result.request
     host = f"--gpu {req.gpu!r}" + (f" --driver {req.driver}" if req.driver else "")
-    lines = [f"# Written by `envgen suggest {host} --frameworks {','.join(result.request.frameworks)}"
-             f"{' --python ' + req.python if req.python else ''} --prefer {req.prefer}`.",
+    command = (f"envgen suggest {host} --frameworks {','.join(result.request.frameworks)}"
+               f"{' --python ' + req.python if req.python else ''} --prefer {req.prefer}")
+    lines = [f"# Written by `{via}` ({command})." if via else f"# Written by `{command}`.",
              f"# {result.gpu_label}: compute capability {result.cc}. Every choice below and the rows it rests on:"]
     for comment in s.comments:
         lines += textwrap.wrap(comment, width=116, initial_indent="# - ", subsequent_indent="#   ")
