@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,11 +193,14 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
     use_uv = uv_serves(profile.python_minor)
     newest: list[int] = []
 
+    def uv(pins: list[str]) -> Resolved:
+        return uv_resolve(pins, profile.python_minor, route.glibc, route.platforms, find_links=route.find_links,
+                          index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env,
+                          runner=uv_runner or run_command)
+
     def resolved(pins: list[str]) -> dict[str, LockEntry]:
         if use_uv:
-            done = uv_resolve(pins, profile.python_minor, route.glibc, route.platforms, find_links=route.find_links,
-                              index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env,
-                              runner=uv_runner or run_command)
+            done = uv(pins)
             newest.extend([done.newest_upload] if done.newest_upload else [])
             return done.entries
         return resolve(pins, profile.python_minor, find_links=route.find_links, index_urls=route.index_urls,
@@ -206,13 +209,12 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
     framework, extras = list(route.plan.pins.pip), list(route.plan.pins.pip_extra)
     environment = resolved(framework)
     combined = resolved(framework + extras) if extras else {}
-    sets = LockedSets(environment, split_sets(environment, combined, extras), newest=max(newest, default=None))
+    split = split_sets(environment, combined, extras)
     if not use_uv:
-        return sets
-    tool: Resolved = uv_resolve([f"uv=={uv_version()}", "pip"], profile.python_minor, route.glibc, route.platforms,
-                                find_links=route.find_links, index_urls=route.uv_extra, index_url=route.index_url,
-                                env=route.uv_env, runner=uv_runner or run_command)
-    return replace(sets, tools=sorted_entries(tool.entries.values()), uv_url=tool.urls["uv"])
+        return LockedSets(environment, split, newest=max(newest, default=None))
+    tool = uv([f"uv=={uv_version()}", "pip"])
+    return LockedSets(environment, split, tools=sorted_entries(tool.entries.values()), uv_url=tool.urls["uv"],
+                      newest=max(newest, default=None))
 
 
 def header_fields(profile: Profile, route: Route, sets: LockedSets,
