@@ -3,7 +3,9 @@ each run.
 
 The cache file is named after a SHA-256 over everything that decides what ``load_kb`` returns: the data
 files (names and bytes), the source of the modules that define and validate the rows, and the Python and
-pydantic versions. Any edit gives a new key, so a stale cache is never read; it cannot change a verdict.
+pydantic versions (pydantic's own version file, read without importing pydantic: the rows are records that
+unpickle without it, ``envgen.records``). Any edit gives a new key, so a stale cache is never read; it cannot
+change a verdict.
 Writers put a private temporary file next to the target and rename it into place (``envgen.files``, atomic on POSIX),
 so concurrent writers never leave a torn file; a reader that finds an unreadable file loads from YAML.
 Set ``ENVGEN_NO_CACHE=1`` to bypass it; ``ENVGEN_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/envgen``).
@@ -28,7 +30,21 @@ def code_files() -> list[Path]:
     """The code that shapes the loaded rows: every module of the ``kb`` package (the row models, wherever a new
     table puts its own, the loader, the validation, the queries); a change in any of them invalidates the cache.
     A directory listing, not a hand-kept list, so no row module can be left out."""
-    return sorted(Path(__file__).resolve().parent.glob("*.py"))
+    here = Path(__file__).resolve().parent
+    return [*sorted(here.glob("*.py")), here.parent / "records.py"]
+
+
+def _validator_version() -> bytes:
+    """pydantic's version file (``VERSION = '2.x.y'``), found without importing pydantic (~0.1 s)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pydantic")
+    if spec is None or spec.origin is None:
+        return b"no pydantic"
+    try:
+        return Path(spec.origin).with_name("version.py").read_bytes()
+    except OSError:
+        return b"unreadable"
 
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:
@@ -43,10 +59,8 @@ def cache_dir(env: Mapping[str, str]) -> Path | None:
 
 def cache_key(data_dir: Path) -> str:
     """SHA-256 over the data files, the row code and the interpreter/pydantic versions."""
-    import pydantic
-
     digest = hashlib.sha256()
-    digest.update(f"{sys.version_info[:3]}|{pydantic.VERSION}\0".encode())
+    digest.update(f"{sys.version_info[:3]}|".encode() + _validator_version() + b"\0")
     for label, path in [(f"code/{p.name}", p) for p in code_files()] + [
         (f"data/{p.name}", p) for p in sorted(data_dir.glob("*.yaml"))
     ]:

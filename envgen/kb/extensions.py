@@ -4,11 +4,11 @@ CUDA release's nvcc accepts; the cuDNN each torch wheel pins (what JAX's cuDNN n
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from dataclasses import field
+from typing import Annotated, ClassVar, Literal
 
 from envgen.kb.models import CC, Row, Source, Ver
+from envgen.records import Check, Record
 
 
 def _specifier(value: str | None) -> str | None:
@@ -20,6 +20,15 @@ def _specifier(value: str | None) -> str | None:
         except InvalidSpecifier as exc:
             raise ValueError(f"{value!r} is not a version specifier such as '>=2.4,<3'") from exc
     return value
+
+
+def _specifiers(value: dict[str, str]) -> dict[str, str]:
+    for spec in value.values():
+        _specifier(spec)
+    return value
+
+
+VersionSpec = Annotated[str, Check(_specifier)]
 
 
 def satisfies(version: str, specifier: str | None) -> bool:
@@ -35,18 +44,16 @@ def satisfies(version: str, specifier: str | None) -> bool:
         return False
 
 
-class SourceBuild(BaseModel):
+class SourceBuild(Record):
     """What building the package from its sdist needs (PyPI has no wheel, or none for this stack)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     arch_env: str  # the variable that picks the GPU architectures: TORCH_CUDA_ARCH_LIST, FLASH_ATTN_CUDA_ARCHS
     arch_format: Literal["dotted", "digits"]  # "8.0;9.0" or "80;90"
     # the only values the build understands (compute capabilities); a GPU gets the newest of its major at or
     # below it (8.6 -> 8.0: sm_80 code runs on 8.6); empty: any
-    archs: list[CC] = Field(default=[])
-    env: dict[str, str] = Field(default={})  # fixed build variables (FLASH_ATTENTION_FORCE_BUILD=TRUE)
-    build_requires: list[str] = Field(default=[])  # what setup.py imports besides torch (no build isolation)
+    archs: list[CC] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # fixed build variables (FLASH_ATTENTION_FORCE_BUILD=TRUE)
+    build_requires: list[str] = field(default_factory=list)  # what setup.py imports besides torch (no build isolation)
     max_jobs: int = 4  # nvcc jobs: each takes several GB of memory
     nvcc: bool = True  # the build compiles CUDA code (False: a pure-Python sdist that imports torch, DeepSpeed)
     cuda_min: Ver | None = None  # the oldest nvcc it builds with
@@ -54,40 +61,27 @@ class SourceBuild(BaseModel):
     source: Source
 
 
-class ExtensionRelease(BaseModel):
+class ExtensionRelease(Record):
     """One version range of a package: what its wheels were built against and what it needs."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
-
-    versions: str  # specifier on the package's own version: ">=2.8,<2.9", "==0.0.32.post2"
-    torch: str | None = None  # specifier on torch (Requires-Dist, or the build it was made for)
-    python: str | None = None  # the Requires-Python every file of these releases declares
-    cudnn: dict[str, str] = Field(default={})  # CUDA major -> specifier on the nvidia-cudnn wheel it requires
+    versions: VersionSpec  # specifier on the package's own version: ">=2.8,<2.9", "==0.0.32.post2"
+    torch: VersionSpec | None = None  # specifier on torch (Requires-Dist, or the build it was made for)
+    python: VersionSpec | None = None  # the Requires-Python every file of these releases declares
+    # CUDA major -> specifier on the nvidia-cudnn wheel it requires
+    cudnn: Annotated[dict[str, str], Check(_specifiers)] = field(default_factory=dict)
     wheel: bool  # PyPI has a Linux x86_64 wheel (else an sdist only: a source build)
     # the CUDA "major.minor" releases its wheel carries native libraries for, picked by torch.version.cuda
     # (bitsandbytes: libbitsandbytes_cuda128.so); empty: not per CUDA minor
-    cuda_builds: list[Ver] = Field(default=[])
+    cuda_builds: list[Ver] = field(default_factory=list)
     source: Source
     unverified: bool = False
-
-    @field_validator("versions", "torch", "python")
-    @classmethod
-    def _specifiers(cls, value: str | None) -> str | None:
-        return _specifier(value)
-
-    @field_validator("cudnn")
-    @classmethod
-    def _cudnn(cls, value: dict[str, str]) -> dict[str, str]:
-        for spec in value.values():
-            _specifier(spec)
-        return value
 
 
 class ExtensionPackage(Row):
     FILE: ClassVar[str] = "extensions.yaml"
 
     package: str  # canonical pip name: flash-attn, cupy-cuda12x, jax
-    extras: dict[str, int] = Field(default={})  # extra -> the CUDA major it installs (jax[cuda12] -> 12)
+    extras: dict[str, int] = field(default_factory=dict)  # extra -> the CUDA major it installs (jax[cuda12] -> 12)
     cuda_major: int | None = None  # the CUDA major the distribution itself is built for (cupy-cuda12x)
     module: str  # import name
     needs_torch: bool = False
@@ -101,7 +95,7 @@ class ExtensionPackage(Row):
     # without one; the render puts a C compiler and the Python headers into the image
     runtime_cc: str = ""
     build: SourceBuild | None = None
-    releases: list[ExtensionRelease] = Field(default=[])
+    releases: list[ExtensionRelease] = field(default_factory=list)
 
     @property
     def key(self) -> str:

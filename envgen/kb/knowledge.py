@@ -16,6 +16,7 @@ from envgen.kb.models import (
     CudaImageRow,
     CudaTagRelease,
     GpuModel,
+    ImageStatus,
     NgcFamily,
     NgcRelease,
     OsImageRow,
@@ -269,7 +270,7 @@ class KnowledgeBase(Tables):
             return self._cuda_image(image_ref, ref.tag, ref.digest)
         ngc = self.ngc(image_ref)
         if ngc is not None:
-            return BaseImageInfo.model_construct(
+            return BaseImageInfo(
                 image=image_ref,
                 status="available",
                 cuda=ngc.cuda,
@@ -282,7 +283,7 @@ class KnowledgeBase(Tables):
             )
         for row in self.os_images:
             if row.image == ref.repository and ref.tag in row.tags:
-                return BaseImageInfo.model_construct(
+                return BaseImageInfo(
                     image=image_ref,
                     status=row.status,
                     os=row.os,
@@ -315,7 +316,7 @@ class KnowledgeBase(Tables):
     def _cuda_image(self, image_ref: str, tag: str, digest: str | None) -> BaseImageInfo:
         m = CUDA_TAG_RE.match(tag)
         scheme = "https://hub.docker.com/r/nvidia/cuda (tag scheme)"
-        info = BaseImageInfo.model_construct
+        info = BaseImageInfo
         if not m:
             return info(image=image_ref, status="unknown", digest=digest, source=scheme,
                         reason=f"tag {tag!r} does not follow <cuda>-[cudnnN-](base|runtime|devel)-<os>")
@@ -336,13 +337,13 @@ class KnowledgeBase(Tables):
 
 
 def _tag_status(row: CudaImageRow, release: CudaTagRelease | None, cuda: str, os_name: str,
-                suffix: str | None) -> tuple[str, str, str]:
+                suffix: str | None) -> tuple[ImageStatus, str, str]:
     """(status, reason, row_key) of an nvidia/cuda tag in its CUDA minor's row: available, unknown (the row's
     lists lack it; row_key empty when a partial list proves nothing absent), end-of-life or deleted."""
     problems = _tag_problems(row, cuda, os_name, suffix) if release is None else _release_problems(
         row, release, os_name, suffix
     )
-    status: str = row.status if row.status == "deleted" or not problems else "unknown"
+    status: ImageStatus = row.status if row.status == "deleted" or not problems else "unknown"
     reason = "; ".join(problems)
     row_key = row.key
     if problems and release is not None and not release.complete:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
-
-from pydantic import Field
 
 from envgen.kb.models import Row, Ver
 from envgen.kb.versions import vtuple
@@ -24,9 +22,9 @@ class CudaLibrary(Row):
     pip: str | None = None  # "nvidia-cublas-cu{major}"
     pip_dir: str | None = None  # site-packages/nvidia/<pip_dir>/lib
     # where a CUDA major's wheels break the pattern ("13": nvidia-cublas, into nvidia/cu13/lib)
-    pip_by_major: dict[str, str] = Field(default={})
-    pip_dir_by_major: dict[str, str] = Field(default={})
-    conda: list[str] = Field(default=[])
+    pip_by_major: dict[str, str] = field(default_factory=dict)
+    pip_dir_by_major: dict[str, str] = field(default_factory=dict)
+    conda: list[str] = field(default_factory=list)
     version_call: str | None = None  # the call that makes the library say its version
     decode: str | None = None  # how the smoke probe reads that call's answer
     notes: str = ""

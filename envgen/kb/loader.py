@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.kb.models import Row
 from envgen.kb.tables import TABLES
 from envgen.paths import kb_data_dir
 
@@ -17,7 +17,9 @@ from envgen.paths import kb_data_dir
 # both are safe loaders and build the same documents
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-def _rows(path: Path, table: str, raw: Any) -> list[BaseModel]:
+def _rows(path: Path, table: str, raw: Any) -> list[Row]:
+    from pydantic import ValidationError
+
     model, _ = TABLES[table]
     if not isinstance(raw, list):
         raise KnowledgeBaseError(f"{path.name}: table {table!r} must be a list of rows")
@@ -28,8 +30,9 @@ def _rows(path: Path, table: str, raw: Any) -> list[BaseModel]:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
+            message = "unknown field" if first["type"] == "unexpected_keyword_argument" else first["msg"]
             raise KnowledgeBaseError(
-                f"{path.name}: {table}[{index}] field {where!r}: {first['msg']}",
+                f"{path.name}: {table}[{index}] field {where!r}: {message}",
                 fix="correct the row; every row needs `source` and only the documented fields",
             ) from exc
     return rows
@@ -40,7 +43,7 @@ def load_kb(data_dir: Path | None = None) -> KnowledgeBase:
     directory = data_dir if data_dir is not None else kb_data_dir()
     if not directory.is_dir():
         raise KnowledgeBaseError(f"knowledge-base directory {directory} does not exist")
-    tables: dict[str, list[BaseModel]] = {}
+    tables: dict[str, list[Row]] = {}
     for path in sorted(directory.glob("*.yaml")):
         try:
             doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)

@@ -1,35 +1,31 @@
-"""Row types of the knowledge base: strict pydantic models (unknown keys are errors), each with a
-``source`` and a ``cite()`` that names the data file, the row and the source."""
+"""Row types of the knowledge base: strict records (``envgen.records``: unknown keys are errors, validated by
+pydantic when the YAML is read), each with a ``source`` and a ``cite()`` that names the data file, the row and the
+source."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import field
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from envgen.records import Length, Matches, Record
 
 _VERSION_RE = re.compile(r"^\d+(\.\d+){0,3}[a-z0-9]*$")
 _CC_RE = re.compile(r"^\d+\.\d$")
 
 
-def _check(pattern: re.Pattern[str], what: str) -> AfterValidator:
-    def check(value: str) -> str:
-        if not pattern.match(value):
-            raise ValueError(f"{value!r} is not a {what}")
-        return value
-
-    return AfterValidator(check)
+def _check(pattern: re.Pattern[str], what: str) -> Matches:
+    return Matches(pattern, what, message="{value} is not a {what}")
 
 
 Ver = Annotated[str, _check(_VERSION_RE, 'version (quote it in YAML: "2.10", not 2.10)')]
 CC = Annotated[str, _check(_CC_RE, 'compute capability such as "8.6"')]
-Source = Annotated[str, Field(min_length=4)]
+Source = Annotated[str, Length(min=4)]
 
 
-class Row(BaseModel):
+class Row(Record):
     """A knowledge-base row. Subclasses set ``FILE`` and implement ``key``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     FILE: ClassVar[str] = ""
 
     source: Source
@@ -57,8 +53,8 @@ class TensorflowBuild(Row):
     gpu_stub: bool = False
     # the GPU code of the Linux x86-64 wheel, read from its fat binaries (like TorchVariant's): SASS cubins
     # and PTX; empty when not read. arch_source names the wheel and its sha256.
-    arch_list: list[str] = Field(default_factory=list)
-    ptx: list[str] = Field(default_factory=list)
+    arch_list: list[str] = field(default_factory=list)
+    ptx: list[str] = field(default_factory=list)
     arch_source: str = ""
     notes: str = ""
 
@@ -86,7 +82,7 @@ class TorchVariant(Row):
     ]
     cuda: Ver | None
     arch_list: list[str]
-    ptx: list[str] = Field(default_factory=list)
+    ptx: list[str] = field(default_factory=list)
     index_url: str
 
     @property
@@ -107,7 +103,7 @@ class TorchRelease(Row):
     python_min: Ver
     python_max: Ver
     # Pythons with wheels that upstream's release matrix calls experimental ("3.12 experimental" for 2.2/2.3)
-    python_experimental: list[Ver] = Field(default_factory=list)
+    python_experimental: list[Ver] = field(default_factory=list)
     # the newest Python the paired torchvision and torchaudio wheels cover, where it is below torch's own window
     # (torch 1.13 has 3.11 wheels, torchvision 0.14 none): the torch/torchvision/torchaudio set installs up to here
     companions_python_max: Ver | None = None
@@ -151,7 +147,7 @@ class CudnnRelease(Row):
 class GpuModel(Row):
     FILE: ClassVar[str] = "gpus.yaml"
     name: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
     compute_capability: CC
     architecture: str
     memory_gb: float | int | None = None
@@ -182,7 +178,7 @@ class NgcRelease(Row):
     ubuntu: Ver | None = None
     driver_min: Ver | None = None
     cc_min: CC | None = None
-    datacenter_drivers: list[str] = Field(default_factory=list)
+    datacenter_drivers: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -203,17 +199,16 @@ class NgcFamily(Row):
         return "family"
 
 
-class CudaTagRelease(BaseModel):
+class CudaTagRelease(Record):
     """One patch release of the nvidia/cuda tags, as NVIDIA's supported-tags.md / unsupported-tags.md list it."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     patch: Ver
     # supported: in supported-tags.md; end-of-life: in unsupported-tags.md ("these tags still exist");
     # deleted: removed from the registry (named in a deletion notice, in neither list)
     status: Literal["supported", "end-of-life", "deleted"]
-    os: list[str] = Field(default_factory=list)  # OSes with base/runtime/devel tags (empty for deleted)
+    os: list[str] = field(default_factory=list)  # OSes with base/runtime/devel tags (empty for deleted)
     cudnn: str | None = None  # the -cudnnN- suffix of this patch's cuDNN tags ("8", "9", "" bare); None: none
-    cudnn_os: list[str] = Field(default_factory=list)  # OSes that also have the cuDNN runtime/devel tags
+    cudnn_os: list[str] = field(default_factory=list)  # OSes that also have the cuDNN runtime/devel tags
     eol_on: str | None = None  # NVIDIA's EOL chart: "Marked EOL on" (YYYY-MM-DD)
     deletion_planned: str | None = None  # NVIDIA's EOL chart: "Est deletion date" (YYYY-MM-DD)
     # False for a patch known only from a partial list (cog's table names the cudnn-devel Ubuntu tags): an OS or
@@ -232,7 +227,7 @@ class CudaImageRow(Row):
     os: list[str]
     cudnn: list[str]  # cuDNN tag suffixes published: "8" for -cudnn8-, "" for a bare -cudnn-
     cudnn_bare: Ver | None = None  # the cuDNN major a bare -cudnn- tag carries (cuDNN 9 from CUDA 12.4 on)
-    releases: list[CudaTagRelease] = Field(default_factory=list)
+    releases: list[CudaTagRelease] = field(default_factory=list)
     notes: str = ""
 
     @property
@@ -259,12 +254,15 @@ class OsImageRow(Row):
         return f"{self.image}:{self.tags[0]}"
 
 
+ImageStatus = Literal["available", "end-of-life", "deleted", "unknown"]
+
+
 class BaseImageInfo(Row):
     """The answer of ``kb.base_image``: what is known about one image reference."""
 
     FILE: ClassVar[str] = "base_images.yaml"
     image: str
-    status: Literal["available", "end-of-life", "deleted", "unknown"]
+    status: ImageStatus
     cuda: str | None = None
     cudnn: str | None = None
     os: str | None = None

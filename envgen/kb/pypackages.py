@@ -5,33 +5,32 @@ notes), and the frameworks' own ``Requires-Dist`` (``framework_requires.yaml``, 
 
 from __future__ import annotations
 
+import re
 import sys
+from dataclasses import field
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from envgen.kb.models import Row, Ver
 from envgen.kb.specifiers import Specifier
+from envgen.records import Check, Lax, Length, Matches, Record
 
 # a release as PyPI spells it: 2.15.1, 2.15.0.post1, 1.0rc1
-Release = Annotated[str, Field(pattern=r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?$")]
+Release = Annotated[str, Matches(re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?$"), "release number")]
 
 
-class Side(BaseModel):
+class Side(Record):
     """One side of a pair: any of these distributions (PEP 503 names) at a version the specifier admits."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
-    names: list[str] = Field(min_length=1)
+    names: Annotated[list[str], Length(min=1)]
     versions: Specifier = ""  # PEP 440 specifier such as "<2.12"; empty: any version
 
 
-class Unpinned(BaseModel):
+class Unpinned(Record):
     """pip installs the newest release of an unpinned `other`, and on Python >= ``python_min`` today's newest lies
     in ``other.versions``: an unpinned `other` gets a warning, and ``pin`` (outside the range) is the way out."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
     python_min: Ver = "3.0"
-    pin: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*$")]
+    pin: Annotated[str, Matches(re.compile(r"^[a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*$"), "exact pin (name==version)")]
 
 
 class PackageBreak(Row):
@@ -46,7 +45,7 @@ class PackageBreak(Row):
     other: Side | None = None
     other_absent: bool = False  # the break needs `other` to be missing, not present
     same_series: bool = False  # the break is `other` on another major.minor than `package`
-    env: dict[str, str] = Field(default={})  # environment values (the profile's `env:`) the break needs
+    env: dict[str, str] = field(default_factory=dict)  # environment values (the profile's `env:`) the break needs
     unpinned: Unpinned | None = None
     shows: str  # when it fails: "import tensorflow", "loading a Keras .h5 file"
     error: str  # the error text users see, as recorded in the source
@@ -73,6 +72,15 @@ class Requirement(NamedTuple):
         return {k: v for k, v in self._asdict().items() if k not in defaults or v != defaults[k]}
 
 
+def _shared_strings(value: Any) -> Any:
+    """One string object per distinct name, specifier and Python minor: the KB cache's pickle then stores each
+    once (half the size, a third of the load time)."""
+    if not isinstance(value, list):
+        return value
+    return [{k: (sys.intern(v) if isinstance(v, str) else [sys.intern(p) for p in v] if isinstance(v, list)
+                 else v) for k, v in item.items()} if isinstance(item, dict) else item for item in value]
+
+
 class FrameworkRequires(Row):
     FILE: ClassVar[str] = "framework_requires.yaml"
 
@@ -81,17 +89,7 @@ class FrameworkRequires(Row):
     build: str | None = None  # torch: the CUDA build (cu121) its nvidia-* pins belong to
     python: list[str]
     # lax for the named tuples (a mapping per line); the tuple's own fields and extra keys are still checked
-    requires: tuple[Requirement, ...] = Field(strict=False)
-
-    @field_validator("requires", mode="before")
-    @classmethod
-    def _shared_strings(cls, value: Any) -> Any:
-        """One string object per distinct name, specifier and Python minor: the KB cache's pickle then stores
-        each once (half the size, a third of the load time)."""
-        if not isinstance(value, list):
-            return value
-        return [{k: (sys.intern(v) if isinstance(v, str) else [sys.intern(p) for p in v] if isinstance(v, list)
-                     else v) for k, v in item.items()} if isinstance(item, dict) else item for item in value]
+    requires: Annotated[tuple[Requirement, ...], Lax(), Check(_shared_strings, mode="before")]
 
     @property
     def key(self) -> str:
@@ -122,7 +120,7 @@ class CommonPipNames(Row):
     """Distribution names a did-you-mean compares an unknown name with, beside the ones the KB's tables name."""
 
     FILE: ClassVar[str] = "pip_names.yaml"
-    names: list[str] = Field(min_length=1)
+    names: Annotated[list[str], Length(min=1)]
 
     @property
     def key(self) -> str:

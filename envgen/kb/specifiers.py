@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator
-
 from envgen.kb.versions import vtuple
+from envgen.records import Check
 
 _CLAUSE = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)\s*([0-9][0-9A-Za-z.*+!-]*)$")
 
@@ -26,7 +25,7 @@ def _valid(value: str) -> str:
     return value
 
 
-Specifier = Annotated[str, AfterValidator(_valid)]
+Specifier = Annotated[str, Check(_valid)]
 
 
 def _clauses(spec: str) -> list[str]:

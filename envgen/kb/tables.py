@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
-
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
@@ -19,6 +17,7 @@ from envgen.kb.models import (
     NgcRelease,
     OsImageRow,
     PlatformRow,
+    Row,
     TensorflowBuild,
     TensorflowPackage,
     TorchRelease,
@@ -83,7 +82,7 @@ class Tables:
 
 # top-level key in a data file -> (row model, the Tables field it fills): the loader reads these, so a new table is
 # a field above and a line here
-TABLES: dict[str, tuple[type[BaseModel], str]] = {
+TABLES: dict[str, tuple[type[Row], str]] = {
     "tensorflow": (TensorflowBuild, "tensorflow"),
     "pytorch": (TorchRelease, "pytorch"),
     "cuda": (CudaToolkit, "cuda_toolkits"),

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from envgen.kb.versions import vtuple
 from envgen.plan.stack import Stack
+from envgen.records import Record
 
 EXPECTED_SCHEMA = "envgen.expected/1"
 
 
-class _Document(BaseModel):
-    """A part of the document: strict, frozen, and read by key as the JSON is (``expected["libraries"]``)."""
+class _Document(Record):
+    """A part of the document: frozen, no key beyond its fields, and read by key as the JSON is
+    (``expected["libraries"]``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -55,7 +55,6 @@ class ExpectedExtension(_Document):
 
 
 class Expected(_Document):
-    schema_id: str = Field(default=EXPECTED_SCHEMA)
     python: str
     tensorflow: str | None
     tensorflow_cuda: str | None
@@ -71,6 +70,7 @@ class Expected(_Document):
     gpu_targets: list[ExpectedTarget]
     base_provides: ExpectedBase | None = None  # written only when the profile has base_provides
     extensions: list[ExpectedExtension] | None = None  # written only when packages.pip has one
+    schema_id: str = EXPECTED_SCHEMA
 
     def document(self) -> dict[str, Any]:
         """The JSON the probe reads, its schema id under ``schema`` (as the smoke report's)."""

@@ -7,9 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pydantic import PrivateAttr, ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
@@ -37,8 +35,8 @@ class LoadedProfile(Profile):
     file beside it). The path is private: not a field, so neither the dump, the identity nor the
     hash sees it."""
 
-    _source: Path | None = PrivateAttr(default=None)
-    _normalised: Normalised | None = PrivateAttr(default=None)
+    _source: ClassVar[Path | None] = None  # set on each loaded profile (Record.set_private)
+    _normalised: ClassVar[Normalised | None] = None
 
 
 def profile_source(profile: Profile) -> Path | None:
@@ -189,6 +187,8 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
         ngc_defaults(notes, kb)
         wheel_cuda_defaults(notes, kb)
     data = notes.data
+    from pydantic import ValidationError  # only a profile loaded from YAML is validated (the cache serves check)
+
     try:
         profile = LoadedProfile.model_validate(data, context={NORMALISED: True})
     except ValidationError as exc:
@@ -199,6 +199,6 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
             f"{source.path}:{doc.line_of(('name',))}: field 'name' = {profile.name!r} differs from the file name",
             fix=f"rename the file to {profile.name}.yaml or set name: {source.name}",
         )
-    profile._source = source.path
-    profile._normalised = notes
+    profile.set_private("_source", source.path)
+    profile.set_private("_normalised", notes)
     return profile

@@ -7,27 +7,15 @@ pattern that admits no quoting, whitespace, ``$``, backtick, ``;``, ``&``, ``|``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    GetCoreSchemaHandler,
-    GetJsonSchemaHandler,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, core_schema
+from typing import Annotated, Any, Literal, TypeVar
 
 from envgen.errors import shown
 from envgen.profile.normalise import normalise
 from envgen.profile.requirements import SAFE_RE, PipLine, RefusedLine, parse_line
+from envgen.records import Between, Check, Doc, Length, Matches, Record
 
 # model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
 NORMALISED = "envgen.normalised"
@@ -64,30 +52,10 @@ REGISTRY_HOST_RE = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$")
 REGISTRY_MIRROR_RE = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 
 
-@dataclass(frozen=True)
-class _Matches:
-    """A string constraint: validated with envgen's own message, and shown as ``pattern`` in the
-    JSON Schema (``envgen schema``)."""
-
-    pattern: re.Pattern[str]
-    what: str
-
-    def _check(self, value: str) -> str:
-        if not self.pattern.match(value):
-            raise ValueError(f"{shown(value)} is not a valid {self.what}")
-        return value
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_after_validator_function(self._check, handler(source))
-
-    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        out = handler(schema)
-        out["pattern"] = self.pattern.pattern
-        return out
-
-
-def _matches(pattern: re.Pattern[str], what: str) -> _Matches:
-    return _Matches(pattern, what)
+def _matches(pattern: re.Pattern[str], what: str) -> Matches:
+    """A string constraint: validated with envgen's own message, and shown as ``pattern`` in the JSON Schema
+    (``envgen schema``)."""
+    return Matches(pattern, what, show=shown)
 
 
 def _local_path(value: str) -> str:
@@ -100,7 +68,7 @@ def _local_path(value: str) -> str:
     return value
 
 
-LocalPath = Annotated[str, AfterValidator(_local_path)]
+LocalPath = Annotated[str, Check(_local_path)]
 Version = Annotated[str, _matches(VERSION_RE, "version (expected digits and dots, such as \"3.7.9\")")]
 FrameworkVersion = Annotated[
     str, _matches(FRAMEWORK_VERSION_RE, "framework version (such as \"1.7.1\" or \"1.7.1+cu101\")")
@@ -110,28 +78,17 @@ ImageRef = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class _Requirement:
+def _requirement(value: str) -> str:
     """A ``packages.pip`` line as requirements.txt takes it (``envgen.profile.requirements``); shown in the JSON
     Schema as the characters such a line may hold."""
-
-    def _check(self, value: str) -> str:
-        try:
-            parse_line(value)
-        except RefusedLine as exc:
-            raise ValueError(str(exc)) from exc
-        return value
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_after_validator_function(self._check, handler(source))
-
-    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        out = handler(schema)
-        out["pattern"] = SAFE_RE.pattern
-        return out
+    try:
+        parse_line(value)
+    except RefusedLine as exc:
+        raise ValueError(str(exc)) from exc
+    return value
 
 
-PipRequirement = Annotated[str, _Requirement()]
+PipRequirement = Annotated[str, Check(_requirement, pattern=SAFE_RE.pattern)]
 CondaPin = Annotated[str, _matches(CONDA_PIN_RE, "conda spec pinned with = (such as \"numpy=1.21.6\")")]
 AptPackage = Annotated[str, _matches(APT_RE, "Debian/Ubuntu package name (such as \"git\" or \"git=1:2.39.5-0\")")]
 Channel = Annotated[str, _matches(CHANNEL_RE, "conda channel name (such as \"conda-forge\")")]
@@ -180,29 +137,28 @@ CROSS_FIELD_RULES: tuple[CrossFieldRule, ...] = (
 )
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+class Strict(Record):
+    """A part of the profile: strict and frozen (``envgen.records``)."""
+
+
+TensorflowDistribution = Literal["tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow[and-cuda]"]
 
 
 class Frameworks(Strict):
     """The deep-learning frameworks the image installs (either, both or none)."""
 
-    tensorflow: Version | None = Field(
-        default=None, description="TensorFlow release to install, such as \"2.12.0\"; omit for none.")
-    tensorflow_package: Literal[
-        "tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow[and-cuda]"
-    ] | None = Field(
-        default=None,
-        description="The pip distribution that carries TensorFlow; default chosen from the knowledge base "
-                    "(tensorflow-gpu for 2.0, tensorflow from 2.1, tensorflow[and-cuda] from 2.14, "
-                    "tensorflow-cpu for CPU profiles).")
-    pytorch: FrameworkVersion | None = Field(
-        default=None, description="PyTorch release, optionally with its build variant: \"2.1.2\" or "
-                                  "\"2.1.2+cu118\" (\"+cpu\" for the CPU build); omit for none.")
-    torchvision: FrameworkVersion | None = Field(
-        default=None, description="torchvision release; default: the one the knowledge base pairs with pytorch.")
-    torchaudio: FrameworkVersion | None = Field(
-        default=None, description="torchaudio release; default: the one the knowledge base pairs with pytorch.")
+    tensorflow: Annotated[Version | None, Doc(
+        "TensorFlow release to install, such as \"2.12.0\"; omit for none.")] = None
+    tensorflow_package: Annotated[TensorflowDistribution | None, Doc(
+        "The pip distribution that carries TensorFlow; default chosen from the knowledge base (tensorflow-gpu"
+        " for 2.0, tensorflow from 2.1, tensorflow[and-cuda] from 2.14, tensorflow-cpu for CPU profiles).")] = None
+    pytorch: Annotated[FrameworkVersion | None, Doc(
+        "PyTorch release, optionally with its build variant: \"2.1.2\" or \"2.1.2+cu118\" (\"+cpu\" for the CPU "
+        "build); omit for none.")] = None
+    torchvision: Annotated[FrameworkVersion | None, Doc(
+        "torchvision release; default: the one the knowledge base pairs with pytorch.")] = None
+    torchaudio: Annotated[FrameworkVersion | None, Doc(
+        "torchaudio release; default: the one the knowledge base pairs with pytorch.")] = None
 
 
 # An absolute path inside the image: letters, digits and ._+- between slashes (it reaches a RUN line).
@@ -216,42 +172,37 @@ class BaseProvides(Strict):
     """What the base image already holds: the frameworks (in the Python environment of ``python``).
     envgen installs none of them; packages.pip go on top, in /opt/env, seeing the base's packages."""
 
-    python: Interpreter = Field(
-        default="/usr/bin/python3",
-        description="The interpreter whose environment holds the frameworks: /usr/bin/python3, a venv's "
-                    "bin/python, a conda env's bin/python.")
-    frameworks: list[ProvidedFramework] = Field(
-        default=[],
-        description="The frameworks: entries the base provides; left out, every one set under frameworks:. "
-                    "Each must be set under frameworks: with the version the base holds, so the smoke test "
-                    "can check it.")
+    python: Annotated[Interpreter, Doc(
+        "The interpreter whose environment holds the frameworks: /usr/bin/python3, a venv's bin/python, a "
+        "conda env's bin/python.")] = "/usr/bin/python3"
+    frameworks: Annotated[list[ProvidedFramework], Doc(
+        "The frameworks: entries the base provides; left out, every one set under frameworks:. Each"
+        " must be set under frameworks: with the version the base holds, so the smoke test can "
+        "check it.")] = field(default_factory=list)
 
 
 class Gpu(Strict):
     """The GPUs the image is meant for."""
 
-    targets: list[GpuTarget] = Field(
-        default=[],
-        description="GPU models (\"A100\", \"GTX 950M\") or compute capabilities (\"8.0\") the image must "
-                    "have kernels for; `envgen check` compares them with the framework builds.")
-    required: bool = Field(
-        default=True,
-        description="False for CPU-only profiles: the smoke test then expects no GPU and says so.")
+    targets: Annotated[list[GpuTarget], Doc(
+        "GPU models (\"A100\", \"GTX 950M\") or compute capabilities (\"8.0\") the image must have kernels for; "
+        "`envgen check` compares them with the framework builds.")] = field(default_factory=list)
+    required: Annotated[bool, Doc(
+        "False for CPU-only profiles: the smoke test then expects no GPU and says so.")] = True
 
 
 class Packages(Strict):
     """Extra packages: apt and conda pinned exactly, pip as requirements.txt lines."""
 
-    apt: list[AptPackage] = Field(
-        default=[],
-        description="Debian/Ubuntu packages for the runtime image: \"git\" or \"git=1:2.39.5-0\".")
-    conda: list[CondaPin] = Field(
-        default=[], description="conda packages (conda profiles), pinned with =: \"numpy=1.21.6\".")
-    pip: list[PipRequirement] = Field(
-        default=[], description="pip packages as requirements.txt lines: \"rich==13.7.1\", \"numpy>=1.24,<2\", "
-                                "\"six\", \"jax[cuda12]==0.4.30\", \"tomli==2.0.1; python_version < '3.11'\". "
-                                "Ranges and unpinned names are resolved by `envgen lock` (else at build time); "
-                                "`envgen check` names each line that floats.")
+    apt: Annotated[list[AptPackage], Doc(
+        "Debian/Ubuntu packages for the runtime image: \"git\" or \"git=1:2.39.5-0\".")] = field(default_factory=list)
+    conda: Annotated[list[CondaPin], Doc(
+        "conda packages (conda profiles), pinned with =: \"numpy=1.21.6\".")] = field(default_factory=list)
+    pip: Annotated[list[PipRequirement], Doc(
+        "pip packages as requirements.txt lines: \"rich==13.7.1\", \"numpy>=1.24,<2\", \"six\", "
+        "\"jax[cuda12]==0.4.30\", \"tomli==2.0.1; python_version < '3.11'\". Ranges and unpinned names "
+        "are resolved by `envgen lock` (else at build time); `envgen check` names each line that "
+        "floats.")] = field(default_factory=list)
 
 
 class Smoke(Strict):
@@ -259,11 +210,11 @@ class Smoke(Strict):
 
     # matmul_size: the GPU speed check's size (doubled on a fast GPU, up to 8192, memory allowing); CPU and
     # correctness matmuls use at most 1024
-    matmul_size: int = Field(default=4096, ge=64, le=32768,
-                             description="Side of the square matrices the GPU/CPU matmul check multiplies.")
-    batch_size: int = Field(default=64, ge=1, le=4096, description="Batch size of the tiny training check.")
-    train_steps: int = Field(default=20, ge=2, le=1000, description="Steps of the tiny training check.")
-    timeout_s: int = Field(default=300, ge=10, le=3600, description="Seconds the whole smoke test may take.")
+    matmul_size: Annotated[int, Between(64, 32768), Doc(
+        "Side of the square matrices the GPU/CPU matmul check multiplies.")] = 4096
+    batch_size: Annotated[int, Between(1, 4096), Doc("Batch size of the tiny training check.")] = 64
+    train_steps: Annotated[int, Between(2, 1000), Doc("Steps of the tiny training check.")] = 20
+    timeout_s: Annotated[int, Between(10, 3600), Doc("Seconds the whole smoke test may take.")] = 300
 
 
 RegistryHost = Annotated[str, _matches(REGISTRY_HOST_RE, "registry host (such as \"docker.io\" or \"nvcr.io\")")]
@@ -276,126 +227,122 @@ class Mirrors(Strict):
     """Where packages come from. Not part of the profile's identity hash: a mirror changes the
     route, not the environment. Also settable per user (``~/.config/envgen/config.yaml``)."""
 
-    pip_index_url: Url | None = Field(default=None, description="pip index to use instead of PyPI (PIP_INDEX_URL).")
-    pip_extra_index_urls: list[Url] = Field(
-        default=[], description="Further pip indexes (PIP_EXTRA_INDEX_URL).")
-    pip_trusted_hosts: list[Annotated[str, _matches(CHANNEL_RE, "host name")]] = Field(
-        default=[], description="Hosts pip may reach over plain HTTP or unverified TLS (PIP_TRUSTED_HOST).")
-    conda_channel_alias: Url | None = Field(
-        default=None, description="Base URL that bare conda channel names resolve against (channel_alias).")
-    conda_channels: dict[Channel, Url] = Field(
-        default={}, description="Per-channel mirror URLs: {conda-forge: https://mirror/conda-forge}.")
-    apt_mirror: Url | None = Field(
-        default=None, description="Replaces the base's Debian or Ubuntu archive (deb.debian.org/debian, "
-                                  "archive.ubuntu.com/ubuntu, security.ubuntu.com/ubuntu; Debian's debian-security "
-                                  "becomes MIRROR-security) during the build.")
-    micromamba_url: Url | None = Field(
-        default=None, description="Where conda profiles fetch the micromamba binary instead of github.com "
-                                  "(build arg MICROMAMBA_URL); the file must have the pinned sha256.")
-    pytorch_wheels: Url | None = Field(
-        default=None, description="Replaces https://download.pytorch.org/whl in torch's wheel indexes and find-links "
-                                  "pages (build arg PYTORCH_WHEELS): MIRROR/cu121, MIRROR/torch_stable.html.")
-    http_proxy: Url | None = Field(default=None, description="HTTP proxy for the build (HTTP_PROXY).")
-    https_proxy: Url | None = Field(default=None, description="HTTPS proxy for the build (HTTPS_PROXY).")
-    no_proxy: EnvValue | None = Field(default=None, description="Hosts the build reaches without the proxy (NO_PROXY).")
-    registries: dict[RegistryHost, RegistryMirror] = Field(
-        default={},
-        description="Image registry mirrors: {docker.io: mirror.example.org, nvcr.io: mirror.example.org/nvcr}. "
-                    "docker.io also covers unqualified names (ubuntu:22.04) and library/ names. The base image "
-                    "and `envgen pull` take these routes; a digest-pinned base stays pinned.")
+    REMEMBERS_KEYS = True  # the user's mirrors override a profile's where the user set them (config.merge_mirrors)
+
+    pip_index_url: Annotated[Url | None, Doc("pip index to use instead of PyPI (PIP_INDEX_URL).")] = None
+    pip_extra_index_urls: Annotated[list[Url], Doc(
+        "Further pip indexes (PIP_EXTRA_INDEX_URL).")] = field(default_factory=list)
+    pip_trusted_hosts: Annotated[list[Annotated[str, _matches(CHANNEL_RE, "host name")]], Doc(
+        "Hosts pip may reach over plain HTTP or unverified TLS (PIP_TRUSTED_HOST).")] = field(default_factory=list)
+    conda_channel_alias: Annotated[Url | None, Doc(
+        "Base URL that bare conda channel names resolve against (channel_alias).")] = None
+    conda_channels: Annotated[dict[Channel, Url], Doc(
+        "Per-channel mirror URLs: {conda-forge: https://mirror/conda-forge}.")] = field(default_factory=dict)
+    apt_mirror: Annotated[Url | None, Doc(
+        "Replaces the base's Debian or Ubuntu archive (deb.debian.org/debian, archive.ubuntu.com/ubuntu, "
+        "security.ubuntu.com/ubuntu; Debian's debian-security becomes MIRROR-security) during the build.")] = None
+    micromamba_url: Annotated[Url | None, Doc(
+        "Where conda profiles fetch the micromamba binary instead of github.com (build arg MICROMAMBA_URL); "
+        "the file must have the pinned sha256.")] = None
+    pytorch_wheels: Annotated[Url | None, Doc(
+        "Replaces https://download.pytorch.org/whl in torch's wheel indexes and find-links pages (build arg "
+        "PYTORCH_WHEELS): MIRROR/cu121, MIRROR/torch_stable.html.")] = None
+    http_proxy: Annotated[Url | None, Doc("HTTP proxy for the build (HTTP_PROXY).")] = None
+    https_proxy: Annotated[Url | None, Doc("HTTPS proxy for the build (HTTPS_PROXY).")] = None
+    no_proxy: Annotated[EnvValue | None, Doc("Hosts the build reaches without the proxy (NO_PROXY).")] = None
+    registries: Annotated[dict[RegistryHost, RegistryMirror], Doc(
+        "Image registry mirrors: {docker.io: mirror.example.org, nvcr.io: mirror.example.org/nvcr}. docker.io"
+        " also covers unqualified names (ubuntu:22.04) and library/ names. The base image and `envgen pull` "
+        "take these routes; a digest-pinned base stays pinned.")] = field(default_factory=dict)
     # A local directory of wheels (pip --find-links) copied into the build context.
-    wheelhouse: LocalPath | None = Field(
-        default=None, description="Local directory of wheels (pip --find-links) bind-mounted into the build.")
+    wheelhouse: Annotated[LocalPath | None, Doc(
+        "Local directory of wheels (pip --find-links) bind-mounted into the build.")] = None
 
 
 class User(Strict):
     """The unprivileged user the image runs as."""
 
-    name: Annotated[str, _matches(NAME_RE, "user name")] = Field(default="envgen", description="User name.")
-    uid: int = Field(default=1000, ge=1, le=65000, description="User ID (envgen run maps your own UID onto it).")
+    name: Annotated[str, _matches(NAME_RE, "user name"), Doc("User name.")] = "envgen"
+    uid: Annotated[int, Between(1, 65000), Doc("User ID (envgen run maps your own UID onto it).")] = 1000
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError("description must be one line")
+    # Printable text only: no NUL or other control characters, no Unicode direction marks or
+    # invisible format characters (they make a label or a help text read differently than it is).
+    odd = next((c for c in value if not c.isprintable()), None)
+    if odd is not None:
+        raise ValueError(f"description holds the non-printable character U+{ord(odd):04X}; "
+                         "write plain one-line text")
+    return value
+
+
+P = TypeVar("P", bound="Profile")
 
 
 class Profile(Strict):
     """An envgen profile: one validated GPU deep-learning environment. Generated from envgen's typed
     model (`envgen schema`); the loader (`envgen check`) enforces the same rules."""
 
-    model_config = ConfigDict(title="envgen profile")
+    __pydantic_config__ = {**Strict.__pydantic_config__, "title": "envgen profile"}
 
-    name: Annotated[str, _matches(NAME_RE, "profile name (lower-case letters, digits, . _ -)")] = Field(
-        description="Profile name; the image becomes envgen/<name>:<hash>. Must match the file name for "
-                    "profiles found by name.")
-    description: str = Field(default="", max_length=200, description="One line saying what the environment is for.",
-                             json_schema_extra={"pattern": "^[^\\r\\n]*$"})
-    extends: str | None = Field(
-        default=None,
-        description="Another profile (name, or path relative to this file) this one deep-merges over; "
-                    "keys set here win, lists replace.")
-    base: ImageRef = Field(
-        description="Base image: [registry/]repository[:tag][@sha256:digest], such as "
-                    "\"nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\".")
+    name: Annotated[str, _matches(NAME_RE, "profile name (lower-case letters, digits, . _ -)"), Doc(
+        "Profile name; the image becomes envgen/<name>:<hash>. Must match the file name for profiles found by"
+        " name.")]
+    description: Annotated[str, Length(max=200), Check(_one_line, pattern="^[^\\r\\n]*$"), Doc(
+        "One line saying what the environment is for.")] = ""
+    extends: Annotated[str | None, Doc(
+        "Another profile (name, or path relative to this file) this one deep-merges over; keys set here win, "
+        "lists replace.")] = None
+    base: Annotated[ImageRef, Doc(
+        "Base image: [registry/]repository[:tag][@sha256:digest], such as "
+        "\"nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\".")]
     # True for a base image built locally (debootstrap + docker import): it has no registry
     # digest, so digest pinning is skipped, visibly, in the Dockerfile and in `envgen check`.
-    local_base: bool = Field(
-        default=False,
-        description="True for a base image built locally (no registry digest): digest pinning is "
-                    "skipped, visibly, in the Dockerfile and in `envgen check`.")
+    local_base: Annotated[bool, Doc(
+        "True for a base image built locally (no registry digest): digest pinning is skipped, visibly, in the"
+        " Dockerfile and in `envgen check`.")] = False
     # How the Python environment is made: conda (micromamba) from channels, or pip on the
     # base image's own Python (NGC images, plain Debian/Ubuntu bases).
-    installer: Literal["conda", "pip"] = Field(
-        default="pip",
-        description="How the Python environment is made: conda (micromamba, from channels) or pip on the "
-                    "base image's own Python (NGC images, plain Debian/Ubuntu bases). Left out: conda when the "
-                    "profile lists conda packages or channels, else pip.")
-    cuda: Version | None = Field(
-        default=None, description="CUDA version the stack targets (\"11.8\"); required when gpu.required is true.")
-    cudnn: Version | None = Field(default=None, description="cuDNN version (\"8.6.0\"); needs cuda.")
-    python: Version = Field(description="Python version, in quotes: \"3.11\" (YAML reads 3.10 as 3.1).")
-    frameworks: Frameworks = Field(default_factory=Frameworks, description=Frameworks.__doc__)
-    base_provides: BaseProvides | None = Field(
-        default=None, description=BaseProvides.__doc__)
-    gpu: Gpu = Field(default_factory=Gpu, description=Gpu.__doc__)
-    packages: Packages = Field(default_factory=Packages, description=Packages.__doc__)
-    channels: list[Channel] = Field(
-        default=[],
-        description="conda channels in priority order; left out with installer: conda, conda-forge.")
-    env: dict[Annotated[str, _matches(ENV_KEY_RE, "environment variable name")], EnvValue] = Field(
-        default={}, description="Environment variables set in the image (NAME: value).")
-    smoke: Smoke = Field(default_factory=Smoke, description=Smoke.__doc__)
-    mirrors: Mirrors = Field(
-        default_factory=Mirrors,
-        description="Package and image mirrors: routes, not part of the environment's identity or hash.")
-    user: User = Field(default_factory=User, description=User.__doc__)
+    installer: Annotated[Literal["conda", "pip"], Doc(
+        "How the Python environment is made: conda (micromamba, from channels) or pip on the base image's own"
+        " Python (NGC images, plain Debian/Ubuntu bases). Left out: conda when the profile lists conda "
+        "packages or channels, else pip.")] = "pip"
+    cuda: Annotated[Version | None, Doc(
+        "CUDA version the stack targets (\"11.8\"); required when gpu.required is true.")] = None
+    cudnn: Annotated[Version | None, Doc("cuDNN version (\"8.6.0\"); needs cuda.")] = None
+    python: Annotated[Version, Doc("Python version, in quotes: \"3.11\" (YAML reads 3.10 as 3.1).")]
+    frameworks: Annotated[Frameworks, Doc(Frameworks.__doc__)] = field(default_factory=Frameworks)
+    base_provides: Annotated[BaseProvides | None, Doc(BaseProvides.__doc__)] = None
+    gpu: Annotated[Gpu, Doc(Gpu.__doc__)] = field(default_factory=Gpu)
+    packages: Annotated[Packages, Doc(Packages.__doc__)] = field(default_factory=Packages)
+    channels: Annotated[list[Channel], Doc(
+        "conda channels in priority order; left out with installer: conda, conda-forge.")] = field(default_factory=list)
+    env: Annotated[dict[Annotated[str, _matches(ENV_KEY_RE, "environment variable name")], EnvValue], Doc(
+        "Environment variables set in the image (NAME: value).")] = field(default_factory=dict)
+    smoke: Annotated[Smoke, Doc(Smoke.__doc__)] = field(default_factory=Smoke)
+    mirrors: Annotated[Mirrors, Doc(
+        "Package and image mirrors: routes, not part of the environment's identity or hash.")] = field(
+        default_factory=Mirrors)
+    user: Annotated[User, Doc(User.__doc__)] = field(default_factory=User)
 
-    @model_validator(mode="before")
     @classmethod
-    def _normalise(cls, data: Any, info: ValidationInfo) -> Any:
-        """Frameworks named in packages.pip move to frameworks; defaults are filled (profiles made in
-        code get the same treatment as loaded ones, which went through it with line numbers, once)."""
-        context = info.context or {}
-        if not isinstance(data, dict) or context.get(NORMALISED):
-            return data
-        names = context.get(FRAMEWORK_NAMES)
-        if names is None:  # no knowledge base at hand: its one small file of framework names, never the whole KB
-            from envgen.kb.distributions import read_framework_names
+    def model_validate(cls: type[P], data: Any, *, context: Mapping[str, Any] | None = None) -> P:
+        """``data`` validated into a profile. Frameworks named in packages.pip move to frameworks and defaults are
+        filled first (profiles made in code get the same treatment as loaded ones, which went through it with
+        line numbers, once: ``context={NORMALISED: True}``)."""
+        context = context or {}
+        if isinstance(data, dict) and not context.get(NORMALISED):
+            names = context.get(FRAMEWORK_NAMES)
+            if names is None:  # no knowledge base at hand: its one small file of framework names, never the KB
+                from envgen.kb.distributions import read_framework_names
 
-            names = read_framework_names()
-        return normalise(data, {}, Path("<profile>"), names).data
+                names = read_framework_names()
+            data = normalise(data, {}, Path("<profile>"), names).data
+        return super().model_validate(data, context=context)
 
-    @field_validator("description")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if "\n" in value or "\r" in value:
-            raise ValueError("description must be one line")
-        # Printable text only: no NUL or other control characters, no Unicode direction marks or
-        # invisible format characters (they make a label or a help text read differently than it is).
-        odd = next((c for c in value if not c.isprintable()), None)
-        if odd is not None:
-            raise ValueError(f"description holds the non-printable character U+{ord(odd):04X}; "
-                             "write plain one-line text")
-        return value
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Profile:
+    def __post_init__(self) -> None:
         if self.base_provides is not None:
             if self.installer != "pip":
                 raise ValueError("base_provides with installer: conda: a conda environment brings its own Python "
@@ -412,7 +359,6 @@ class Profile(Strict):
             triggered = value is not None if rule.equals is SET else value == rule.equals
             if triggered and not getattr(self, rule.then):
                 raise ValueError(rule.message)
-        return self
 
     # --- derived facts used by the knowledge base, templates and labels ----------------
 

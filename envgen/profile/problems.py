@@ -4,13 +4,14 @@ key it most likely meant, a number YAML read from an unquoted version with the t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from envgen.errors import shown
 from envgen.profile.model import Profile
 from envgen.profile.normalise import Origins, where_in
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
@@ -55,7 +56,7 @@ def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object
     field = ".".join(str(p) for p in loc) or "(profile)"
     where = where_in(origins, loc, path)
     kind = err["type"]
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):  # a model's extra key, a record's
         allowed = allowed_keys(loc[:-1])
         guess = did_you_mean(str(loc[-1]), allowed)
         hint = f"did you mean '{guess}'? " if guess else ""
