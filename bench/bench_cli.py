@@ -4,10 +4,12 @@ Each command is started as a fresh process N times (after one warm-up run that a
 cache and writes the bytecode); the median is printed next to three references measured in the same run,
 interleaved with the commands so machine load hits them alike: `python -c pass` (interpreter start),
 `python -c "import yaml"`, and the libraries the CLI stands on (`import typer.main, typer._adapters, yaml` and
-one pydantic model built: Typer 0.29 parses every option through pydantic, the profile model is pydantic), so
-the "x libs" column shows what envgen's own code adds. A plain `envgen check` line skips Typer (envgen.cli.check's
-fast path) and, with the caches warm, builds no pydantic validator: "pydantic alone" (`from pydantic import
-BaseModel`) is its floor, and "envgen check, via Typer" the same check through Typer, measured in the same run.
+one pydantic model built: Typer 0.29 parses every option through pydantic), so the "x libs" column shows what
+envgen's own code adds. A plain `envgen check` line skips Typer (envgen.cli.check's fast path) and, with the caches
+warm, imports no pydantic at all (the profile and the KB rows are envgen.records types): "pydantic alone" (`from
+pydantic import BaseModel`) is what it no longer pays, and "envgen check, via Typer" the same check through Typer,
+measured in the same run. "after an edit" reloads the edited YAML with the validator the profile cache kept
+(pydantic_core, no schema generated).
 
 Bytecode: an installed envgen runs from .pyc files (pip compiles a wheel's modules when it installs it; an
 editable install writes them on first run). PYTHONDONTWRITEBYTECODE=1 in the caller's environment (this
@@ -38,7 +40,7 @@ from pathlib import Path
 
 TARGETS = {"envgen --help": 0.3, "envgen check": 0.3, "envgen suggest": 1.0}
 LIBS = "libraries (typer, pydantic)"
-PYDANTIC = "pydantic alone"  # what a plain `envgen check` stands on: the profile and KB rows are pydantic models
+PYDANTIC = "pydantic alone"  # what a plain `envgen check` stood on while the profile and KB rows were pydantic models
 # What every envgen command that parses options and reads a profile stands on: Typer with its pydantic adapters,
 # PyYAML, and one pydantic model built (the first build imports pydantic's plugin loader, importlib.metadata).
 _LIBS_CODE = ("import typer.main, typer._adapters, yaml\nfrom pydantic import BaseModel\n"

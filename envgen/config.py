@@ -8,15 +8,17 @@ CA bundle handed to builds as the BuildKit secret ``ca_bundle``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envgen.errors import InputError
 from envgen.profile.model import Mirrors
+from envgen.records import Length, Matches, Record
 
 DEFAULT_REGISTRY = "ghcr.io/envgen-dev/envgen"
 DEFAULT_NAMESPACE = "envgen"
@@ -39,13 +41,20 @@ SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 CA_ENV_VARS = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 
 
-class UserConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _default_state_dir() -> Path:
+    return Path("~/.local/share/envgen").expanduser()
 
-    mirrors: Mirrors = Field(default_factory=Mirrors)
-    registry: str = Field(default=DEFAULT_REGISTRY, pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")
-    namespace: str = Field(default=DEFAULT_NAMESPACE, pattern=NAMESPACE_PATTERN, max_length=MAX_NAMESPACE_LENGTH)
-    state_dir: Path = Field(default_factory=lambda: Path("~/.local/share/envgen").expanduser())
+
+class UserConfig(Record):
+    # lax: state_dir and ca_bundle are written as text and become paths
+    __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
+
+    mirrors: Mirrors = field(default_factory=Mirrors)
+    registry: Annotated[str, Matches(re.compile(r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$"),
+                                     "registry (host[:port][/path], such as ghcr.io/alice/envgen)")] = DEFAULT_REGISTRY
+    namespace: Annotated[str, Length(max=MAX_NAMESPACE_LENGTH),
+                         Matches(re.compile(NAMESPACE_PATTERN), "image namespace")] = DEFAULT_NAMESPACE
+    state_dir: Path = field(default_factory=_default_state_dir)
     ca_bundle: Path | None = None
     gpu_route: Literal["auto", "runtime", "cdi"] = "auto"
 
@@ -92,8 +101,6 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 def check_namespace(value: str, origin: str) -> str:
     """``value`` if it is a valid image namespace, else one InputError naming where it came from."""
-    import re
-
     if len(value) > MAX_NAMESPACE_LENGTH or not re.fullmatch(NAMESPACE_PATTERN.strip("^$"), value):
         raise InputError(
             f"{origin} = {value!r} is not a valid image namespace",
@@ -131,6 +138,8 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     for key in ("state_dir", "ca_bundle"):
         if isinstance(data.get(key), str):
             data[key] = str(Path(data[key]).expanduser())
+    from pydantic import ValidationError
+
     try:
         config = UserConfig.model_validate(data)
     except ValidationError as exc:

@@ -1,16 +1,19 @@
 """Strict, frozen record types that cost nothing to import: the profile and the knowledge-base rows.
 
-A :class:`Record` subclass is a frozen, keyword-only stdlib dataclass (made so by ``__init_subclass__``). pydantic
-validates it, but only when data is validated (``model_validate``), dumped or described as a JSON Schema: it is
-imported then and not before. So a profile and a knowledge base served from the caches (pickles of records) reach
-`envgen check`'s rules without pydantic being imported at all (importing pydantic's model machinery is ~0.2 s of
-a process that must finish in 0.3 s).
+A :class:`Record` subclass is a keyword-only stdlib dataclass (made so by ``__init_subclass__``) whose
+``__init__``, ``__eq__``, ``__hash__``, ``__repr__`` and frozen ``__setattr__`` are Record's own (dataclasses would
+generate them per class, ~1 ms each). pydantic validates it, but only when data is validated (``model_validate``),
+dumped or described as a JSON Schema: it is imported then and not before. So a profile and a knowledge base served
+from the caches (pickles of records) reach `envgen check`'s rules without pydantic being imported at all (importing
+pydantic's model machinery is ~0.2 s of a process that must finish in 0.3 s), and a compiled validator can be
+pickled and restored (:func:`validator_bytes`, :func:`use_validator`: pydantic_core alone, no schema generated).
 
 The validation is as strict as pydantic's strict models: an unknown key is an error, no type is coerced (a YAML
 number is no string, "5" is no integer), and the constraints below are written as ``Annotated`` metadata that
 builds its pydantic schema lazily: :class:`Matches` (a pattern, with envgen's own message), :class:`Between`
 (integer bounds), :class:`Length` (text or list length), :class:`Check` (a function before or after the type's
-own validation, or in place of it), :class:`Doc` (a field's description in the JSON Schema). Checks across fields
+own validation, or in place of it), :class:`Lax` (a part validated without strictness), :class:`Doc` (a field's
+description in the JSON Schema). Checks across fields
 go in ``__post_init__`` (raise ValueError). Mutable defaults are ``dataclasses.field(default_factory=list)``.
 
 The method names are pydantic's (``model_validate``, ``model_dump``, ``model_copy``, ``model_fields``,
@@ -24,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 if TYPE_CHECKING:
@@ -318,15 +321,21 @@ class Lax:
         return schema
 
 
-def _unstrict(node: Any) -> None:
-    if isinstance(node, dict):
+def _unstrict(schema: Any) -> None:
+    for node in mappings_in(schema):
         if "type" in node and "strict" not in node:
             node["strict"] = False
+
+
+def mappings_in(node: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping in a nest of mappings and lists (a pydantic core schema, a JSON Schema), outermost first."""
+    if isinstance(node, dict):
+        yield node
         for value in node.values():
-            _unstrict(value)
+            yield from mappings_in(value)
     elif isinstance(node, list):
         for value in node:
-            _unstrict(value)
+            yield from mappings_in(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -371,5 +380,5 @@ class Doc:
         return out
 
 
-__all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter", "use_validator",
-           "validator_bytes"]
+__all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter", "mappings_in",
+           "use_validator", "validator_bytes"]

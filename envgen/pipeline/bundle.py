@@ -32,8 +32,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from envgen import __version__
 from envgen.config import load_config
 from envgen.docker import connect, inspect_image, remove_image
@@ -44,6 +42,7 @@ from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import SEALED_REPORT
 from envgen.pipeline.state import Validation, ValidationStore
+from envgen.records import Record
 from envgen.render.core import image_tag
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
@@ -68,14 +67,16 @@ LABEL_PREFIXES = (LABEL_PREFIX, "org.opencontainers.image.")
 CHUNK = 1 << 20
 
 
-class FileEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class FileEntry(Record):
+    __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
+
     sha256: str
     size: int
 
 
-class Manifest(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Manifest(Record):
+    __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
+
     schema_: str
     envgen_version: str
     profile: str
@@ -246,7 +247,7 @@ def _read_manifest(tar: tarfile.TarFile, path: Path) -> Manifest:
     raw = _member(tar, MANIFEST, path).read()
     try:
         manifest = Manifest.from_json(raw)
-    except (ValueError, ValidationError) as exc:
+    except ValueError as exc:  # pydantic's ValidationError among them
         first = str(exc).splitlines()[0]
         raise _bad(path, f"has an unreadable manifest ({first})") from None
     if manifest.schema_ != SCHEMA:

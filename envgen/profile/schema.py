@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from envgen.profile.model import CROSS_FIELD_RULES, SET, CrossFieldRule, Profile
+from envgen.records import mappings_in
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # Where the checked-in copy lives, relative to the repository root; built-in profiles point at it.
@@ -22,14 +23,9 @@ SCHEMA_FILE = "schema/profile.schema.json"
 def _close_maps(node: Any) -> None:
     """pydantic writes a dict with constrained keys as ``patternProperties`` only; the model rejects
     any other key, so the schema does too."""
-    if isinstance(node, dict):
-        if "patternProperties" in node and "additionalProperties" not in node:
-            node["additionalProperties"] = False
-        for value in node.values():
-            _close_maps(value)
-    elif isinstance(node, list):
-        for value in node:
-            _close_maps(value)
+    for mapping in mappings_in(node):
+        if "patternProperties" in mapping and "additionalProperties" not in mapping:
+            mapping["additionalProperties"] = False
 
 
 def _rule_schema(rule: CrossFieldRule) -> dict[str, Any]:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import field
 from pathlib import Path
+from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.versions import vtuple
+from envgen.records import Length, Record
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-    source: str = Field(min_length=4)
+class _Row(Record):
+    source: Annotated[str, Length(min=4)]
     unverified: bool = False
 
 
@@ -23,7 +24,7 @@ class TorchWheels(_Row):
 
     since: str
     until: str | None = None
-    cudnn_pins: dict[str, str] = Field(default_factory=dict)  # CUDA minor -> nvidia-cudnn-cuXX version
+    cudnn_pins: dict[str, str] = field(default_factory=dict)  # CUDA minor -> nvidia-cudnn-cuXX version
 
     def covers(self, version: str) -> bool:
         v = vtuple(version)
@@ -41,8 +42,7 @@ class FirstRelease(_Row):
     version: str
 
 
-class Recipes(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+class Recipes(Record):
     torch_wheels: list[TorchWheels]
     tensorflow_first_release: list[FirstRelease]
 
@@ -57,6 +57,8 @@ class Recipes(BaseModel):
 
 def load_recipes(path: Path | None = None) -> Recipes:
     path = path or Path(__file__).resolve().parent / "recipes.yaml"
+    from pydantic import ValidationError
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         return Recipes.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=loader))

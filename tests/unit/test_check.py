@@ -7,17 +7,12 @@ from typing import Any
 import pytest
 
 from envgen.check import Finding, HostSpec, check_profile, findings_to_json, format_findings
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.plan.install import resolve_stack
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
 
 BUILTINS = ["legacy-maxwell", "modern-a100", "ngc-tensorflow", "cpu-smoke", "cpu-minimal"]
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def errors(findings: list[Finding]) -> list[Finding]:

@@ -13,7 +13,7 @@ import yaml
 
 from envgen.check import HostSpec, check_profile, format_findings
 from envgen.errors import ProfileError
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.profile import load_profile
 from envgen.profile.loader import deep_merge
 
@@ -64,11 +64,6 @@ def params() -> list[Any]:
         for form in forms:
             out.append(pytest.param(case, form, id=f"{case['id']}[{form}]"))
     return out
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def test_corpus_is_large_and_sourced() -> None:

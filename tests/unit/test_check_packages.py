@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from envgen.check import check_profile
 from envgen.check.context import build_context
 from envgen.check.rules_packages import safe_pins
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.profile import Profile
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def _profile(**fields: Any) -> Profile:

@@ -11,16 +11,11 @@ import pytest
 from envgen.check import Finding, HostSpec, check_profile, format_findings
 from envgen.check.findings import parse_driver
 from envgen.errors import InputError
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.plan.install import resolve_stack
 from envgen.plan.packages import cudnn_sources
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def pip_profile(**changes: Any) -> Profile:

@@ -10,13 +10,8 @@ from typer.testing import CliRunner
 
 from envgen.check import HostSpec, check_profile
 from envgen.cli import app
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.profile import load_profile
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 @pytest.mark.parametrize(("args", "host", "has"), [

@@ -12,11 +12,6 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.paths import kb_data_dir
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 def test_loads_and_is_consistent(kb: KnowledgeBase) -> None:
     assert kb.problems() == []
     kb.validate()

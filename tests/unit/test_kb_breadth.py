@@ -16,11 +16,6 @@ from envgen.profile import load_profile
 from envgen.profile.model import Profile
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 def profile(**fields: object) -> Profile:
     data: dict[str, object] = {"name": "t", "base": "ubuntu:22.04", "installer": "pip", "python": "3.10"}
     data.update(fields)

@@ -7,13 +7,8 @@ from __future__ import annotations
 import pytest
 
 from envgen.check import HostSpec, check_profile
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.profile.model import Profile
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def codes(kb: KnowledgeBase, base: str, cuda: str, driver: str) -> set[str]:

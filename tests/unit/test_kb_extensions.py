@@ -10,16 +10,11 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.kb.extensions import satisfies, torch_cudnn_pin
 
 FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "pypi" / "extensions.json").read_text())
 META = FIXTURE["wheel_metadata"]
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def _requirement(rows: list[str], name: str) -> Requirement:

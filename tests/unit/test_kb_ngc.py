@@ -17,11 +17,6 @@ P2405 = "nvcr.io/nvidia/pytorch:24.05-py3"
 P2512 = "nvcr.io/nvidia/pytorch:25.12-py3"
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 def found(tmp_path: Path, base: str, host: HostSpec, gpu: str = "A100", extra: str = "") -> dict[str, str]:
     path = tmp_path / "ngc.yaml"
     path.write_text(f"name: ngc\nbase: {base}\ngpu: {{targets: [{gpu}]}}\n{extra}")

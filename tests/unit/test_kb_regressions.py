@@ -12,11 +12,6 @@ from envgen.kb.versions import at_least, same_version
 from envgen.paths import kb_data_dir
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 def test_version_comparisons_of_different_lengths() -> None:
     assert at_least("8", "8.6") is None  # a major-only cuDNN: the minor cannot be told
     assert at_least("8", "8.0") is True and at_least("9", "8.6") is True and at_least("7", "8.6") is False

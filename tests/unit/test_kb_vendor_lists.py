@@ -21,11 +21,6 @@ CUPTI_CODES = ["sm_50", "sm_60", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "s
                "sm_90", "sm_100", "sm_101", "sm_120", "sm_121"]
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 def codes(kb: KnowledgeBase, base: str, **extra: object) -> dict[str, str]:
     data: dict[str, object] = {"name": "t", "base": base, "installer": "pip", "python": "3.10",
                                "gpu": {"targets": ["A100"]}}

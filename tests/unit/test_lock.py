@@ -53,11 +53,6 @@ markdown-it-py==3.0.0 --hash=sha256:{H3}
 """
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 @pytest.fixture()
 def profile_dir(tmp_path: Path) -> Path:
     (tmp_path / "locked.yaml").write_text(PROFILE, encoding="utf-8")
@@ -270,7 +265,6 @@ def test_a_locked_profile_made_in_code_renders_unlocked(kb: KnowledgeBase) -> No
 
 
 def test_platform_tags_stop_at_the_base_images_glibc() -> None:
-    from envgen.kb import load_kb
     from envgen.lock.wheels import manylinux_platforms
 
     kb = load_kb()

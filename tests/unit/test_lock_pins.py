@@ -9,7 +9,6 @@ import pytest
 
 from envgen.check import check_profile
 from envgen.errors import InputError
-from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.lock.lock_base import apt_script, parse_simulation
 from envgen.lock.lock_uv import choose_wheels, image_tags, uv_platform, uv_serves
@@ -72,11 +71,6 @@ Inst libssl3 [3.0.17-1~deb12u2] (3.0.22-1~deb12u2 Debian-Security:12/stable-secu
 Inst python3 (3.11.2-1+b1 Debian:12.12/stable [amd64])
 Conf libexpat1 (2.5.0-1+deb12u5 Debian-Security:12/stable-security [amd64])
 """
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def _write(tmp: Path, *, base: str = "debian:bookworm-slim", local: bool = True, target: str | None = None,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envgen.check import check_profile
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.kb.specifiers import contains
 from envgen.lock.lock import lock
 from envgen.lock.witness import witness
@@ -28,11 +28,6 @@ gpu: {required: false}
 packages:
   pip: ["idna>=3.4,<3.7", "six", 'tomli==2.0.1; python_version < "3.11"', "colorama!=0.4.5"]
 """
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,6 @@ from envgen.profile import Profile
 from envgen.render.plan import render_context
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
-
-
 def _profile(**data: Any) -> Profile:
     return Profile.model_validate({"name": "user", "installer": "pip", **data})
 

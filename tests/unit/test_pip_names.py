@@ -12,13 +12,8 @@ from pathlib import Path
 import pytest
 
 from envgen.check import check_profile
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.profile import load_profile
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def findings(tmp_path: Path, kb: KnowledgeBase, *lines: str) -> dict[str, tuple[str, str, str]]:

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from envgen.check import check_profile
 from envgen.errors import ProfileError
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.kb.specifiers import overlaps, within
 from envgen.profile import load_profile
 from envgen.profile.requirements import RefusedLine, parse_line
@@ -30,11 +30,6 @@ local_base: true
 python: "3.11"
 gpu: {required: false}
 """
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def write(tmp_path: Path, body: str) -> Path:

@@ -9,10 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from envgen.check import check_profile
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.lock.witness import witness
 from envgen.profile import load_profile
 
@@ -22,11 +20,6 @@ base: debian:bookworm-slim
 local_base: true
 python: "3.11"
 """
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def _profile(tmp_path: Path, body: str):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from envgen.errors import ResolverUnavailable
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.lock.witness import Platform, verdict, witness
 from envgen.profile import load_profile
 
@@ -22,11 +22,6 @@ local_base: true
 python: "3.11"
 gpu: {required: false}
 """
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 def profile_file(tmp_path: Path, body: str, head: str = HEAD) -> Path:

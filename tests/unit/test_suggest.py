@@ -13,17 +13,12 @@ import pytest
 import yaml
 
 from envgen.check import HostSpec, check_profile
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.kb.builds import kernel_coverage, nearest_torch_builds
 from envgen.kb.versions import vtuple
 from envgen.profile import load_profile
 from envgen.suggest.recipes import Recipes, load_recipes
 from envgen.suggest.search import Request, parse_frameworks, suggest
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load_kb()
 
 
 @pytest.fixture(scope="module")
