@@ -66,9 +66,12 @@ def test_banners_agree_with_the_rows_they_back(kb: KnowledgeBase) -> None:
     assert {"24.02", "24.03", "24.12", "25.02"} <= set(checked)
 
 
-# tag -> (CUDA, Python, framework version, driver minimum or None), as the rows' sources state them
+# tag -> (CUDA, Python, framework version, driver minimum), as the rows' sources state them (None: not stated, or
+# stated to the minor only, as TensorFlow "2.16" for 24.06/24.08; or, for the driver, below the CUDA's own minimum)
 NEW_ROWS = {
     "tensorflow:24.02-tf2-py3": ("12.3.2", "3.10", "2.15.0", "545"),
+    "tensorflow:24.06-tf2-py3": ("12.5.0", "3.10", None, None),
+    "tensorflow:24.08-tf2-py3": ("12.6", "3.10", None, "560"),
     "tensorflow:24.12-tf2-py3": ("12.6.3", "3.12", "2.17.0", "560"),
     "tensorflow:25.01-tf2-py3": ("12.8.0", "3.12", "2.17.0", None),
     "tensorflow:25.02-tf2-py3": ("12.8.0", "3.12", "2.17.0", None),
