@@ -110,3 +110,12 @@ def test_tensorflow_2402_driver_and_forward_compat(tmp_path: Path) -> None:
     assert "ngc-driver-too-old" in codes(tmp_path, body, HostSpec(gpus=["A100"], driver="530.30.02"))
     assert codes(tmp_path, body, HostSpec(gpus=["A100"], driver="535.104.05")).get(
         "ngc-driver-forward-compat") == "warning"
+
+
+def test_refresh_command_prints_the_banners(capsys: pytest.CaptureFixture[str]) -> None:
+    from envgen.kb.refresh import ngc_notes
+
+    assert ngc_notes.main(["--banner", str(BANNERS)]) == 0
+    out = capsys.readouterr().out
+    assert "framework_version: 2.3.0a0+ebedce2" in out and "flavour: tf2" in out
+    assert ngc_notes.main(["--banner"]) == 2, "a missing file argument is a usage error"
