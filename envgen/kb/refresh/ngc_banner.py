@@ -9,12 +9,12 @@ Input: text holding one or more banners as ``docker run nvcr.io/nvidia/pytorch:Y
     NVIDIA Release 24.02 (build 82611821)
     PyTorch Version 2.3.0a0+ebedce2
 
-TensorFlow images name their flavour in the release line (``NVIDIA Release 25.02-tf2 (build 143088767)``, then
-``TensorFlow Version 2.17.0``). The banner states the release and the framework build and nothing else (no CUDA,
+TensorFlow images name their flavour in the release line (``NVIDIA Release YY.MM-tf2 (build N)``, then
+``TensorFlow Version X.Y.Z``). The banner states the release and the framework build and nothing else (no CUDA,
 Python or driver); the PyTorch build may carry a shorter commit than NVIDIA's notes print (7 digits for 10).
-What was read is stored in ``upstream/ngc-container-banners.txt``, one block per recorded banner, each naming
-where it was recorded (a README or log quoting ``docker run`` output: a copy, so rows built on it stay
-unverified).
+What was read is stored in ``upstream/ngc-container-banners.txt``, one block per recorded banner, each under the
+public file it was read from, named by repository, commit and path (a README or log quoting ``docker run`` output:
+a copy, so rows built on it stay unverified).
 
 Usage::
 
