@@ -54,6 +54,23 @@ def adapter(cls: type[Any]) -> TypeAdapter[Any]:
     return found
 
 
+def validator_bytes(cls: type[Record]) -> bytes:
+    """``cls``'s compiled pydantic validator, pickled: :func:`use_validator` restores it in another process
+    without generating the schema again (which imports pydantic's schema machinery, ~0.15 s, where restoring
+    needs pydantic_core alone)."""
+    import pickle
+
+    return pickle.dumps(adapter(cls).validator, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def use_validator(cls: type[R], blob: bytes) -> None:
+    """``cls`` validates with the validator :func:`validator_bytes` pickled (the same record code and pydantic:
+    the caller keys the bytes by both)."""
+    import pickle
+
+    type.__setattr__(cls, "__record_validator__", pickle.loads(blob))
+
+
 @dataclasses.dataclass(frozen=True)
 class FieldView:
     """What ``model_fields`` says of one field: its annotation (resolved), its default and its description."""
@@ -173,7 +190,8 @@ class Record:
     @classmethod
     def model_validate(cls: type[R], data: Any, *, context: Mapping[str, Any] | None = None) -> R:
         """``data`` validated into a ``cls``; raises pydantic's ValidationError."""
-        result: R = adapter(cls).validate_python(data, context=context)
+        kept = cls.__dict__.get("__record_validator__")  # a validator restored by use_validator
+        result: R = (kept or adapter(cls)).validate_python(data, context=context)
         return result
 
     def model_dump(self, *, mode: Literal["python", "json"] = "python", exclude: set[str] | None = None,
@@ -353,4 +371,5 @@ class Doc:
         return out
 
 
-__all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter"]
+__all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter", "use_validator",
+           "validator_bytes"]

@@ -7,6 +7,10 @@ that decides what ``load_profile`` returns is unchanged: the bytes of the profil
 interpreter and pydantic versions, and the knowledge base it was loaded with (its cache key: an NGC base's
 defaults come from it). Anything else loads from YAML and rewrites the entry. A profile that fails to load is
 never cached, so its errors are always the loader's own.
+
+Beside the entries, the profile's compiled pydantic validator (``validator-profile-<salt>.pickle``, one file, made
+on the first load with this code): loading an edited profile restores it instead of generating pydantic's schema
+again (~0.15 s), so a check after an edit imports pydantic_core but not pydantic's schema machinery.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from typing import TYPE_CHECKING
 
 from envgen.files import write_atomically
 from envgen.profile.loader import LoadedProfile, find_profile, load_source
+from envgen.records import use_validator, validator_bytes
 
 if TYPE_CHECKING:
     from envgen.kb.knowledge import KnowledgeBase
 
 _PREFIX = "profile-"
+_VALIDATOR = "validator-profile-"
 MAX_AGE_DAYS = 30
 Used = list[tuple[str, Path]]
 
@@ -71,13 +77,42 @@ def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_
     except Exception:  # noqa: BLE001 - absent, torn, from other code, or a file now unreadable: load it afresh
         pass
     used: Used = []
-    profile = load_source(source, env, kb, used)
+    restored = _restore_validator(directory, salt)
+    try:
+        profile = load_source(source, env, kb, used)
+    finally:  # kept for the next edit also when this profile has errors (the validator was built all the same)
+        if not restored and "__record_adapter__" in vars(LoadedProfile):
+            _keep_validator(directory, salt)
     files = [source.path, *(path for _, path in used)]
     entry = {"salt": salt, "used": used, "files": [(path, _digest(path)) for path in files], "profile": profile}
     with contextlib.suppress(OSError):  # a cache that cannot be written (read-only home) is simply not kept
         write_atomically(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
         _prune(directory, target)
     return profile
+
+
+def _validator_file(directory: Path, salt: str) -> Path:
+    return directory / f"{_VALIDATOR}{salt[:32]}.pickle"
+
+
+def _restore_validator(directory: Path, salt: str) -> bool:
+    """The profile's compiled validator from the last load with the same code (the salt covers the record code,
+    the profile layer, Python and pydantic), so loading an edited profile builds no pydantic schema; False when
+    there is none to restore."""
+    try:
+        use_validator(LoadedProfile, _validator_file(directory, salt).read_bytes())
+    except Exception:  # noqa: BLE001 - absent, torn or from other code: the validator is built as usual
+        return False
+    return True
+
+
+def _keep_validator(directory: Path, salt: str) -> None:
+    target = _validator_file(directory, salt)
+    with contextlib.suppress(Exception):  # a validator that cannot be pickled or written is simply built again
+        write_atomically(target, validator_bytes(LoadedProfile))
+        for old in directory.glob(f"{_VALIDATOR}*.pickle"):
+            if old != target:
+                old.unlink(missing_ok=True)
 
 
 def _prune(directory: Path, keep: Path) -> None:

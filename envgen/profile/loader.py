@@ -187,7 +187,8 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
         ngc_defaults(notes, kb)
         wheel_cuda_defaults(notes, kb)
     data = notes.data
-    from pydantic import ValidationError  # only a profile loaded from YAML is validated (the cache serves check)
+    # pydantic_core's error class (pydantic's is the same one): importing pydantic itself is left to the validator
+    from pydantic_core import ValidationError
 
     try:
         profile = LoadedProfile.model_validate(data, context={NORMALISED: True})

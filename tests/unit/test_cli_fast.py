@@ -80,3 +80,30 @@ def test_check_starts_neither_typer_nor_yaml(tmp_path: Path) -> None:
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
             for _ in range(2)]  # the first run fills the caches
     assert runs[1].stdout.splitlines()[-1] == "LOADED []", runs[1].stdout[-400:]
+
+
+def test_a_check_after_an_edit_restores_the_validator(tmp_path: Path) -> None:
+    """An edited profile is validated by the compiled validator the first load kept (envgen.profile.cache): no
+    pydantic schema is generated and pydantic itself is not imported, and the verdicts and the errors are those
+    of a load without any cache."""
+    profile = tmp_path / "mine.yaml"
+    good = "name: mine\nbase: debian:bookworm-slim\npython: \"3.11\"\ngpu:\n  required: false\n"
+    env = {**os.environ, "ENVGEN_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; sys.argv = ['envgen', 'check', sys.argv[1]]\n"
+            "from envgen.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'pydantic_core'}))")
+
+    def check(text: str, cached: bool = True) -> subprocess.CompletedProcess[str]:
+        profile.write_text(text)
+        run_env = env if cached else {**env, "ENVGEN_NO_CACHE": "1"}
+        return subprocess.run([sys.executable, "-c", code, str(profile)], capture_output=True, text=True,
+                              env=run_env, check=True)
+
+    check(good)  # fills the caches, the validator among them
+    assert list((tmp_path / "cache").glob("validator-profile-*.pickle"))
+    for text in (good + "description: edited\n", good + "pyhton: \"3.11\"\n", good.replace('"3.11"', "3.11")):
+        edited, fresh = check(text), check(text, cached=False)
+        assert edited.stdout.splitlines()[-1] == "LOADED ['pydantic_core']", edited.stdout[-300:]
+        assert edited.stdout.splitlines()[:-1] == fresh.stdout.splitlines()[:-1]
+        assert edited.stderr == fresh.stderr
