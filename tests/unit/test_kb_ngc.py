@@ -158,7 +158,7 @@ def test_pytorch_2510_is_cuda13_so_volta_is_refused(tmp_path: Path) -> None:
                                   "nvcr.io/nvidia/tensorflow:24.10-tf2-py3"])
 def test_releases_the_documents_do_not_settle_have_no_row(tmp_path: Path, base: str) -> None:
     """24.06: Triton (CUDA 12.5.0) and MXNet (12.4.1) disagree; 25.05: a build in the matrix but no Triton notes of
-    the month; TensorFlow: no NVIDIA page after 23.12. Each stays a warning, not an input error."""
+    the month; TensorFlow 24.10: nothing read states its contents. Each stays a warning, not an input error."""
     assert load_kb().ngc(base) is None
     assert found(tmp_path, base, HostSpec(gpus=["A100"])).get("ngc-unknown") == "warning"
 

@@ -144,8 +144,9 @@ def test_an_ngc_base_brings_cuda_cudnn_and_python_from_its_kb_row(tmp_path: Path
     assert notes is not None and any(line.startswith("cuda: '12.3' (the NGC release's, ngc.yaml#")
                                      for line in notes.defaults)
     unknown = write(tmp_path, "name: p\nbase: nvcr.io/nvidia/tensorflow:99.01-tf2-py3\ngpu: {targets: [A100]}\n")
-    # no row: the nearest known release's CUDA and Python (check then warns ngc-unknown), not an input error
+    # no row: the nearest known release's CUDA and Python (check then warns ngc-unknown), not an input error; the
+    # nearest before 99.01 is 25.02-tf2-py3 (CUDA 12.8.0, Python 3.12, no cuDNN stated)
     guessed = load_profile(str(unknown))
-    assert guessed.cudnn is None and guessed.python == "3.10"
+    assert guessed.cudnn is None and (guessed.cuda, guessed.python) == ("12.8", "3.12")
     notes = profile_notes(guessed)
     assert notes is not None and any("assumed from the nearest known NGC release" in line for line in notes.defaults)

@@ -11,6 +11,7 @@ Usage::
     python -m envgen.kb.refresh.ngc_notes PAGE.txt...     # the facts each saved page states, as YAML
     python -m envgen.kb.refresh.ngc_notes --compare       # stored facts against ngc.yaml; exit 1 on drift
     python -m envgen.kb.refresh.ngc_notes --triton-matrix compatibility.md   # NGC PyTorch builds (ngc_triton)
+    python -m envgen.kb.refresh.ngc_notes --banner banners.txt   # builds the images' start banners name (ngc_banner)
 
 A fact a page does not state is left out (and the row's field stays empty): nothing is filled from a
 neighbouring release.
@@ -95,7 +96,13 @@ def main(argv: list[str]) -> int:
         facts = parse_matrix(Path(argv[1]).read_text(encoding="utf-8"))
         sys.stdout.write(yaml.safe_dump(list(facts.values()), sort_keys=False, width=120))
         return 0
-    if not argv or "--compare" in argv or "--triton-matrix" in argv:
+    if len(argv) == 2 and argv[0] == "--banner":
+        from envgen.kb.refresh.ngc_banner import parse_banners
+
+        banners = parse_banners(Path(argv[1]).read_text(encoding="utf-8"))
+        sys.stdout.write(yaml.safe_dump(list(banners.values()), sort_keys=False, width=120))
+        return 0
+    if not argv or {"--compare", "--triton-matrix", "--banner"} & set(argv):
         sys.stderr.write(__doc__ or "")
         return 2
     pages = [{"page": path, **parse(Path(path).read_text(encoding="utf-8"))} for path in argv]
