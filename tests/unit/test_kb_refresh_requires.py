@@ -4,6 +4,7 @@ the tool itself), and the wheel range reader against a real zip served over loop
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import io
 import json
@@ -16,7 +17,7 @@ import pytest
 import yaml
 
 from envgen.kb import load_kb
-from envgen.kb.refresh import requires
+from envgen.kb.refresh import requires, wheel_stream
 
 PYPI = Path(__file__).resolve().parents[1] / "fixtures" / "pypi"
 TF_META = PYPI / "tensorflow-2.15.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl.metadata"
@@ -94,9 +95,18 @@ class _Ranges(http.server.BaseHTTPRequestHandler):
 
     body = b""
 
+    def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         if not self.path.endswith(".whl"):
             self.send_error(404)
+            return
+        if "Range" not in self.headers:  # the whole file (wheel_stream's one pass)
+            self.do_HEAD()
+            self.wfile.write(self.body)
             return
         start, _, end = self.headers["Range"].removeprefix("bytes=").partition("-")
         chunk = self.body[int(start): int(end) + 1]
@@ -129,3 +139,34 @@ def served_wheel() -> Iterator[tuple[str, int]]:
 def test_metadata_read_out_of_the_wheel_by_ranges(served_wheel: tuple[str, int]) -> None:
     url, size = served_wheel
     assert requires.wheel_metadata(url, size) == TF_META.read_text()
+
+
+def _streamed(source: str) -> tuple[wheel_stream.StreamResult, dict[str, bytes]]:
+    got: dict[str, bytes] = {}
+    result = wheel_stream.stream(source, lambda name: name.endswith((".py", "METADATA")),
+                                 lambda name, chunk: got.update({name: got.get(name, b"") + chunk}))
+    return result, got
+
+
+def test_a_served_wheel_streams_in_one_pass(served_wheel: tuple[str, int]) -> None:
+    """The central directory by range requests (zipfile), the body in one GET: the whole file's sha256 and each
+    chosen member's bytes, as zipfile reads them."""
+    url, size = served_wheel
+    result, got = _streamed(url)
+    with zipfile.ZipFile(io.BytesIO(_Ranges.body)) as wheel:
+        assert got == {name: wheel.read(name) for name in wheel.namelist()}
+    assert (result.sha256, result.size, result.read_bytes) == (hashlib.sha256(_Ranges.body).hexdigest(), size, size)
+
+
+def test_a_zip64_wheel_streams_like_any_other(tmp_path: Path) -> None:
+    wheel_path = tmp_path / "big-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel_path, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for index in range(3):
+            with wheel.open(f"big/part{index}.py", "w", force_zip64=True) as member:
+                member.write(f"# part {index}\n".encode() * 5000)
+        wheel.writestr("big/data.bin", b"\0" * 1000)  # not chosen: skipped, still hashed
+    result, got = _streamed(str(wheel_path))
+    with zipfile.ZipFile(wheel_path) as wheel:
+        assert got == {name: wheel.read(name) for name in wheel.namelist() if name.endswith(".py")}
+    assert result.sha256 == hashlib.sha256(wheel_path.read_bytes()).hexdigest()
+    assert result.members == [f"big/part{index}.py" for index in range(3)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import email.parser
-import io
 import json
 import re
 import sys
@@ -33,6 +32,8 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
+
+from envgen.kb.refresh.wheel_stream import open_seekable
 
 SIMPLE = "https://pypi.org/simple/{name}/"
 _JSON = "application/vnd.pypi.simple.v1+json"
@@ -54,46 +55,13 @@ def _get(url: str, headers: dict[str, str] | None = None) -> bytes:
         return bytes(response.read())
 
 
-class RangeFile(io.RawIOBase):
-    """A read-only, seekable view of a remote file through HTTP range requests (enough for ``zipfile``)."""
-
-    def __init__(self, url: str, size: int) -> None:
-        self.url, self.size, self.pos = url, size, 0
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
-        return self.pos
-
-    def read(self, n: int = -1) -> bytes:
-        end = self.size if n < 0 else min(self.size, self.pos + n)
-        if end <= self.pos:
-            return b""
-        data = _get(self.url, {"Range": f"bytes={self.pos}-{end - 1}"})[: end - self.pos]
-        self.pos += len(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
 def wheel_metadata(url: str, size: int) -> str:
     """The wheel's core metadata: PEP 658's ``.metadata`` file, else its METADATA member by range requests."""
     try:
         return _get(url + ".metadata").decode("utf-8")
     except OSError:
         pass
-    with zipfile.ZipFile(io.BufferedReader(RangeFile(url, size), buffer_size=1 << 16)) as wheel:
+    with open_seekable(url, size) as handle, zipfile.ZipFile(handle) as wheel:
         member = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
         return wheel.read(member).decode("utf-8")
 

@@ -1,26 +1,26 @@
 """Read a wheel (a local file or an https URL) once, front to back, hashing every byte and handing the
 decompressed bytes of chosen members to a callback; nothing is written to disk.
 
-The zip central directory (the last bytes of the file; one HTTP range request for a URL) names each member's
-offset, method and compressed size; the body is then streamed in one pass, so the sha256 printed is that of
+The zip central directory (the last bytes of the file, read by ``zipfile``; range requests for a URL) names each
+member's offset, method and compressed size; the body is then streamed in one pass, so the sha256 printed is that of
 the whole file and the members of interest are inflated chunk by chunk and discarded.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import struct
 import time
 import urllib.request
+import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 _CHUNK = 1 << 20
-_EOCD = b"PK\x05\x06"
-_EOCD64_LOCATOR = b"PK\x06\x07"
-_CENTRAL = b"PK\x01\x02"
 
 
 @dataclass(frozen=True)
@@ -41,70 +41,68 @@ class StreamResult:
     members: list[str]
 
 
-def _tail(source: str, size: int, length: int) -> bytes:
+def _range(url: str, start: int, end: int) -> bytes:
+    """Bytes ``start``..``end`` (inclusive) of ``url`` by one HTTP range request."""
+    request = urllib.request.Request(url, headers={"User-Agent": "envgen-kb-refresh", "Range": f"bytes={start}-{end}"})
+    with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310 (https URLs of PyPI only)
+        return bytes(response.read())
+
+
+class RangeFile(io.RawIOBase):
+    """A read-only, seekable view of a remote file through HTTP range requests (enough for ``zipfile``)."""
+
+    def __init__(self, url: str, size: int) -> None:
+        self.url, self.size, self.pos = url, size, 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n < 0 else min(self.size, self.pos + n)
+        if end <= self.pos:
+            return b""
+        data = _range(self.url, self.pos, end - 1)[: end - self.pos]
+        self.pos += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def open_seekable(source: str, size: int) -> IO[bytes]:
+    """``source`` (a path or an https URL) as a seekable binary file: a URL reads by range requests."""
     if source.startswith(("http://", "https://")):
-        request = urllib.request.Request(source, headers={"Range": f"bytes={max(0, size - length)}-{size - 1}"})
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return bytes(response.read())
-    with open(source, "rb") as handle:
-        handle.seek(max(0, size - length))
-        return handle.read()
+        return io.BufferedReader(RangeFile(source, size), buffer_size=1 << 16)
+    return open(source, "rb")  # noqa: SIM115 - the caller closes it
 
 
 def _size(source: str) -> int:
     if source.startswith(("http://", "https://")):
         request = urllib.request.Request(source, method="HEAD")
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310 (https URLs of PyPI only)
             return int(response.headers["Content-Length"])
     return Path(source).stat().st_size
 
 
 def central_directory(source: str) -> tuple[int, list[Member]]:
-    """The file's size and its members, from the end-of-central-directory record (zip64 included)."""
+    """The file's size and its members, read by ``zipfile`` from the central directory at the file's end (for a
+    URL: a few range requests, not the whole file)."""
     size = _size(source)
-    tail = _tail(source, size, min(size, 1 << 16))
-    at = tail.rfind(_EOCD)
-    if at < 0:
-        raise ValueError(f"{source}: no zip end-of-central-directory record")
-    count, cd_size, cd_offset = struct.unpack_from("<HII", tail, at + 10)
-    locator = tail.rfind(_EOCD64_LOCATOR, 0, at)
-    if locator >= 0:
-        (eocd64,) = struct.unpack_from("<Q", tail, locator + 8)
-        record = _tail(source, size, size - eocd64)[:56]
-        count, cd_size, cd_offset = struct.unpack_from("<QQQ", record, 32)
-    directory = _tail(source, size, size - cd_offset)[:cd_size]
-    return size, list(_members(directory, count))
-
-
-def _members(directory: bytes, count: int) -> Iterator[Member]:
-    at = 0
-    for _ in range(count):
-        if directory[at : at + 4] != _CENTRAL:
-            raise ValueError("corrupt zip central directory")
-        method, = struct.unpack_from("<H", directory, at + 10)
-        compressed, _, name_len, extra_len, comment_len = struct.unpack_from("<IIHHH", directory, at + 20)
-        (offset,) = struct.unpack_from("<I", directory, at + 42)
-        name = directory[at + 46 : at + 46 + name_len].decode("utf-8")
-        extra = directory[at + 46 + name_len : at + 46 + name_len + extra_len]
-        compressed, offset = _zip64(extra, compressed, offset)
-        yield Member(name, offset, method, compressed)
-        at += 46 + name_len + extra_len + comment_len
-
-
-def _zip64(extra: bytes, compressed: int, offset: int) -> tuple[int, int]:
-    at = 0
-    while at + 4 <= len(extra):
-        tag, length = struct.unpack_from("<HH", extra, at)
-        if tag == 1:
-            values = list(struct.unpack_from(f"<{length // 8}Q", extra, at + 4))
-            # order: uncompressed, compressed, offset; present only where the 32-bit field is 0xFFFFFFFF
-            _uncompressed = values.pop(0) if values else 0
-            if compressed == 0xFFFFFFFF and values:
-                compressed = values.pop(0)
-            if offset == 0xFFFFFFFF and values:
-                offset = values.pop(0)
-        at += 4 + length
-    return compressed, offset
+    with open_seekable(source, size) as handle, zipfile.ZipFile(handle) as archive:
+        return size, [Member(info.filename, info.header_offset, info.compress_type, info.compress_size)
+                      for info in archive.infolist()]
 
 
 class _Body:
