@@ -26,16 +26,21 @@ def gpu_known(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def _lowest(arch_list: list[str]) -> tuple[int, int] | None:
+    """The oldest compute capability a build's cubins serve, or None for a build without any."""
+    return min((sm_to_cc(a) for a in arch_list), default=None)
+
+
 def _coverage(ctx: CheckContext, arch_list: list[str], ptx: list[str]) -> Iterator[tuple[str, str, str, str, str]]:
     """For each target GPU the knowledge base knows: (compute capability, sm_XX, the build's coverage of it
     (``kb.builds.kernel_coverage``), how findings name the GPU, "too old"/"too new" when nothing covers it)."""
+    lowest = _lowest(arch_list)
     for target in ctx.targets:
         gpu = target.model
         if gpu is None:
             continue
         cc, sm = gpu.compute_capability, cc_to_sm(gpu.compute_capability)
         coverage = kernel_coverage(cc, arch_list, ptx)
-        lowest = min((sm_to_cc(a) for a in arch_list), default=None)
         age = "too old" if lowest is not None and cc_tuple(cc) < lowest else "too new"
         yield cc, sm, coverage, f"{target.label} ({sm}, compute capability {cc})", age
 
@@ -97,7 +102,7 @@ def tf_kernels(ctx: CheckContext) -> list[Finding]:
         return []  # no GPU code, or a TensorFlow the base image brings (not PyPI's wheel)
     codes = " ".join(build.arch_list + build.ptx)
     out = []
-    lowest = min(sm_to_cc(a) for a in build.arch_list)
+    lowest = _lowest(build.arch_list) or (0, 0)  # arch_list is not empty here
     for cc, sm, coverage, who, age in _coverage(ctx, build.arch_list, build.ptx):
         cite = f"{build.cite()}; {build.arch_source}"
         if coverage == "ptx":
