@@ -122,3 +122,38 @@ def test_the_models_import_without_pydantic() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _all_record_types() -> list[type[Record]]:
+    import importlib
+    import pkgutil
+
+    import envgen
+
+    for info in pkgutil.walk_packages(envgen.__path__, "envgen."):
+        if ".smoke.probe" not in info.name and not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    found, todo = [], list(Record.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return sorted((c for c in found if c.__module__.startswith("envgen.")), key=lambda c: c.__qualname__)
+
+
+def test_every_record_type_of_envgen_builds_its_validator() -> None:
+    """Validators are built on first use: each record type's is built here, so none first fails on a user's
+    path (a bundle's manifest, a user config); and the profile's kept validator pickles and validates alike."""
+    from envgen.records import adapter, use_validator, validator_bytes
+
+    types = _all_record_types()
+    assert len(types) > 40, [t.__qualname__ for t in types]
+    for cls in types:
+        assert adapter(cls).validator is not None, cls
+    blob = validator_bytes(Profile)
+
+    class Restored(Profile):
+        pass
+
+    use_validator(Restored, blob)
+    assert Restored.model_validate(MINIMAL) == Profile.model_validate(MINIMAL)
