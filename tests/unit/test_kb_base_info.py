@@ -1,4 +1,4 @@
-"""The base-image answers the KB builds in code (``BaseImageInfo.model_construct``: no validator is built on
+"""The base-image answers the KB builds in code (``BaseImageInfo(...)``, a record made without validation on
 `envgen check`'s path) are the rows the strict model accepts: each one validates back to itself."""
 
 from __future__ import annotations
