@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from envgen.cli.common import handles_errors, route_env
+from envgen.cli.common import gpu_route_option, handles_errors, route_env
 from envgen.errors import InputError
 
 
@@ -21,8 +21,7 @@ def build_cmd(
     registry: str | None = typer.Option(None, "--registry", help="Registry for --push."),
     no_check: bool = typer.Option(False, "--no-check", help="Build even if the compatibility check finds "
                                   "errors (prints them as warnings); the smoke test still decides."),
-    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
-                                         "container (default: config gpu_route, else auto)."),
+    gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Check, render, build, smoke-test and record an image for a profile."""
     from envgen.pipeline.build import build
@@ -42,8 +41,7 @@ def smoke_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
     tier: str | None = typer.Option(None, "--tier", help="libraries | gpu | all (default: what this host can "
                                     "run: the library tier alone where no GPU can be handed out)"),
-    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
-                                         "container (default: config gpu_route, else auto)."),
+    gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Run the built-in smoke test inside an image and record the result against its image ID."""
     from envgen.pipeline.smoke import report_json, smoke
@@ -60,8 +58,7 @@ def run_cmd(
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
     workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
-    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
-                                         "container (default: config gpu_route, else auto)."),
+    gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Start a container from a validated image, with GPUs, the working directory and your UID."""
     from envgen.pipeline.run import run

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from envgen.cli.common import echo_json, handles_errors, route_env
+from envgen.cli.common import echo_json, gpu_route_option, handles_errors, route_env
 
 
 def push_cmd(
@@ -23,8 +23,7 @@ def pull_cmd(
     profile: str = typer.Argument(..., help="Profile name or path."),
     registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
-    gpu_route: str | None = typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the "
-                                         "container (default: config gpu_route, else auto)."),
+    gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
     from envgen.pipeline.registry import pull

@@ -34,6 +34,12 @@ def handles_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def gpu_route_option() -> Any:
+    """The ``--gpu-route`` option of the commands that start containers (build, smoke, run, pull)."""
+    return typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the container (default: "
+                        "config gpu_route, else auto).")
+
+
 def route_env(gpu_route: str | None) -> dict[str, str] | None:
     """--gpu-route for one command: the environment with $ENVGEN_GPU_ROUTE set (None: unchanged)."""
     if gpu_route is None:
