@@ -66,6 +66,12 @@ def validator_bytes(cls: type[Record]) -> bytes:
     return pickle.dumps(adapter(cls).validator, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def has_validator(cls: type[Record]) -> bool:
+    """True when ``cls`` validates without generating pydantic's schema: its validator was built in this process,
+    or restored (:func:`use_validator`)."""
+    return "__record_validator__" in vars(cls) or "__record_adapter__" in vars(cls)
+
+
 def use_validator(cls: type[R], blob: bytes) -> None:
     """``cls`` validates with the validator :func:`validator_bytes` pickled (the same record code and pydantic:
     the caller keys the bytes by both)."""
@@ -204,9 +210,14 @@ class Record:
         return out
 
     def model_copy(self: R, *, update: Mapping[str, Any] | None = None) -> R:
-        """A copy with the fields of ``update`` replaced, not validated (as pydantic's ``model_copy``)."""
-        copy = type(self)(**{**{name: self.__dict__[name] for name, _, _ in self.__record_fields__}, **(update or {})})
+        """A copy with the fields of ``update`` replaced, not validated (as pydantic's ``model_copy``: the fields it
+        replaces count as set)."""
+        update = update or {}
+        copy = type(self)(**{**{name: self.__dict__[name] for name, _, _ in self.__record_fields__}, **update})
         copy.__dict__.update({k: v for k, v in self.__dict__.items() if k not in copy.__dict__})  # private state
+        given = self.__dict__.get("_fields_set")
+        if isinstance(given, frozenset):
+            copy.__dict__["_fields_set"] = given | set(update)
         return copy
 
     @classmethod
@@ -380,5 +391,5 @@ class Doc:
         return out
 
 
-__all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter", "mappings_in",
-           "use_validator", "validator_bytes"]
+__all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter",
+           "has_validator", "mappings_in", "use_validator", "validator_bytes"]

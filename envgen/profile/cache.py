@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from envgen.files import write_atomically
 from envgen.profile.loader import LoadedProfile, find_profile, load_source
-from envgen.records import use_validator, validator_bytes
+from envgen.records import has_validator, use_validator, validator_bytes
 
 if TYPE_CHECKING:
     from envgen.kb.knowledge import KnowledgeBase
@@ -77,11 +77,11 @@ def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_
     except Exception:  # noqa: BLE001 - absent, torn, from other code, or a file now unreadable: load it afresh
         pass
     used: Used = []
-    restored = _restore_validator(directory, salt)
+    ready = has_validator(LoadedProfile) or _restore_validator(directory, salt)
     try:
         profile = load_source(source, env, kb, used)
     finally:  # kept for the next edit also when this profile has errors (the validator was built all the same)
-        if not restored and "__record_adapter__" in vars(LoadedProfile):
+        if not ready and has_validator(LoadedProfile):
             _keep_validator(directory, salt)
     files = [source.path, *(path for _, path in used)]
     entry = {"salt": salt, "used": used, "files": [(path, _digest(path)) for path in files], "profile": profile}

@@ -93,6 +93,8 @@ def test_mirrors_remember_the_keys_the_user_wrote() -> None:
     """A user's config that sets a mirror to its default (no proxy) still overrides the profile's."""
     written = Mirrors.model_validate({"http_proxy": None, "pip_index_url": "https://pypi.example/simple"})
     assert written.model_fields_set == {"http_proxy", "pip_index_url"}
+    copied = written.model_copy(update={"apt_mirror": "http://apt.example/debian"})
+    assert copied.model_fields_set == {"http_proxy", "pip_index_url", "apt_mirror"}  # as pydantic's model_copy
     assert Mirrors(pip_index_url="https://pypi.example/simple").model_fields_set == {"pip_index_url"}
 
 
