@@ -74,8 +74,12 @@ def ngc_driver(ctx: CheckContext) -> list[Finding]:
     if ngc is None or driver is None or need is None or driver_at_least(driver, need[0]):
         return []
     minimum, cite = need
+    # forward compatibility is the base's path: it holds while the image keeps the base's own NVIDIA_REQUIRE_CUDA
+    # (plan.require); code envgen adds on a newer CUDA needs that CUDA's driver (toolkit-refuses says so)
+    kept = ctx.plan.nvidia_require_cuda is None
     branches = [
-        b for b in ngc.datacenter_drivers if vtuple(b)[0] == vtuple(driver)[0] and driver_at_least(driver, b)
+        b for b in ngc.datacenter_drivers
+        if kept and vtuple(b)[0] == vtuple(driver)[0] and driver_at_least(driver, b)
     ]
     family = ctx.kb.ngc_family_for(ctx.profile.base)
     segments = family.forward_compat_segments if family is not None else ["datacenter"]
@@ -99,7 +103,8 @@ def ngc_driver(ctx: CheckContext) -> list[Finding]:
                 "ngc-driver-forward-compat",
                 f"driver {driver} is below {ngc.tag}'s minimum "
                 f"{minimum} but is data-centre branch {branches[0]}+, supported through CUDA forward "
-                "compatibility on data-centre GPUs only",
+                "compatibility on data-centre GPUs only (the image keeps the base's own NVIDIA_REQUIRE_CUDA, "
+                "so the NVIDIA Container Toolkit starts it)",
                 f"upgrade to >= {minimum} on other GPUs",
                 cite,
             )

@@ -44,8 +44,9 @@ def environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
             env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
         env["NVIDIA_VISIBLE_DEVICES"] = "all"
         env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
-        # plan.require wrote it and `check --driver` evaluates it as the toolkit does; the base's own value
-        # (with its brand=/driver= alternatives) is replaced on purpose (see envgen/plan/require.py)
+        # plan.require wrote it and `check --driver` evaluates it as the toolkit does; a CUDA base's own value
+        # (with its brand=/driver= alternatives) is replaced on purpose; None keeps an NGC base's own value
+        # (see envgen/plan/require.py)
         if require_cuda:
             env["NVIDIA_REQUIRE_CUDA"] = require_cuda
     for key, value in profile.env.items():

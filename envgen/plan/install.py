@@ -30,7 +30,8 @@ class InstallPlan:
     preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
-    nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used
+    nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used,
+    # or an NGC base whose own value stays
     stack: Stack = field(repr=False, compare=False)  # what the plan was made from (``expected`` reads it)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)

@@ -14,7 +14,12 @@ What envgen declares: ``cuda>=X``, X the oldest CUDA whose driver runs every CUD
 calls (``rules_driver.cuda_in_use``), minor-version compatibility included (11.x user space on any 11.x driver
 >= 450.80.02, so X = 11.0). The base image's ``brand=...,driver>=...`` alternatives are dropped on purpose:
 they admit older datacenter drivers through the CUDA forward-compatibility package, which check does not
-model, so keeping them would start containers check calls broken.
+model for a CUDA base, so keeping them would start containers check calls broken.
+
+An NGC framework base keeps its own value, as NVIDIA ships it, unless what envgen adds needs a newer CUDA than
+the base's: NVIDIA's notes of each release name the data-centre driver branches it runs on through the
+forward-compatibility libraries in the image (ngc.yaml ``datacenter_drivers``), which its own requirement admits,
+and check judges that path (``check.rules_ngc``). envgen then writes no NVIDIA_REQUIRE_CUDA at all.
 """
 
 from __future__ import annotations
@@ -108,12 +113,15 @@ def _oldest_cuda_running(kb: KnowledgeBase, version: str) -> str:
 
 
 def required_cuda(stack: Stack) -> str | None:
-    """The X of ``cuda>=X`` the image declares; None when its code calls no CUDA runtime."""
+    """The X of ``cuda>=X`` the image declares; None when its code calls no CUDA runtime, or when the NGC base's
+    own requirement covers what envgen adds (the base's value then stays)."""
     used = [version for version, _ in cuda_in_use(stack)] if stack.gpu or stack.profile.cuda else []
-    if stack.ngc is not None:
-        used.append(minor(stack.ngc.cuda))
     floors = [_oldest_cuda_running(stack.kb, v) for v in used]
-    return max(floors, key=vtuple, default=None)
+    need = max(floors, key=vtuple, default=None)
+    if stack.ngc is None or need is None:
+        return need
+    base = _oldest_cuda_running(stack.kb, stack.ngc.cuda)
+    return need if vtuple(need) > vtuple(base) else None
 
 
 def requirement(stack: Stack) -> str | None:

@@ -283,7 +283,7 @@ def test_resolve_stack_modern_and_choice(kb: KnowledgeBase) -> None:
 def test_resolve_stack_ngc_and_cpu(kb: KnowledgeBase) -> None:
     ngc = resolve_stack(load_profile("ngc-tensorflow"), kb)
     assert ngc.preinstalled == ["tensorflow==2.14.0"] and not any(p.startswith("tensorflow") for p in ngc.pip)
-    assert ngc.nvidia_require_cuda == "cuda>=12.0"
+    assert ngc.nvidia_require_cuda is None  # the NGC base's own requirement stays (plan.require)
     cpu = resolve_stack(load_profile("cpu-smoke"), kb)
     assert cpu.pip[:2] == ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"]
     assert cpu.nvidia_require_cuda is None and cpu.expected["gpu_required"] is False

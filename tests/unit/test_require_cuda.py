@@ -84,3 +84,25 @@ def test_check_and_toolkit_agree_on_every_driver(name: str, kb) -> None:
         assert toolkit.ok == (not refused), (name, driver, declared, [f.code for f in errors])
         if not errors:  # a driver check passes is one the toolkit starts the container on
             assert toolkit.ok, (name, driver, declared)
+
+
+def test_ngc_base_keeps_its_own_requirement_unless_envgen_needs_more(kb, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """NGC 24.05 on an A100 with R470: the render writes no NVIDIA_REQUIRE_CUDA (the base's own stays) and check
+    gives the forward-compatibility verdict alone; a torch built on a newer CUDA than 22.12's declares its own."""
+    def declared(path) -> str | None:  # type: ignore[no-untyped-def]
+        text = render_in_memory(load_profile(str(path)), kb).files["Dockerfile"].decode()
+        m = re.search(r'NVIDIA_REQUIRE_CUDA="([^"]*)"', text)
+        return m.group(1) if m else None
+
+    kept = tmp_path / "kept.yaml"
+    kept.write_text('name: kept\nbase: "nvcr.io/nvidia/pytorch:24.05-py3"\ngpu: {targets: [A100]}\n'
+                    'packages: {pip: ["lightning==2.2.4"]}\n', encoding="utf-8")
+    profile = load_profile(str(kept))
+    assert declared(kept) is None
+    findings = check_profile(profile, kb, HostSpec(gpus=["A100"], driver="470.82.01"))
+    assert [f.code for f in findings if f.severity == "error"] == []
+    assert "ngc-driver-forward-compat" in {f.code for f in findings}
+    newer = tmp_path / "newer.yaml"
+    newer.write_text('name: newer\nbase: "nvcr.io/nvidia/pytorch:22.12-py3"\ngpu: {targets: [A100]}\n'
+                     'frameworks: {pytorch: "2.1.2+cu121"}\n', encoding="utf-8")
+    assert declared(newer) == "cuda>=12.0"
