@@ -15,6 +15,7 @@ from envgen.kb.models import (
     BaseImageInfo,
     CudaImageRow,
     CudaTagRelease,
+    GpuArchitecture,
     GpuModel,
     ImageStatus,
     NgcFamily,
@@ -258,6 +259,10 @@ class KnowledgeBase(Tables):
         before = [x for x in rows if x[0] <= want]
         pick = max(before, key=lambda x: x[0], default=None) or min(rows, key=lambda x: x[0], default=None)
         return pick[1] if pick else None
+
+    def gpu_architecture(self, compute_capability: str) -> GpuArchitecture | None:
+        """The architecture row (first CUDA, last driver branch) that lists ``compute_capability``."""
+        return next((a for a in self.gpu_architectures if compute_capability in a.compute_capabilities), None)
 
     def ngc_family_for(self, image_ref: str) -> NgcFamily | None:
         """The family rules for an NGC framework image, whether or not its release has a row."""

@@ -163,6 +163,22 @@ class GpuModel(Row):
         return "sm_" + self.compute_capability.replace(".", "")
 
 
+class GpuArchitecture(Row):
+    """An architecture's compute capabilities, the first CUDA Toolkit that supports them and, once dropped, the last
+    driver branch that does (NVIDIA's CUDA Toolkit, Driver, and Architecture Matrix). A driver older than the first
+    toolkit's driver branch does not know the GPU; one newer than the last branch no longer drives it."""
+
+    FILE: ClassVar[str] = "gpu_drivers.yaml"
+    architecture: str
+    compute_capabilities: list[CC]
+    first_cuda: Ver
+    last_driver_branch: int | None = None  # "R580" -> 580; None: still supported
+
+    @property
+    def key(self) -> str:
+        return self.architecture
+
+
 class NgcRelease(Row):
     FILE: ClassVar[str] = "ngc.yaml"
     image: str

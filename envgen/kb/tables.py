@@ -12,6 +12,7 @@ from envgen.kb.models import (
     CudaImageRow,
     CudaToolkit,
     CudnnRelease,
+    GpuArchitecture,
     GpuModel,
     NgcFamily,
     NgcRelease,
@@ -33,6 +34,7 @@ class Tables:
     cuda_toolkits: list[CudaToolkit] = field(default_factory=list)
     cudnn_releases: list[CudnnRelease] = field(default_factory=list)
     gpus: list[GpuModel] = field(default_factory=list)
+    gpu_architectures: list[GpuArchitecture] = field(default_factory=list)
     ngc_releases: list[NgcRelease] = field(default_factory=list)
     ngc_family: list[NgcFamily] = field(default_factory=list)
     cuda_images: list[CudaImageRow] = field(default_factory=list)
@@ -88,6 +90,7 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "cuda": (CudaToolkit, "cuda_toolkits"),
     "cudnn": (CudnnRelease, "cudnn_releases"),
     "gpus": (GpuModel, "gpus"),
+    "gpu_architectures": (GpuArchitecture, "gpu_architectures"),
     "ngc": (NgcRelease, "ngc_releases"),
     "ngc_family": (NgcFamily, "ngc_family"),
     "cuda_images": (CudaImageRow, "cuda_images"),
