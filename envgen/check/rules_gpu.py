@@ -105,7 +105,18 @@ def tf_kernels(ctx: CheckContext) -> list[Finding]:
     lowest = _lowest(build.arch_list) or (0, 0)  # arch_list is not empty here
     for cc, sm, coverage, who, age in _coverage(ctx, build.arch_list, build.ptx):
         cite = f"{build.cite()}; {build.arch_source}"
-        if coverage == "ptx":
+        fails = next((r for r in ctx.kb.tensorflow_ptx_failures if cc in r.compute_capabilities), None)
+        if coverage == "ptx" and fails is not None:
+            out.append(finding(
+                "error",
+                "tf-ptx-fails",
+                f"TensorFlow {version}'s wheel has no cubin for {who} (it carries {codes}) and its PTX does not run "
+                f"there: GPU ops fail with {fails.error} (reported for TensorFlow {', '.join(fails.reported)} on "
+                f"compute capability {cc}), they are not merely JIT-compiled",
+                f"run TensorFlow on this GPU from NVIDIA's NGC TensorFlow container or a TensorFlow built for {sm}",
+                f"{fails.cite()}; {cite}",
+            ))
+        elif coverage == "ptx":
             out.append(finding(
                 "warning",
                 "tf-arch-ptx-jit",

@@ -63,6 +63,20 @@ class TensorflowBuild(Row):
         return self.series
 
 
+class TensorflowPtxFailure(Row):
+    """GPUs on which TensorFlow's wheels fail, rather than JIT-compile, when they carry only older PTX (reported in
+    TensorFlow's own issues); check makes the PTX-JIT warning an error there."""
+
+    FILE: ClassVar[str] = "tensorflow.yaml"
+    compute_capabilities: list[CC]
+    reported: list[Ver]  # the TensorFlow releases (series) the cited issues report failing
+    error: str  # what TensorFlow logs
+
+    @property
+    def key(self) -> str:
+        return "ptx-fails-" + "-".join(self.compute_capabilities)
+
+
 class TensorflowPackage(Row):
     """A TensorFlow pip distribution that exists from a later release on (tensorflow_packages.yaml)."""
 

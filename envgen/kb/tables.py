@@ -21,6 +21,7 @@ from envgen.kb.models import (
     Row,
     TensorflowBuild,
     TensorflowPackage,
+    TensorflowPtxFailure,
     TorchRelease,
 )
 from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
@@ -30,6 +31,7 @@ from envgen.kb.versions import minor, same_prefix, vtuple
 @dataclass(frozen=True)
 class Tables:
     tensorflow: list[TensorflowBuild] = field(default_factory=list)
+    tensorflow_ptx_failures: list[TensorflowPtxFailure] = field(default_factory=list)
     pytorch: list[TorchRelease] = field(default_factory=list)
     cuda_toolkits: list[CudaToolkit] = field(default_factory=list)
     cudnn_releases: list[CudnnRelease] = field(default_factory=list)
@@ -86,6 +88,7 @@ class Tables:
 # a field above and a line here
 TABLES: dict[str, tuple[type[Row], str]] = {
     "tensorflow": (TensorflowBuild, "tensorflow"),
+    "tensorflow_ptx_failures": (TensorflowPtxFailure, "tensorflow_ptx_failures"),
     "pytorch": (TorchRelease, "pytorch"),
     "cuda": (CudaToolkit, "cuda_toolkits"),
     "cudnn": (CudnnRelease, "cudnn_releases"),

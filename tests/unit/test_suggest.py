@@ -39,12 +39,15 @@ CLASSIC = [
     ("H100", "535.104.05", "12.2"),
     ("RTX 5090", "570.86.10", "12.8"),
 ]
+# no TensorFlow wheel runs on compute capability 12.0 (tensorflow.yaml tensorflow_ptx_failures): PyTorch alone there
+FRAMEWORKS = {"RTX 5090": "pytorch"}
 
 
 @pytest.mark.parametrize(("gpu", "driver", "cuda_max"), CLASSIC)
 def test_classic_pairs_get_a_profile_that_passes_check(tmp_path: Path, gpu: str, driver: str, cuda_max: str) -> None:
     out = tmp_path / "suggested.yaml"
-    result = envgen("suggest", "--gpu", gpu, "--driver", driver, "--frameworks", "tensorflow,pytorch", "-o", str(out))
+    frameworks = FRAMEWORKS.get(gpu, "tensorflow,pytorch")
+    result = envgen("suggest", "--gpu", gpu, "--driver", driver, "--frameworks", frameworks, "-o", str(out))
     assert result.returncode == 0, result.stderr
     written = sorted(tmp_path.glob("suggested*.yaml"))
     assert written, result.stderr
@@ -56,6 +59,14 @@ def test_classic_pairs_get_a_profile_that_passes_check(tmp_path: Path, gpu: str,
         assert check.returncode == 0, check.stdout + check.stderr
         cuda = yaml.safe_load(text)["cuda"]
         assert vtuple(cuda)[0] <= vtuple(cuda_max)[0]  # no CUDA major the driver cannot run at all
+
+
+def test_tensorflow_on_rtx_5090_has_no_stack() -> None:
+    """TensorFlow's wheels fail on compute capability 12.0 (CUDA_ERROR_INVALID_PTX, TensorFlow's issues): suggest
+    writes none rather than one that fails at the first GPU op."""
+    result = envgen("suggest", "--gpu", "RTX 5090", "--driver", "570.86.10", "--frameworks", "tensorflow")
+    assert "no stack in the knowledge base runs tensorflow" in result.stderr and "tf-ptx-fails" not in result.stdout
+    assert "CUDA_ERROR_INVALID_PTX" in result.stderr
 
 
 def test_gtx_950m_on_418_gets_cuda_10_1_era_builds(kb: KnowledgeBase, recipes: Recipes) -> None:
