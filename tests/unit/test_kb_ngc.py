@@ -43,10 +43,10 @@ def test_pytorch_2405_profile_takes_its_own_row(tmp_path: Path) -> None:
 
 
 def test_pytorch_2405_driver_below_minimum(tmp_path: Path) -> None:
-    """545 is 24.05's minimum: a 530 driver has no forward-compatible branch (error, softened: the row is
-    unverified); a 535.86+ data-centre driver runs it on an A100 but not on an RTX 4090."""
+    """545 is 24.05's minimum: a 530 driver has no forward-compatible branch (an error: the row rests on named NVIDIA
+    notes); a 535.86+ data-centre driver runs it on an A100 but not on an RTX 4090."""
     too_old = found(tmp_path, P2405, HostSpec(gpus=["A100"], driver="530.30.02"))
-    assert "ngc-driver-too-old" in too_old
+    assert too_old.get("ngc-driver-too-old") == "error"
     assert found(tmp_path, P2405, HostSpec(gpus=["A100"], driver="535.104.05")).get(
         "ngc-driver-forward-compat") == "warning"
     assert "ngc-driver-no-forward-compat" in found(tmp_path, P2405, HostSpec(gpus=["RTX 4090"],
@@ -103,10 +103,11 @@ TRITON_ROWS = {
 
 @pytest.mark.parametrize("release", sorted(TRITON_ROWS))
 def test_rows_from_triton_notes_and_matrix(kb: KnowledgeBase, release: str) -> None:
-    """Each row names both NVIDIA documents it is read from and stays unverified (its own PyTorch page is unread);
-    cuDNN, Ubuntu and the GPU floor are not stated for the PyTorch image, so they stay empty."""
+    """Each row names both NVIDIA documents it is read from, which state every field it holds, so it is verified
+    (issue 29) although its own PyTorch page is unread; cuDNN, Ubuntu and the GPU floor are not stated for the
+    PyTorch image, so they stay empty."""
     row = kb.ngc(f"nvcr.io/nvidia/pytorch:{release}-py3")
-    assert row is not None and row.unverified
+    assert row is not None and not row.unverified
     assert (row.cuda, row.python, row.framework_version, row.driver_min) == TRITON_ROWS[release]
     assert (row.cudnn, row.ubuntu, row.cc_min) == (None, None, None)
     assert f"triton-inference-server/release-notes/rel-{release.replace('.', '-')}.html" in row.source
