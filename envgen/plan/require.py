@@ -118,10 +118,11 @@ def required_cuda(stack: Stack) -> str | None:
     used = [version for version, _ in cuda_in_use(stack)] if stack.gpu or stack.profile.cuda else []
     floors = [_oldest_cuda_running(stack.kb, v) for v in used]
     need = max(floors, key=vtuple, default=None)
-    if stack.ngc is None or need is None:
+    # an NGC base's own CUDA: its release row's, else (a release without a row) the profile's, which describes it
+    base_cuda = stack.ngc.cuda if stack.ngc is not None else stack.profile.cuda if stack.profile.is_ngc else None
+    if base_cuda is None or need is None:
         return need
-    base = _oldest_cuda_running(stack.kb, stack.ngc.cuda)
-    return need if vtuple(need) > vtuple(base) else None
+    return need if vtuple(need) > vtuple(_oldest_cuda_running(stack.kb, base_cuda)) else None
 
 
 def requirement(stack: Stack) -> str | None:

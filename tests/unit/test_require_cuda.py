@@ -106,3 +106,8 @@ def test_ngc_base_keeps_its_own_requirement_unless_envgen_needs_more(kb, tmp_pat
     newer.write_text('name: newer\nbase: "nvcr.io/nvidia/pytorch:22.12-py3"\ngpu: {targets: [A100]}\n'
                      'frameworks: {pytorch: "2.1.2+cu121"}\n', encoding="utf-8")
     assert declared(newer) == "cuda>=12.0"
+    # a release without a row: the profile's CUDA describes the base, envgen adds none
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text('name: unknown\nbase: "nvcr.io/nvidia/pytorch:24.11-py3"\ngpu: {targets: [A100]}\n',
+                       encoding="utf-8")
+    assert declared(unknown) is None
