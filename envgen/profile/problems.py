@@ -3,6 +3,7 @@ key it most likely meant, a number YAML read from an unquoted version with the t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,8 +52,17 @@ def _as_written(where: str, key: object) -> str | None:
     return value if sep and value else None
 
 
-def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object, ...], str]:
-    loc = tuple(part for part in err["loc"] if part != "[key]")
+def _as_given(loc: tuple[object, ...], moved: Mapping[tuple[object, ...], tuple[object, ...]]) -> tuple[object, ...]:
+    """``loc`` in the data as validated -> the same place as the file wrote it (an entry after a lifted one)."""
+    for end in range(len(loc), 0, -1):
+        if loc[:end] in moved:
+            return moved[loc[:end]] + loc[end:]
+    return loc
+
+
+def _one(path: Path, origins: Origins, err: Any,
+         moved: Mapping[tuple[object, ...], tuple[object, ...]]) -> tuple[int, str, tuple[object, ...], str]:
+    loc = _as_given(tuple(part for part in err["loc"] if part != "[key]"), moved)
     field = ".".join(str(p) for p in loc) or "(profile)"
     where = where_in(origins, loc, path)
     kind = err["type"]
@@ -76,10 +86,12 @@ def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object
     return _line_number(where), f"{where}: field '{field}'{value_text}: {message}", loc, ""
 
 
-def format_problems(path: Path, origins: Origins, exc: ValidationError) -> list[str]:
+def format_problems(path: Path, origins: Origins, exc: ValidationError,
+                    moved: Mapping[tuple[object, ...], tuple[object, ...]] | None = None) -> list[str]:
     """One line per problem, in file order. A required key that is missing while an unknown key beside it
-    looks like it (``pyhton:``) is one problem, at the typo's line."""
-    items = [_one(path, origins, err) for err in exc.errors(include_url=False)]
+    looks like it (``pyhton:``) is one problem, at the typo's line. ``moved``: entries that normalising shifted
+    in a list, named where the file wrote them."""
+    items = [_one(path, origins, err, moved or {}) for err in exc.errors(include_url=False)]
     typos = {(loc[:-1], guess) for _, _, loc, guess in items if guess}
     out = []
     for line, text, loc, guess in items:
