@@ -43,7 +43,10 @@ CONDA_PIN_RE = re.compile(r"^([a-z0-9._-]+::)?[A-Za-z0-9][A-Za-z0-9._-]*=[A-Za-z
 APT_RE = re.compile(r"^[a-z0-9][a-z0-9.+-]+(=[A-Za-z0-9.+:~_-]+)?$")
 CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 ENV_KEY_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]*$")
+# Values as users write them (`TORCH_CUDA_ARCH_LIST: "8.0;8.6+PTX"`, `CFLAGS: "-O2 -g"`): every printable ASCII
+# character but the four that a double-quoted Dockerfile ENV word or shell word would read (" \ $ `), so the value
+# stands literally between the double quotes of the Dockerfile's ENV and of the Apptainer %environment.
+ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%\- ;*~#!?()\[\]{}<>|&'^]*$")
 # URLs reach shell lines (sed, pip, proxies): no '#', '&', ';', quotes, brackets or spaces.
 URL_RE = re.compile(r"^(https?|file)://[A-Za-z0-9._~:/?=%+@-]+$")
 GPU_TARGET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,63}$")
@@ -92,7 +95,7 @@ PipRequirement = Annotated[str, Check(_requirement, pattern=SAFE_RE.pattern)]
 CondaPin = Annotated[str, _matches(CONDA_PIN_RE, "conda spec pinned with = (such as \"numpy=1.21.6\")")]
 AptPackage = Annotated[str, _matches(APT_RE, "Debian/Ubuntu package name (such as \"git\" or \"git=1:2.39.5-0\")")]
 Channel = Annotated[str, _matches(CHANNEL_RE, "conda channel name (such as \"conda-forge\")")]
-EnvValue = Annotated[str, _matches(ENV_VALUE_RE, "environment value (letters, digits and _.,:/=+@%- only)")]
+EnvValue = Annotated[str, _matches(ENV_VALUE_RE, "environment value (printable characters but \" \\ $ ` only)")]
 Url = Annotated[str, _matches(URL_RE, "URL (http://, https:// or file://, no spaces or quotes)")]
 GpuTarget = Annotated[str, _matches(GPU_TARGET_RE, "GPU name or compute capability (such as \"A100\" or \"8.0\")")]
 
