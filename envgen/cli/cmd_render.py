@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -61,7 +62,8 @@ def export_cmd(
     from envgen.pipeline.prepare import unbuilt_images
 
     for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
-        typer.echo(f"note: {tag} is not built here yet: run `envgen build {name}` before opening it", err=True)
+        typer.echo(f"note: {tag} is not built here yet: run `envgen build {shlex.quote(name)}` before opening it",
+                   err=True)
 
 
 def lock_cmd(

@@ -170,18 +170,21 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
     from envgen.lock.lock_base import check_local_base, check_registry_base
-    from envgen.profile.loader import profile_source
+    from envgen.profile.loader import profile_arg, profile_source
     from envgen.profile.lockfile import lock_path, read_lock
 
     source = profile_source(profile)
+    if profile.installer == "conda":
+        if source is None or not lock_path(source, "conda").is_file():
+            missing = lock_path(source, "conda").name if source else f"{profile.name}.conda.txt"
+            echo(f"unlocked build: no {missing}; conda resolves the dependencies of the packages environment.yml "
+                 f"pins today; run `envgen lock {profile_arg(profile)}` to pin them all")
+        return
     path = lock_path(source) if source else None
     if path is None or not path.is_file():
-        if profile.installer == "conda":
-            echo("unlocked build: conda profiles are not locked (conda channels unreachable here); "
-                 "environment.yml pins every conda package by version")
-        else:
-            echo(f"unlocked build: no {profile.name}.lock.txt; run `envgen lock {profile.name}` to pin the base, "
-                 "apt and pip packages")
+        missing = path.name if path else f"{profile.name}.lock.txt"
+        echo(f"unlocked build: no {missing}; run `envgen lock {profile_arg(profile)}` to pin the base, "
+             "apt and pip packages")
         return
     lock = read_lock(path)
     image = parse_ref(profile.base).tagged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
-        more = f" (and {len(errors) - 1} more; see `envgen check {ref}`)" if len(errors) > 1 else ""
+        more = f" (and {len(errors) - 1} more; see `envgen check {shlex.quote(ref)}`)" if len(errors) > 1 else ""
         raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
                           fix=first.fix)
     return profile, findings

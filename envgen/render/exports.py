@@ -16,6 +16,7 @@ from envgen.config import DEFAULT_SHM_SIZE, UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
@@ -68,7 +69,8 @@ def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
 
 def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
     item = _item(ctx, config)
-    return {"profile": item.profile, "tag": item.tag, "gpu": item.gpu, "version": __version__,
+    return {"profile": item.profile, "profile_arg": profile_arg(item.profile), "tag": item.tag, "gpu": item.gpu,
+            "version": __version__,
             "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env}
 
 

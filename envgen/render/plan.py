@@ -21,6 +21,7 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
+from envgen.profile.loader import profile_arg
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.condalock import conda_python_spec
@@ -365,7 +366,7 @@ def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tupl
         expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
         if lock.field("target") != expected_target:
             raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
-                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+                             f"{expected_target}", fix=f"run `envgen lock {profile_arg(profile)}` again")
     return lock
 
 
@@ -385,4 +386,4 @@ def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
     source = profile_source(profile)
     if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
         return None
-    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile.name)
+    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile_arg(profile))
