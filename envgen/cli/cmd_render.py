@@ -43,7 +43,8 @@ def export_cmd(
                                          "container asks for GPUs (--gpus, or --device nvidia.com/gpu=all)."),
     registry: str | None = typer.Option(None, "--registry", metavar="REGISTRY",
                                         help="Where you push the images (host[:port]/path): what a k8s Job, an "
-                                             "sbatch script or --bootstrap docker pulls (default: config registry)."),
+                                             "sbatch script or --bootstrap docker pulls (default: the config's "
+                                             "registry; none: the local image)."),
     bootstrap: str = typer.Option("docker-daemon", "--bootstrap", metavar="docker-daemon|docker",
                                   help="Apptainer: build from the image on this host (docker-daemon) or from "
                                        "the registry (docker)."),
@@ -59,7 +60,11 @@ def export_cmd(
     for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
                                 bootstrap=bootstrap):
         typer.echo(f"wrote {path}")
-    from envgen.pipeline.prepare import unbuilt_images
+    from envgen.pipeline.prepare import registry_note, unbuilt_images
+
+    note = registry_note(profiles, fmt, registry)
+    if note:
+        typer.echo(note, err=True)
 
     for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
         typer.echo(f"note: {tag} is not built here yet: run `envgen build {shlex.quote(name)}` before opening it",

@@ -214,6 +214,10 @@ def build(
         raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
+    if push:  # before anything is built: a push with nowhere to go fails now, not after the build
+        from envgen.pipeline.registry import registry_to_use
+
+        registry = registry_to_use(registry, config)
     kb = load_kb()
     profile = _profile_to_build(ref, kb, check, env, echo)
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
@@ -308,9 +312,9 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
-        from envgen.pipeline.registry import push_tag
+        from envgen.pipeline.registry import push_tag, registry_to_use
 
-        outcome.pushed = push_tag(client, tag, profile, registry or config.registry)
+        outcome.pushed = push_tag(client, tag, profile, registry_to_use(registry, config))
     return outcome
 
 
@@ -328,9 +332,9 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
                            validated=bool(record and record.passed),
                            tier=(record.tier or None) if record and record.passed else None)
     if push:
-        from envgen.pipeline.registry import push_tag
+        from envgen.pipeline.registry import push_tag, registry_to_use
 
-        outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
+        outcome.pushed = push_tag(client, planned_tag, profile, registry_to_use(registry, config))
     return outcome
 
 

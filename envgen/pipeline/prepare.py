@@ -65,6 +65,8 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
     from envgen.errors import DockerUnavailable
     from envgen.render import render_in_memory
 
+    if not config.registry:  # no registry given: the export names the local image
+        return {}
     try:
         client = connect()
     except DockerUnavailable:
@@ -81,6 +83,20 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
     finally:
         client.close()
     return found
+
+
+REGISTRY_FORMATS = ("k8s", "slurm")  # exports that pull the image on another machine
+
+
+def registry_note(refs: list[str], fmt: str, registry: str | None,
+                  env: Mapping[str, str] | None = None) -> str | None:
+    """What an export that another machine pulls from says when no registry was given (envgen has no default)."""
+    if fmt not in REGISTRY_FORMATS or registry or load_config(env).registry:
+        return None
+    push = "; ".join(f"envgen push {shlex.quote(ref)} --registry REGISTRY" for ref in refs)
+    return ("note: no registry given (--registry, or `registry:` in the envgen config): the export names the local "
+            f"image, which only a machine holding it can run; push it ({push}) and export again with --registry "
+            "REGISTRY")
 
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,

@@ -269,6 +269,22 @@ class User(Strict):
     uid: Annotated[int, Between(1, 65000), Doc("User ID (envgen run maps your own UID onto it).")] = 1000
 
 
+_LABEL_TEXT = Annotated[str, Length(max=200), Check(lambda v: _one_line(v), pattern="^[^\\r\\n]*$")]
+
+
+class ImageMetadata(Strict):
+    """Your image's own OCI labels (org.opencontainers.image.*): none is set unless given here; envgen's own
+    facts go under io.envgen.* (its version, the profile, the hashes)."""
+
+    licenses: Annotated[_LABEL_TEXT | None, Doc("SPDX licence expression of what the image holds (licenses).")] = None
+    source: Annotated[_LABEL_TEXT | None, Doc("URL of the source the image is built from (source).")] = None
+    version: Annotated[_LABEL_TEXT | None, Doc("Version of your image or project (version).")] = None
+    authors: Annotated[_LABEL_TEXT | None, Doc("Who maintains the image (authors).")] = None
+    url: Annotated[_LABEL_TEXT | None, Doc("URL to find more about the image (url).")] = None
+    documentation: Annotated[_LABEL_TEXT | None, Doc("URL of the image's documentation (documentation).")] = None
+    vendor: Annotated[_LABEL_TEXT | None, Doc("Who distributes the image (vendor).")] = None
+
+
 def _one_line(value: str) -> str:
     if "\n" in value or "\r" in value:
         raise ValueError("description must be one line")
@@ -329,6 +345,7 @@ class Profile(Strict):
         "Package and image mirrors: routes, not part of the environment's identity or hash.")] = field(
         default_factory=Mirrors)
     user: Annotated[User, Doc(User.__doc__)] = field(default_factory=User)
+    metadata: Annotated[ImageMetadata | None, Doc(ImageMetadata.__doc__)] = None
 
     @classmethod
     def model_validate(cls: type[P], data: Any, *, context: Mapping[str, Any] | None = None) -> P:
@@ -423,4 +440,5 @@ class Profile(Strict):
         # base_provides only when set: a profile without it keeps the identity (and hash) it had before the
         # field existed, so its images stay cache hits
         return self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
-            {"base_provides"} if self.base_provides is None else set()))
+            {"base_provides"} if self.base_provides is None else set()) | (
+            {"metadata"} if self.metadata is None else set()))

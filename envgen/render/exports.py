@@ -92,16 +92,25 @@ def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserCon
 
 
 def _registry_image(ctx: RenderedContext, config: UserConfig, options: ExportOptions) -> str:
-    """The image as the cluster pulls it: a known digest, else ``REGISTRY/PROFILE:HASH12``."""
+    """The image as the cluster pulls it: a known digest, else ``REGISTRY/PROFILE:HASH12``; without a registry
+    (envgen has no default one) the local reference ``NAMESPACE/PROFILE:HASH``, which the export says."""
     profile = ctx.plan.profile
-    registry = (options.registry or config.registry).rstrip("/")
-    return options.images.get(profile.name) or f"{registry}/{profile.name}:{ctx.content_hash[:12]}"
+    registry = (options.registry or config.registry or "").rstrip("/")
+    if profile.name in options.images:
+        return options.images[profile.name]
+    if not registry:
+        return image_tag(profile.name, ctx.content_hash, config.namespace)
+    return f"{registry}/{profile.name}:{ctx.content_hash[:12]}"
 
 
 def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
                env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     template = "exports/apptainer.def.j2"
     files = {}
+    if options.bootstrap == "docker" and not (options.registry or config.registry):
+        raise InputError("option --bootstrap docker needs a registry: Apptainer pulls the image from it",
+                         fix="pass --registry HOST[:PORT][/PATH] (where `envgen push` put it), or use "
+                             "--bootstrap docker-daemon to build from the image on this host")
     for c in ctxs:
         single = _single(c, config)
         origin = _registry_image(c, config, options) if options.bootstrap == "docker" else single["tag"]
@@ -148,6 +157,7 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
     profile = ctx.plan.profile
     pinned = options.images.get(profile.name)
     return {**_single(ctx, config), "job_name": job_name(profile.name), "label_profile": profile.name,
+            "registry_given": bool(options.registry or config.registry),
             "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
             "image": _registry_image(ctx, config, options),
             "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE)}

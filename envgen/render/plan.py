@@ -223,15 +223,13 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
-    fixed = _data("labels.yaml")
+    """The image's labels: the user's own OCI metadata only where the profile gives it (``metadata:``), the facts
+    every image has (title, description, revision, base), and envgen's under io.envgen.*."""
     oci = "org.opencontainers.image."
     values = {
-        f"{oci}title": f"envgen/{profile.name}",
+        f"{oci}title": profile.name,
         f"{oci}description": profile.description or f"envgen profile {profile.name}",
-        f"{oci}version": __version__,
         f"{oci}revision": CONTENT_HASH_TOKEN,
-        f"{oci}source": str(fixed["source"]),
-        f"{oci}licenses": str(fixed["licenses"]),
         f"{oci}base.name": base.image,
         LABEL_PROFILE: profile.name,
         LABEL_PROFILE_HASH: phash,
@@ -240,6 +238,8 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
         LABEL_GPU_REQUIRED: "true" if profile.is_gpu else "false",
     }
+    if profile.metadata is not None:
+        values.update({f"{oci}{key}": value for key, value in profile.metadata.model_dump().items() if value})
     if base.digest:
         values[f"{oci}base.digest"] = base.digest
     return tuple(sorted(values.items()))
