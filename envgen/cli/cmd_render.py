@@ -29,9 +29,13 @@ def render_cmd(
     else:
         typer.echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
         typer.echo(f"image tag: {result.tag}")
+        from envgen.docker import detect_builder
         from envgen.render.core import docker_build_command
 
-        typer.echo(f"build it with: {docker_build_command(result)}")
+        line, gives_up = docker_build_command(result, detect_builder())
+        typer.echo(f"build it with: {line}")
+        if gives_up:
+            typer.echo(f"note: {gives_up}")
 
 
 def export_cmd(

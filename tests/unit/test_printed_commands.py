@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from envgen.docker import BuilderInfo
 from envgen.profile import find_profile
 
 PROFILE = """\
@@ -121,3 +122,24 @@ def test_error_names_the_line_as_written_after_a_framework_is_lifted(tmp_path: P
     result = envgen("check", "t4.yaml", cwd=tmp_path)
     assert result.returncode == 2
     assert f"t4.yaml:{line}: field '{field}'" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("kind", "starts", "secret", "dockerfile"), [
+    ("buildx", "docker buildx build --load", True, "Dockerfile"),
+    ("buildkit-legacy", "DOCKER_BUILDKIT=1 /opt/old/docker build", True, "Dockerfile"),
+    ("classic", "docker build", False, "Dockerfile.classic"),
+])
+def test_printed_line_per_builder(tmp_path: Path, kind: str, starts: str, secret: bool, dockerfile: str) -> None:
+    """Item 7: the line `envgen render` prints for the builder detect_builder chose: the three forms (BuilderInfo is
+    a plain value: no CLI is faked; tests/pipeline/test_pipeline_printed_build.py runs the line here).
+    Before, the line was `docker build ... --secret` whatever the CLI."""
+    from envgen.render.core import RenderResult, docker_build_command
+
+    result = RenderResult(dir=tmp_path, files=("Dockerfile",), profile_hash="p", content_hash="c",
+                          tag="envgen/x:c", build_args={"PIP_INDEX_URL": ""}, secrets={"ca_bundle": "/etc/ca.pem"})
+    cli = {"buildx": "docker", "buildkit-legacy": "/opt/old/docker", "classic": None}[kind]
+    line, note = docker_build_command(result, BuilderInfo(kind, cli, "x", "why"))  # type: ignore[arg-type]
+    assert line.startswith(starts), line
+    assert ("--secret id=ca_bundle,src=/etc/ca.pem" in line) is secret
+    assert f"-f {tmp_path / dockerfile} " in line
+    assert (note is None) is secret
