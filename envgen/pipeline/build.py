@@ -117,7 +117,7 @@ def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig,
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
              profile.python_minor, find_links=[*find_links, *plan.pip.find_links],
              index_urls=list(plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
-             log_path=log_dir / f"{log_name}-wheels.log")
+             log_path=log_dir / f"{log_name}-wheels.log", offline=offline)
     return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
 
 
