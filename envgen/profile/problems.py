@@ -23,14 +23,28 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
     return found[0] if found else None
 
 
-def allowed_keys(parent: tuple[object, ...]) -> list[str]:
+def _model_at(parent: tuple[object, ...]) -> Any:
+    """The record type at ``parent`` (a key path into the profile), or None."""
     model: Any = Profile
     for part in parent:
         if isinstance(part, int) or not hasattr(model, "model_fields") or part not in model.model_fields:
-            return []
+            return None
         annotation = model.model_fields[part].annotation
         model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
-    return sorted(model.model_fields) if hasattr(model, "model_fields") else []
+    return model if hasattr(model, "model_fields") else None
+
+
+def allowed_keys(parent: tuple[object, ...]) -> list[str]:
+    model = _model_at(parent)
+    return sorted(model.model_fields) if model is not None else []
+
+
+def _what_to_add(loc: tuple[object, ...]) -> str:
+    """For a missing field: its own description (the schema's), so the line says what to write."""
+    model = _model_at(loc[:-1])
+    field = model.model_fields.get(str(loc[-1])) if model is not None and loc else None
+    description = getattr(field, "description", None)
+    return f"; add it: {description}" if description else ""
 
 
 def _line_number(where: str) -> int:
@@ -73,7 +87,7 @@ def _one(path: Path, origins: Origins, err: Any,
         return _line_number(where), f"{where}: unknown field '{field}'; {hint}allowed here: {', '.join(allowed)}", \
             loc, guess or ""
     if kind == "missing":
-        return _line_number(where), f"{where}: required field '{field}' is missing", loc, ""
+        return _line_number(where), f"{where}: required field '{field}' is missing{_what_to_add(loc)}", loc, ""
     value = err.get("input")
     value_text = "" if isinstance(value, (dict, list)) else f" = {shown(value)}"
     message = str(err["msg"]).removeprefix("Value error, ")
@@ -95,9 +109,9 @@ def format_problems(path: Path, origins: Origins, exc: ValidationError,
     typos = {(loc[:-1], guess) for _, _, loc, guess in items if guess}
     out = []
     for line, text, loc, guess in items:
-        if text.endswith("is missing") and loc and (loc[:-1], str(loc[-1])) in typos:
+        if "is missing" in text and loc and (loc[:-1], str(loc[-1])) in typos:
             continue
-        if guess and (loc[:-1] + (guess,)) in {i[2] for i in items if i[1].endswith("is missing")}:
+        if guess and (loc[:-1] + (guess,)) in {i[2] for i in items if "is missing" in i[1]}:
             text += f" ('{guess}' is required)"
         out.append((line, text))
     return [text for _, text in sorted(out, key=lambda item: item[0])]
