@@ -36,6 +36,10 @@ def render_cmd(
         typer.echo(f"build it with: {line}")
         if gives_up:
             typer.echo(f"note: {gives_up}")
+    from envgen.pipeline.prepare import check_notes
+
+    for note in check_notes(profile, prepared.profile, prepared.findings):
+        typer.echo(note, err=True)
 
 
 def export_cmd(
@@ -52,6 +56,7 @@ def export_cmd(
     bootstrap: str = typer.Option("docker-daemon", "--bootstrap", metavar="docker-daemon|docker",
                                   help="Apptainer: build from the image on this host (docker-daemon) or from "
                                        "the registry (docker)."),
+    force: bool = typer.Option(False, "--force", help="Replace export files that exist with other contents."),
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
@@ -62,12 +67,13 @@ def export_cmd(
     if bootstrap not in ("docker-daemon", "docker"):
         raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
     for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
-                                bootstrap=bootstrap):
+                                bootstrap=bootstrap, force=force):
         typer.echo(f"wrote {path}")
-    from envgen.pipeline.prepare import registry_note, unbuilt_images
+    from envgen.pipeline.prepare import registry_note, unbuilt_images, unchecked_exports
 
-    note = registry_note(profiles, fmt, registry)
-    if note:
+    notes = unchecked_exports(profiles)
+    said = registry_note(profiles, fmt, registry)
+    for note in [*notes, *([said] if said else [])]:
         typer.echo(note, err=True)
 
     for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet

@@ -51,11 +51,33 @@ def prepare(
     kb = load_kb()
     if check:
         profile, findings = checked_profile(ref, kb)
-    else:
-        profile, findings = load_profile(ref), []
+    else:  # judged all the same, so that what is written can say it (check_notes)
+        profile = load_profile(ref, kb=kb)
+        findings = check_profile(profile, kb)
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
+
+
+def check_notes(ref: str, profile: Profile, findings: list[Finding]) -> list[str]:
+    """What `render` and `export` say when they write a profile that `check` rejects (they write it all the same:
+    a context to read or hand-edit), so that nobody learns it first from the build."""
+    errors = [f for f in findings if f.severity == "error"]
+    if not errors:
+        return []
+    more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+    return [f"note: profile {profile.name!r} fails its check ([{errors[0].code}]{more}): `envgen build` refuses it; "
+            f"see `envgen check {shlex.quote(ref)}`"]
+
+
+def unchecked_exports(refs: list[str]) -> list[str]:
+    """check_notes of each profile an export wrote."""
+    kb = load_kb()
+    notes = []
+    for ref in refs:
+        profile = load_profile(ref, kb=kb)
+        notes += check_notes(ref, profile, check_profile(profile, kb))
+    return notes
 
 
 def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserConfig) -> dict[str, str]:
@@ -101,7 +123,7 @@ def registry_note(refs: list[str], fmt: str, registry: str | None,
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
-                    bootstrap: str = "docker-daemon") -> list[Path]:
+                    bootstrap: str = "docker-daemon", force: bool = False) -> list[Path]:
     from envgen.render.exports import ExportOptions
 
     config = load_config(env)
@@ -112,7 +134,8 @@ def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str]
     images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
     route = gpu_route or config.gpu_route
     options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
-                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon")
+                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
+                            project=Path.cwd(), force=force)
     return export(profiles, kb, fmt, out, config=config, options=options)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,11 @@ class ExportOptions:
     registry: str | None = None
     # Apptainer: "docker-daemon" (the image `envgen build` made, on this host) or "docker" (from the registry)
     bootstrap: Literal["docker-daemon", "docker"] = "docker-daemon"
+    # the project a compose service mounts at /workspace (the directory `envgen export` ran in); None: the
+    # compose file's own directory
+    project: Path | None = None
+    # replace export files that exist with other contents (a hand-edited docker-compose.yml is kept otherwise)
+    force: bool = False
 
 
 Exporter = Callable[
@@ -87,7 +93,10 @@ def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: Us
 
 def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
              env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
-    context = {"items": [_item(c, config) for c in ctxs], "version": __version__, "gpu_route": options.gpu_route}
+    # compose reads a relative volume source from the compose file's directory: the project, seen from there
+    project = os.path.relpath(options.project.resolve(), out.resolve()) if options.project else "./"
+    context = {"items": [_item(c, config) for c in ctxs], "version": __version__, "gpu_route": options.gpu_route,
+               "project": project if project.startswith(".") else f"./{project}"}
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 
@@ -211,7 +220,14 @@ def export(
     config = config or UserConfig()
     env = make_environment()
     contexts = [render_in_memory(p, kb, config) for p in profiles]
-    files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options or ExportOptions())
+    options = options or ExportOptions()
+    files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options)
+    changed = sorted(rel for rel, text in files.items()
+                     if (out / rel).is_file() and (out / rel).read_text(encoding="utf-8", errors="replace") != text)
+    if changed and not options.force:  # before anything is written
+        raise InputError(f"{out / changed[0]} exists with other contents" + (
+            f" (and {len(changed) - 1} more)" if len(changed) > 1 else "") + ": the export would replace it",
+            fix="pass --force to replace it, or -o another directory")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for rel, text in sorted(files.items()):
