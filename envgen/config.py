@@ -20,7 +20,6 @@ from envgen.errors import InputError
 from envgen.profile.model import Mirrors
 from envgen.records import Length, Matches, Record
 
-DEFAULT_REGISTRY = "ghcr.io/envgen-dev/envgen"
 DEFAULT_NAMESPACE = "envgen"
 # Shared memory a container gets (`envgen run --shm-size`, the k8s export's /dev/shm): data loaders'
 # worker processes pass batches through it, and Docker's 64 MB default ends in "Bus error".
@@ -41,6 +40,10 @@ SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 CA_ENV_VARS = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 
 
+Registry = Annotated[str, Matches(re.compile(r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$"),
+                                  "registry (host[:port][/path], such as ghcr.io/alice/envgen)")]
+
+
 def _default_state_dir() -> Path:
     return Path("~/.local/share/envgen").expanduser()
 
@@ -50,8 +53,9 @@ class UserConfig(Record):
     __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
 
     mirrors: Mirrors = field(default_factory=Mirrors)
-    registry: Annotated[str, Matches(re.compile(r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$"),
-                                     "registry (host[:port][/path], such as ghcr.io/alice/envgen)")] = DEFAULT_REGISTRY
+    # No default: envgen owns no registry of the user's; push/pull need one (--registry or this), and exports
+    # without one name the local image and say so.
+    registry: Registry | None = None
     namespace: Annotated[str, Length(max=MAX_NAMESPACE_LENGTH),
                          Matches(re.compile(NAMESPACE_PATTERN), "image namespace")] = DEFAULT_NAMESPACE
     state_dir: Path = field(default_factory=_default_state_dir)

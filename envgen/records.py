@@ -281,7 +281,7 @@ class Matches:
     show: Callable[[str], str] = repr  # how the message quotes the value
 
     def check(self, value: str) -> str:
-        if not self.pattern.match(value):
+        if not self.pattern.fullmatch(value):
             raise ValueError(self.message.format(value=self.show(value), what=self.what))
         return value
 

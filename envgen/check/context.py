@@ -73,4 +73,18 @@ class CheckContext:
 def build_context(profile: Profile, kb: KnowledgeBase, host: HostSpec | None) -> CheckContext:
     host = host or HostSpec()
     stack = resolve_rows(profile, kb)
-    return CheckContext(stack, host, [*stack.targets, *(Target(t, "host", kb.gpu(t)) for t in host.gpus)])
+    targets = _one_per_gpu([*stack.targets, *(Target(t, "host", kb.gpu(t)) for t in host.gpus)])
+    return CheckContext(stack, host, targets)
+
+
+def _one_per_gpu(targets: list[Target]) -> list[Target]:
+    """Each GPU once, however it is named (target `GeForce RTX 4090` and host `RTX 4090` are one card, judged
+    once, under the profile's name); GPUs the KB does not know stay as given."""
+    seen: set[str] = set()
+    out = []
+    for target in targets:
+        key = target.model.name if target.model is not None else f"?{target.label}"
+        if key not in seen:
+            seen.add(key)
+            out.append(target)
+    return out

@@ -17,7 +17,7 @@ def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
     profile = ctx.profile
     if profile.installer != "pip" or not profile.packages.pip:
         return []
-    from envgen.profile.loader import profile_source
+    from envgen.profile.loader import profile_arg, profile_source
     from envgen.profile.lockfile import lock_path
 
     source = profile_source(profile)
@@ -33,7 +33,7 @@ def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
                 f"venv of the base's Python): an unlocked build installs the extras with the environment's own "
                 f"versions as constraints, so this pin fails the build",
                 f"drop {name} from packages.pip (the environment keeps its own), or lock the profile "
-                f"(`envgen lock {profile.name}`): a lock resolves both sets together",
+                f"(`envgen lock {profile_arg(profile)}`): a lock resolves both sets together",
                 _SOURCE))
     return out
 

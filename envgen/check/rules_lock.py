@@ -18,7 +18,7 @@ from envgen.check.util import finding
 if TYPE_CHECKING:
     from envgen.profile.lockfile import Lock
 
-_SOURCE = "envgen lock: <profile>.lock.txt beside the profile (README, Locking)"
+_SOURCE = "envgen lock: <profile>.lock.txt (conda: <profile>.conda.txt) beside the profile (README, Locking)"
 
 
 @dataclass(frozen=True)
@@ -29,19 +29,22 @@ class _LockRead:
 
 
 def _read_lock(ctx: CheckContext) -> _LockRead | None:
-    """The lock beside a pip profile's YAML file, checked against the profile; None for a profile made in code or a
-    conda one. The lock file format is imported only where a pip profile has a file (~5 ms of a `check`)."""
+    """The lock beside a profile's YAML file, checked against the profile (a conda profile's only for being there);
+    None for a profile made in code. The lock file format is imported only where a profile has a file (~5 ms of a
+    `check`)."""
     from envgen.profile.loader import profile_source
 
     source = profile_source(ctx.profile)
-    if source is None or ctx.profile.installer != "pip":
+    if source is None:
         return None
     from envgen.errors import InputError
     from envgen.profile.lockfile import check_inputs, lock_path, read_lock
 
-    path = lock_path(source)
+    path = lock_path(source, ctx.profile.installer)
     if not path.is_file():
         return _LockRead(path, None)
+    if ctx.profile.installer == "conda":
+        return None  # render reads and checks the conda lock (its format is the render's)
     try:
         lock = read_lock(path)
         check_inputs(lock, ctx.profile, ctx.plan.framework_pip, lock.inputs.apt or ())
@@ -54,12 +57,20 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
     read = _read_lock(ctx)
     if read is None:
         return []
+    from envgen.profile.loader import profile_arg
+
     profile, path = ctx.profile, read.path
-    command = f"envgen lock {profile.name}"
+    command = f"envgen lock {profile_arg(profile)}"
     if read.stale is not None:
         return [finding("warning", "lock-stale", f"{read.stale}: the build will refuse this lock",
                         f"run `{command}` again", _SOURCE)]
     if read.lock is None:
+        if profile.installer == "conda":
+            return [finding("warning", "lock-missing",
+                            f"profile {profile.name} has no lock ({path.name}): conda resolves its packages and their "
+                            "dependencies (the frameworks' own too) at build time, so a later build can differ",
+                            f"run `{command}` (needs the conda channels, or --conda-channel NAME=URL for a mirror)",
+                            _SOURCE)]
         return [finding("warning", "lock-missing",
                         f"profile {profile.name} has no lock ({path.name}): its base image, apt and pip packages "
                         "are resolved at build time, so a later build can differ",
@@ -83,6 +94,7 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
     """Each packages.pip line that floats (a range, an unpinned name): what pins it (a current lock), or that the
     build resolves it the day it runs; and each line whose marker leaves it out of the image."""
     from envgen.check.installs import floating
+    from envgen.profile.loader import profile_arg
 
     out = [finding("info", "pip-marker-skips",
                    f"packages.pip line {line.text!r}: its marker does not hold in the image (CPython "
@@ -93,7 +105,8 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
     if not floats:
         return out
     locked = _locked_versions(ctx)
-    resolve = f"`envgen check {ctx.profile.name} --resolve` shows what it resolves to today"
+    arg = profile_arg(ctx.profile)
+    resolve = f"`envgen check {arg} --resolve` shows what it resolves to today"
     for item in floats.values():
         what = f"packages.pip line {item.line.text!r} floats ({'a range' if item.spec else 'no version given'})"
         if ctx.kb.extension(item.name) is not None:
@@ -105,13 +118,13 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
             continue
         if locked is not None and item.name in locked[0]:
             out.append(finding("info", "pip-floating", f"{what}: the lock pins {item.name}=={locked[0][item.name]} "
-                               f"({locked[1]})", f"nothing to do; `envgen lock {ctx.profile.name}` again moves it "
+                               f"({locked[1]})", f"nothing to do; `envgen lock {arg}` again moves it "
                                "to the newest release the line allows", _SOURCE))
             continue
         out.append(finding("warning", "pip-floating",
                            f"{what}: without a lock the build resolves it the day it runs (the newest release the "
                            "line allows), so two builds can differ",
-                           f"run `envgen lock {ctx.profile.name}` to pin what it resolves to, or pin it with ==; "
+                           f"run `envgen lock {arg}` to pin what it resolves to, or pin it with ==; "
                            f"{resolve}", _SOURCE))
     return out
 

@@ -116,8 +116,9 @@ def _range_finding(row: PackageBreak, picks: list[tuple[Pick, Side]], all_in: bo
         what = f"{head}{with_}, and there {row.shows} fails"
         return finding(_SEVERITY[row.kind], f"pkg-{row.kind}", f"{what}: \"{row.error}\"", row.fix, row.cite())
     head = " and ".join(f"{said(item)} allows {' or '.join(side.names)} {side.versions}" for item, _, side in lines)
-    narrow = f"narrow the range to leave the break out (such as {row.unpinned.pin}); " if row.unpinned else \
-        "narrow the range to leave the break out; "
+    # the pin once: the row's own fix often names it already
+    example = row.unpinned.pin if row.unpinned and row.unpinned.pin not in row.fix else None
+    narrow = f"narrow the range to leave the break out{f' (such as {example})' if example else ''}, or "
     return finding("warning", "pkg-range-allows",
                    f"{head}, which breaks{with_}: pip may take such a release, and then {row.shows} fails: "
                    f"\"{row.error}\"", narrow + row.fix, row.cite())

@@ -30,7 +30,7 @@ def scope_line(ctx: CheckContext) -> str:
     parts.append(f"{len(have)} distribution(s) against {len(ctx.kb.package_breaks)} known package breaks")
     if ctx.stack.targets:
         parts.append("GPU " + ", ".join(t.label for t in ctx.stack.targets))
-    host = [t.label for t in ctx.targets if t.origin == "host"]
+    host = list(ctx.host.gpus)  # as given, also a card the profile names too (judged once, under its name)
     platform = {"wsl2": " (WSL 2)", "windows": " (Windows driver)"}.get(ctx.host.platform, "")
     if host or ctx.host.driver:
         parts.append("host " + ", ".join([*host, *([f"driver {ctx.host.driver}"] if ctx.host.driver else [])])

@@ -36,7 +36,7 @@ def build_cmd(
 
 
 def smoke_cmd(
-    target: str = typer.Argument(..., help="Image reference or profile name."),
+    target: str = typer.Argument(..., metavar="IMAGE|PROFILE", help="Image reference or profile name."),
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the profile needs)"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
     tier: str | None = typer.Option(None, "--tier", help="libraries | gpu | all (default: what this host can "
@@ -54,7 +54,8 @@ def smoke_cmd(
 
 def run_cmd(
     ctx: typer.Context,
-    target: str = typer.Argument(..., help="Profile name or image reference."),
+    target: str = typer.Argument(..., metavar="PROFILE|IMAGE [--] COMMAND...",
+                                 help="Profile name or image reference, then the command to run in the container."),
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
     workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),

@@ -76,7 +76,8 @@ def suggest_cmd(
         help="newest (default) | lts (settled releases: not the newest series, patched; then the oldest driver).",
     ),
     out: Path | None = typer.Option(
-        None, "-o", "--output", help="Write the profile here (two profiles: FILE-tensorflow.yaml, FILE-pytorch.yaml)."
+        None, "-o", "--output", metavar="FILE",
+        help="Write the profile here (two profiles: FILE-tensorflow.yaml, FILE-pytorch.yaml)."
     ),
 ) -> None:
     """Find the newest stack the knowledge base says works for a GPU and driver, and write it as a profile."""
@@ -109,7 +110,8 @@ def suggest_cmd(
 
 
 def init_cmd(
-    out: Path | None = typer.Option(None, "-o", "--output", help="Write the profile here (its name is the file's)."),
+    out: Path | None = typer.Option(None, "-o", "--output", metavar="FILE",
+                                    help="Write the profile here (its name is the file's)."),
     gpu: str | None = typer.Option(None, "--gpu", help="Target GPU (a GPU profile, as envgen suggest finds it); "
                                                        "left out: a CPU profile."),
     frameworks: str | None = typer.Option(None, "--frameworks", help="tensorflow,pytorch (optionally pinned); "

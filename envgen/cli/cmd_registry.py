@@ -33,7 +33,7 @@ def pull_cmd(
 
 def save_cmd(
     target: str = typer.Argument(..., help="Profile name or image reference (a validated image)."),
-    out: Path = typer.Option(..., "-o", "--output", help="Bundle file to write."),
+    out: Path = typer.Option(..., "-o", "--output", metavar="FILE", help="Bundle file to write."),
 ) -> None:
     """Write a validated image, its validation record and sealed report into one offline bundle."""
     from envgen.pipeline.bundle import save

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -28,9 +29,17 @@ def render_cmd(
     else:
         typer.echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
         typer.echo(f"image tag: {result.tag}")
+        from envgen.docker import detect_builder
         from envgen.render.core import docker_build_command
 
-        typer.echo(f"build it with: {docker_build_command(result)}")
+        line, gives_up = docker_build_command(result, detect_builder())
+        typer.echo(f"build it with: {line}")
+        if gives_up:
+            typer.echo(f"note: {gives_up}")
+    from envgen.pipeline.prepare import check_notes
+
+    for note in check_notes(profile, prepared.profile, prepared.findings):
+        typer.echo(note, err=True)
 
 
 def export_cmd(
@@ -42,10 +51,12 @@ def export_cmd(
                                          "container asks for GPUs (--gpus, or --device nvidia.com/gpu=all)."),
     registry: str | None = typer.Option(None, "--registry", metavar="REGISTRY",
                                         help="Where you push the images (host[:port]/path): what a k8s Job, an "
-                                             "sbatch script or --bootstrap docker pulls (default: config registry)."),
+                                             "sbatch script or --bootstrap docker pulls (default: the config's "
+                                             "registry; none: the local image)."),
     bootstrap: str = typer.Option("docker-daemon", "--bootstrap", metavar="docker-daemon|docker",
                                   help="Apptainer: build from the image on this host (docker-daemon) or from "
                                        "the registry (docker)."),
+    force: bool = typer.Option(False, "--force", help="Replace export files that exist with other contents."),
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
@@ -56,12 +67,18 @@ def export_cmd(
     if bootstrap not in ("docker-daemon", "docker"):
         raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
     for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
-                                bootstrap=bootstrap):
+                                bootstrap=bootstrap, force=force):
         typer.echo(f"wrote {path}")
-    from envgen.pipeline.prepare import unbuilt_images
+    from envgen.pipeline.prepare import registry_note, unbuilt_images, unchecked_exports
+
+    notes = unchecked_exports(profiles)
+    said = registry_note(profiles, fmt, registry)
+    for note in [*notes, *([said] if said else [])]:
+        typer.echo(note, err=True)
 
     for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
-        typer.echo(f"note: {tag} is not built here yet: run `envgen build {name}` before opening it", err=True)
+        typer.echo(f"note: {tag} is not built here yet: run `envgen build {shlex.quote(name)}` before opening it",
+                   err=True)
 
 
 def lock_cmd(

@@ -36,8 +36,9 @@ def handles_errors(func: F) -> F:
 
 def gpu_route_option() -> Any:
     """The ``--gpu-route`` option of the commands that start containers (build, smoke, run, pull)."""
-    return typer.Option(None, "--gpu-route", help="auto | runtime | cdi: how GPUs reach the container (default: "
-                        "config gpu_route, else auto).")
+    return typer.Option(None, "--gpu-route", metavar="auto|runtime|cdi",
+                        help="auto | runtime | cdi: how GPUs reach the container (default: config gpu_route, else "
+                             "auto).")
 
 
 def route_env(gpu_route: str | None) -> dict[str, str] | None:

@@ -116,7 +116,7 @@ def _check_arguments(context_dir: Path, dockerfile: str, builder: BuilderInfo,
 
 def _failure(tracker: StepTracker, log_path: Path, fallback: str) -> BuildFailed:
     tail = tracker.failure_tail()
-    if tracker.canceled and tracker.failed is not None:
+    if tracker.canceled and tracker.failed is not None and not tracker.step_failed:
         what = f"the build was interrupted during step {tracker.failed.number}/{tracker.total()} " \
             f"`{tracker.failed.name}`"
         return BuildFailed(f"{what}; nothing was tagged", log_path=str(log_path), tail=tail,

@@ -49,6 +49,9 @@ class StepTracker:
     failed: _Step | None = None
     error: str = ""
     canceled: bool = False  # the builder reported the failing step as cancelled (SIGINT to the CLI)
+    # a step's own ERROR line was seen: the build failed. BuildKit then cancels the steps running beside it
+    # (`#N CANCELED`, sometimes printed before the ERROR line), which is no interruption.
+    step_failed: bool = False
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=_KEEP_LINES))
 
     def total(self) -> int:
@@ -134,6 +137,7 @@ class BuildkitPlainParser(StepTracker):
             failing = self._vertex.get(match.group(1))
             self.error = match.group(2).strip()
             if failing is not None:
+                self.step_failed = True
                 self.failed = failing
                 self._finish(match.group(1), "error", None)
             return None

@@ -31,6 +31,7 @@ from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_se
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
 from envgen.profile import Profile, find_profile, load_profile
+from envgen.profile.loader import profile_arg
 from envgen.profile.lockfile import (
     AptEntry,
     Lock,
@@ -230,7 +231,8 @@ def header_fields(profile: Profile, route: Route, sets: LockedSets,
         ("platform", platform_note(route.platforms, route.glibc)),
         ("resolver", f"uv {uv_version()} (uv pip compile)" if use_uv
          else "pip --dry-run --report (uv serves Python >= 3.8 only)"),
-        ("command", f"envgen lock {profile.name}" + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
+        ("command", f"envgen lock {profile_arg(profile, beside=True)}"
+                    + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
         ("find-links", " ".join(route.find_links) or "-"),
         ("index-urls", (" ".join(indexes) or "-") + ("" if use_uv else " (and pip's own configuration)")),
     ]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from envgen.errors import InputError
 from envgen.files import write_atomically
+from envgen.profile.loader import profile_arg
 from envgen.render.condalock import (
     CONDA_LOCK_FORMAT,
     EXPLICIT,
@@ -101,7 +102,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     profile = load_profile(ref, environ)
     if profile.installer != "conda":
         raise InputError(f"profile {profile.name!r} has installer: {profile.installer}; conda locks are for conda "
-                         "profiles", fix=f"run `envgen lock {profile.name}` without --conda-channel")
+                         "profiles", fix=f"run `envgen lock {profile_arg(profile)}` without --conda-channel")
     config = load_config(env)
     kb = load_kb()
     plan = render_context(profile, kb, config, use_lock=False)

@@ -8,6 +8,7 @@ needs (for the image's Python and platform) and the build installs offline from 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,7 @@ from pathlib import Path
 from envgen.errors import BuildFailed
 from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 
+_NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
 NEWEST_GLIBC_MINOR = int(GLIBC_WHEN_UNKNOWN.split(".")[1])  # assumed when the image's glibc is unknown
 _LEGACY_TAGS = ("manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
 
@@ -57,25 +59,38 @@ def target_options(python_minor: str, platforms: Sequence[str], find_links: Sequ
 
 
 def download_command(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
-                     index_urls: list[str], platforms: tuple[str, ...]) -> list[str]:
+                     index_urls: list[str], platforms: tuple[str, ...], offline: bool = False) -> list[str]:
+    """``pip download`` of the image's wheels; ``offline``: from ``find_links`` alone (``--no-index``: no index is
+    contacted, whatever pip's own configuration names)."""
     command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-               "--dest", str(dest), *target_options(python_minor, platforms, find_links, index_urls)]
+               "--dest", str(dest), *(["--no-index"] if offline else []),
+               *target_options(python_minor, platforms, find_links, [] if offline else index_urls)]
     for req in requirements:
         command += ["-r", str(req)]
     return command
 
 
 def prefetch(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
-             index_urls: list[str], platforms: tuple[str, ...], log_path: Path) -> list[Path]:
-    """Download the wheels for ``requirements`` into ``dest``; raise BuildFailed with pip's tail."""
+             index_urls: list[str], platforms: tuple[str, ...], log_path: Path, offline: bool = False) -> list[Path]:
+    """Download the wheels for ``requirements`` into ``dest``; raise BuildFailed with pip's tail. ``offline``: from
+    ``find_links`` (the wheelhouse) alone; a requirement none of them holds is one line naming both."""
     dest.mkdir(parents=True, exist_ok=True)
     command = download_command(requirements, dest, python_minor, find_links=find_links, index_urls=index_urls,
-                               platforms=platforms)
+                               platforms=platforms, offline=offline)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w", encoding="utf-8") as log:
         done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, check=False)
     if done.returncode != 0:
-        tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
+        text = log_path.read_text(encoding="utf-8", errors="replace")
+        tail = "\n".join(text.splitlines()[-15:])
+        missing = _NO_MATCH.search(text)
+        if offline and missing:
+            raise BuildFailed(
+                f"--offline: no wheel for {missing.group(1)} in {', '.join(find_links) or 'no wheelhouse'} (for "
+                f"CPython {python_minor} on Linux x86-64)",
+                fix=f"put its wheel into the wheelhouse (pip download --only-binary=:all: --python-version "
+                    f"{python_minor} --platform {platforms[0]} -d DIR '{missing.group(1)}' where an index is "
+                    "reachable), or build without --offline", log_path=str(log_path), tail=tail)
         raise BuildFailed(f"downloading wheels for the classic builder failed (pip exit {done.returncode})",
                           fix=f"see {log_path}", log_path=str(log_path), tail=tail)
     return sorted(dest.glob("*.whl"))

@@ -26,6 +26,7 @@ from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
 from envgen.lock.lock_uv import uv_platform, uv_resolve
 from envgen.profile import Profile
+from envgen.profile.loader import profile_arg
 from envgen.profile.lockfile import LockEntry
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
@@ -143,5 +144,5 @@ def floating_today(profile: Profile, entries: Mapping[str, LockEntry], platform:
             out.append(finding("info", "resolve-floating",
                                f"packages.pip line {line.text!r} resolves to {entry.name}=={entry.version} today "
                                f"({platform.note})", f"pin {line.raw_name}{line.extras_text}=={entry.version} to "
-                               f"keep it, or `envgen lock {profile.name}`", SOURCE))
+                               f"keep it, or `envgen lock {profile_arg(profile)}`", SOURCE))
     return out

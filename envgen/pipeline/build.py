@@ -117,7 +117,7 @@ def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig,
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
              profile.python_minor, find_links=[*find_links, *plan.pip.find_links],
              index_urls=list(plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
-             log_path=log_dir / f"{log_name}-wheels.log")
+             log_path=log_dir / f"{log_name}-wheels.log", offline=offline)
     return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
 
 
@@ -170,18 +170,21 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
     from envgen.lock.lock_base import check_local_base, check_registry_base
-    from envgen.profile.loader import profile_source
+    from envgen.profile.loader import profile_arg, profile_source
     from envgen.profile.lockfile import lock_path, read_lock
 
     source = profile_source(profile)
+    if profile.installer == "conda":
+        if source is None or not lock_path(source, "conda").is_file():
+            missing = lock_path(source, "conda").name if source else f"{profile.name}.conda.txt"
+            echo(f"unlocked build: no {missing}; conda resolves the dependencies of the packages environment.yml "
+                 f"pins today; run `envgen lock {profile_arg(profile)}` to pin them all")
+        return
     path = lock_path(source) if source else None
     if path is None or not path.is_file():
-        if profile.installer == "conda":
-            echo("unlocked build: conda profiles are not locked (conda channels unreachable here); "
-                 "environment.yml pins every conda package by version")
-        else:
-            echo(f"unlocked build: no {profile.name}.lock.txt; run `envgen lock {profile.name}` to pin the base, "
-                 "apt and pip packages")
+        missing = path.name if path else f"{profile.name}.lock.txt"
+        echo(f"unlocked build: no {missing}; run `envgen lock {profile_arg(profile)}` to pin the base, "
+             "apt and pip packages")
         return
     lock = read_lock(path)
     image = parse_ref(profile.base).tagged
@@ -211,6 +214,10 @@ def build(
         raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
+    if push:  # before anything is built: a push with nowhere to go fails now, not after the build
+        from envgen.pipeline.registry import registry_to_use
+
+        registry = registry_to_use(registry, config)
     kb = load_kb()
     profile = _profile_to_build(ref, kb, check, env, echo)
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
@@ -305,9 +312,9 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
-        from envgen.pipeline.registry import push_tag
+        from envgen.pipeline.registry import push_tag, registry_to_use
 
-        outcome.pushed = push_tag(client, tag, profile, registry or config.registry)
+        outcome.pushed = push_tag(client, tag, profile, registry_to_use(registry, config))
     return outcome
 
 
@@ -325,9 +332,9 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
                            validated=bool(record and record.passed),
                            tier=(record.tier or None) if record and record.passed else None)
     if push:
-        from envgen.pipeline.registry import push_tag
+        from envgen.pipeline.registry import push_tag, registry_to_use
 
-        outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
+        outcome.pushed = push_tag(client, planned_tag, profile, registry_to_use(registry, config))
     return outcome
 
 

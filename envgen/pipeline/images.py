@@ -32,9 +32,12 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
     rows = []
     for image in list_images(connect()):
         record = store.get(image.id)
-        # This namespace's images: tagged in it, or validated through this state directory (an
-        # untagged image smoke-tested here). Another namespace's images are not listed.
-        if not any(in_namespace(config, tag) for tag in image.tags) and record is None:
+        # This namespace's images: tagged in it, or an untagged image smoke-tested through this state directory.
+        # Another namespace's images are not listed, also when this state directory (shared by every namespace
+        # of the user) validated them.
+        if image.tags and not any(in_namespace(config, tag) for tag in image.tags):
+            continue
+        if not image.tags and record is None:
             continue
         tier = tier_of(record, image.labels)
         if record is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
-        more = f" (and {len(errors) - 1} more; see `envgen check {ref}`)" if len(errors) > 1 else ""
+        more = f" (and {len(errors) - 1} more; see `envgen check {shlex.quote(ref)}`)" if len(errors) > 1 else ""
         raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
                           fix=first.fix)
     return profile, findings
@@ -50,11 +51,33 @@ def prepare(
     kb = load_kb()
     if check:
         profile, findings = checked_profile(ref, kb)
-    else:
-        profile, findings = load_profile(ref), []
+    else:  # judged all the same, so that what is written can say it (check_notes)
+        profile = load_profile(ref, kb=kb)
+        findings = check_profile(profile, kb)
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
+
+
+def check_notes(ref: str, profile: Profile, findings: list[Finding]) -> list[str]:
+    """What `render` and `export` say when they write a profile that `check` rejects (they write it all the same:
+    a context to read or hand-edit), so that nobody learns it first from the build."""
+    errors = [f for f in findings if f.severity == "error"]
+    if not errors:
+        return []
+    more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+    return [f"note: profile {profile.name!r} fails its check ([{errors[0].code}]{more}): `envgen build` refuses it; "
+            f"see `envgen check {shlex.quote(ref)}`"]
+
+
+def unchecked_exports(refs: list[str]) -> list[str]:
+    """check_notes of each profile an export wrote."""
+    kb = load_kb()
+    notes = []
+    for ref in refs:
+        profile = load_profile(ref, kb=kb)
+        notes += check_notes(ref, profile, check_profile(profile, kb))
+    return notes
 
 
 def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserConfig) -> dict[str, str]:
@@ -64,6 +87,8 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
     from envgen.errors import DockerUnavailable
     from envgen.render import render_in_memory
 
+    if not config.registry:  # no registry given: the export names the local image
+        return {}
     try:
         client = connect()
     except DockerUnavailable:
@@ -82,9 +107,23 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
     return found
 
 
+REGISTRY_FORMATS = ("k8s", "slurm")  # exports that pull the image on another machine
+
+
+def registry_note(refs: list[str], fmt: str, registry: str | None,
+                  env: Mapping[str, str] | None = None) -> str | None:
+    """What an export that another machine pulls from says when no registry was given (envgen has no default)."""
+    if fmt not in REGISTRY_FORMATS or registry or load_config(env).registry:
+        return None
+    push = "; ".join(f"envgen push {shlex.quote(ref)} --registry REGISTRY" for ref in refs)
+    return ("note: no registry given (--registry, or `registry:` in the envgen config): the export names the local "
+            f"image, which only a machine holding it can run; push it ({push}) and export again with --registry "
+            "REGISTRY")
+
+
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
-                    bootstrap: str = "docker-daemon") -> list[Path]:
+                    bootstrap: str = "docker-daemon", force: bool = False) -> list[Path]:
     from envgen.render.exports import ExportOptions
 
     config = load_config(env)
@@ -95,7 +134,8 @@ def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str]
     images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
     route = gpu_route or config.gpu_route
     options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
-                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon")
+                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
+                            project=Path.cwd(), force=force)
     return export(profiles, kb, fmt, out, config=config, options=options)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envgen.config import load_config, merge_mirrors
+from envgen.config import UserConfig, load_config, merge_mirrors
 from envgen.docker import connect, inspect_image, pull_image, push_image, remove_image
 from envgen.docker.images import split_ref, tag_all
 from envgen.errors import ImageMismatch, ImageNotValidated, InputError, RegistryError
@@ -40,6 +40,16 @@ def push_tag(client: DockerClient, local_tag: str, profile: Profile, registry: s
     return f"{ref}@{digest}"
 
 
+def registry_to_use(registry: str | None, config: UserConfig) -> str:
+    """``--registry``, else the config's; envgen has no default registry (it owns none of the user's)."""
+    chosen = registry or config.registry
+    if not chosen:
+        raise InputError("no registry given: envgen has no default registry",
+                         fix="pass --registry HOST[:PORT][/PATH] (such as localhost:5000/team), or set `registry:` in "
+                             "the envgen config (~/.config/envgen/config.yaml or $ENVGEN_CONFIG)")
+    return chosen
+
+
 def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """Push the profile's current image; only a validated image (smoke report sealed in) is pushed."""
     config = load_config(env)
@@ -53,7 +63,7 @@ def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None
         raise ImageNotValidated(f"{tag} carries no passing smoke report, so it is not pushed",
                                 fix=f"run `envgen build {ref}` (without --no-smoke)")
     tier = image.labels.get(LABEL_SMOKE_TIER) or "unknown (sealed before the tiers)"
-    pushed = "pushed " + push_tag(client, tag, profile, registry or config.registry) + f" (validated: {tier})"
+    pushed = "pushed " + push_tag(client, tag, profile, registry_to_use(registry, config)) + f" (validated: {tier})"
     if tier == TIER_LIBRARIES:
         pushed += "; the GPU tier runs on the first `envgen pull` or `envgen run` on a GPU host"
     return pushed
@@ -64,7 +74,7 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
     config = load_config(env)
     profile = load_profile(ref, env)
     tag, content_hash = profile_tag(profile, env)
-    remote = remote_ref(registry or config.registry, tag)
+    remote = remote_ref(registry_to_use(registry, config), tag)
     # The same registry mirrors the base images take (mirrors.registries) serve envgen's own images.
     mirrored = mirror_ref(remote, merge_mirrors(profile.mirrors, config.mirrors).registries)
     client = connect()

@@ -36,12 +36,27 @@ class LoadedProfile(Profile):
     hash sees it."""
 
     _source: ClassVar[Path | None] = None  # set on each loaded profile (Record.set_private)
+    _arg: ClassVar[str | None] = None  # how the command line named it: the name, or the path as typed
     _normalised: ClassVar[Normalised | None] = None
 
 
 def profile_source(profile: Profile) -> Path | None:
     """The YAML file ``profile`` was loaded from; None for a profile made in code."""
     return profile._source if isinstance(profile, LoadedProfile) else None
+
+
+def profile_arg(profile: Profile, *, beside: bool = False) -> str:
+    """How a command that envgen prints names ``profile`` so that it runs as printed: the name when the search
+    path finds it by name, else the path the user typed (shell-quoted). ``beside``: for text written next to the
+    profile's file (its lock), the file's own name instead of the typed path, so the text does not depend on the
+    directory envgen ran in. A profile made in code: its name."""
+    import shlex
+
+    if not isinstance(profile, LoadedProfile) or not profile._arg:
+        return profile.name
+    if beside and profile._source is not None and profile._arg != profile.name:
+        return shlex.quote(profile._source.name)
+    return shlex.quote(profile._arg)
 
 
 def profile_notes(profile: Profile) -> Normalised | None:
@@ -55,6 +70,11 @@ class ProfileSource:
     name: str
     path: Path
     origin: str  # "builtin", "user" or "file"
+    arg: str = ""  # what finds it again on a command line: the path as given for "file", else the name
+
+    @property
+    def command_arg(self) -> str:
+        return self.arg or self.name
 
 
 def search_dirs(env: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
@@ -92,7 +112,7 @@ def find_profile(ref: str, env: Mapping[str, str] | None = None) -> ProfileSourc
             fix = (f"did you mean the profile `{named}` (without .yaml: profiles are found by name)?" if named
                    else "give an existing .yaml path")
             raise ProfileNotFound(f"profile file {shown(ref)} does not exist", fix=fix)
-        return ProfileSource(candidate.stem, resolved, "file")
+        return ProfileSource(candidate.stem, resolved, "file", ref)
     for source in list_profiles(env):
         if source.name == ref:
             return source
@@ -193,7 +213,7 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
     try:
         profile = LoadedProfile.model_validate(data, context={NORMALISED: True})
     except ValidationError as exc:
-        problems = format_problems(source.path, origins, exc)
+        problems = format_problems(source.path, origins, exc, notes.moved)
         raise ProfileError(problems[0], more=problems[1:]) from None
     if source.origin != "file" and profile.name != source.name:
         raise ProfileError(
@@ -201,5 +221,6 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
             fix=f"rename the file to {profile.name}.yaml or set name: {source.name}",
         )
     profile.set_private("_source", source.path)
+    profile.set_private("_arg", source.command_arg)
     profile.set_private("_normalised", notes)
     return profile

@@ -38,6 +38,7 @@ from envgen.profile.model import Profile
 from envgen.profile.requirements import canonical as canonical_name
 
 LOCK_SUFFIX = ".lock.txt"
+CONDA_LOCK_SUFFIX = ".conda.txt"
 LOCK_FORMAT = "envgen.lock/2"
 READABLE_FORMATS = ("envgen.lock/1", LOCK_FORMAT)
 ENVIRONMENT = "environment"
@@ -158,9 +159,10 @@ class Lock:
         return self.field("uv-wheel")
 
 
-def lock_path(profile_file: Path) -> Path:
-    """``profiles/cpu-smoke.yaml`` -> ``profiles/cpu-smoke.lock.txt``."""
-    return profile_file.with_name(profile_file.stem + LOCK_SUFFIX)
+def lock_path(profile_file: Path, installer: str = "pip") -> Path:
+    """``profiles/cpu-smoke.yaml`` -> ``profiles/cpu-smoke.lock.txt``; a conda profile's lock:
+    ``profiles/legacy-maxwell.conda.txt``. Named after the file, not the profile's ``name:``."""
+    return profile_file.with_name(profile_file.stem + (CONDA_LOCK_SUFFIX if installer == "conda" else LOCK_SUFFIX))
 
 
 def sorted_entries(entries: Iterable[LockEntry]) -> tuple[LockEntry, ...]:
@@ -298,7 +300,9 @@ def check_inputs(lock: Lock, profile: Profile, framework: Sequence[str], apt: Se
     """Raise when the lock was made for other inputs than the profile now has."""
     now = LockInputs(profile.python_minor, tuple(framework), tuple(profile.packages.pip), profile.base,
                      tuple(sorted(apt)))
-    fix = f"run `envgen lock {profile.name}` again, or delete {lock.file_name} to build unlocked"
+    from envgen.profile.loader import profile_arg
+
+    fix = f"run `envgen lock {profile_arg(profile)}` again, or delete {lock.file_name} to build unlocked"
     where = str(lock.path) if lock.path else "lock"
     if lock.inputs.python != now.python:
         raise InputError(f"{where} was made for python {lock.inputs.python}; the profile has {now.python}", fix=fix)

@@ -43,7 +43,10 @@ CONDA_PIN_RE = re.compile(r"^([a-z0-9._-]+::)?[A-Za-z0-9][A-Za-z0-9._-]*=[A-Za-z
 APT_RE = re.compile(r"^[a-z0-9][a-z0-9.+-]+(=[A-Za-z0-9.+:~_-]+)?$")
 CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 ENV_KEY_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]*$")
+# Values as users write them (`TORCH_CUDA_ARCH_LIST: "8.0;8.6+PTX"`, `CFLAGS: "-O2 -g"`): every printable ASCII
+# character but the four that a double-quoted Dockerfile ENV word or shell word would read (" \ $ `), so the value
+# stands literally between the double quotes of the Dockerfile's ENV and of the Apptainer %environment.
+ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%\- ;*~#!?()\[\]{}<>|&'^]*$")
 # URLs reach shell lines (sed, pip, proxies): no '#', '&', ';', quotes, brackets or spaces.
 URL_RE = re.compile(r"^(https?|file)://[A-Za-z0-9._~:/?=%+@-]+$")
 GPU_TARGET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,63}$")
@@ -92,7 +95,7 @@ PipRequirement = Annotated[str, Check(_requirement, pattern=SAFE_RE.pattern)]
 CondaPin = Annotated[str, _matches(CONDA_PIN_RE, "conda spec pinned with = (such as \"numpy=1.21.6\")")]
 AptPackage = Annotated[str, _matches(APT_RE, "Debian/Ubuntu package name (such as \"git\" or \"git=1:2.39.5-0\")")]
 Channel = Annotated[str, _matches(CHANNEL_RE, "conda channel name (such as \"conda-forge\")")]
-EnvValue = Annotated[str, _matches(ENV_VALUE_RE, "environment value (letters, digits and _.,:/=+@%- only)")]
+EnvValue = Annotated[str, _matches(ENV_VALUE_RE, "environment value (printable characters but \" \\ $ ` only)")]
 Url = Annotated[str, _matches(URL_RE, "URL (http://, https:// or file://, no spaces or quotes)")]
 GpuTarget = Annotated[str, _matches(GPU_TARGET_RE, "GPU name or compute capability (such as \"A100\" or \"8.0\")")]
 
@@ -266,6 +269,22 @@ class User(Strict):
     uid: Annotated[int, Between(1, 65000), Doc("User ID (envgen run maps your own UID onto it).")] = 1000
 
 
+_LABEL_TEXT = Annotated[str, Length(max=200), Check(lambda v: _one_line(v), pattern="^[^\\r\\n]*$")]
+
+
+class ImageMetadata(Strict):
+    """Your image's own OCI labels (org.opencontainers.image.*): none is set unless given here; envgen's own
+    facts go under io.envgen.* (its version, the profile, the hashes)."""
+
+    licenses: Annotated[_LABEL_TEXT | None, Doc("SPDX licence expression of what the image holds (licenses).")] = None
+    source: Annotated[_LABEL_TEXT | None, Doc("URL of the source the image is built from (source).")] = None
+    version: Annotated[_LABEL_TEXT | None, Doc("Version of your image or project (version).")] = None
+    authors: Annotated[_LABEL_TEXT | None, Doc("Who maintains the image (authors).")] = None
+    url: Annotated[_LABEL_TEXT | None, Doc("URL to find more about the image (url).")] = None
+    documentation: Annotated[_LABEL_TEXT | None, Doc("URL of the image's documentation (documentation).")] = None
+    vendor: Annotated[_LABEL_TEXT | None, Doc("Who distributes the image (vendor).")] = None
+
+
 def _one_line(value: str) -> str:
     if "\n" in value or "\r" in value:
         raise ValueError("description must be one line")
@@ -326,6 +345,7 @@ class Profile(Strict):
         "Package and image mirrors: routes, not part of the environment's identity or hash.")] = field(
         default_factory=Mirrors)
     user: Annotated[User, Doc(User.__doc__)] = field(default_factory=User)
+    metadata: Annotated[ImageMetadata | None, Doc(ImageMetadata.__doc__)] = None
 
     @classmethod
     def model_validate(cls: type[P], data: Any, *, context: Mapping[str, Any] | None = None) -> P:
@@ -420,4 +440,5 @@ class Profile(Strict):
         # base_provides only when set: a profile without it keeps the identity (and hash) it had before the
         # field existed, so its images stay cache hits
         return self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
-            {"base_provides"} if self.base_provides is None else set()))
+            {"base_provides"} if self.base_provides is None else set()) | (
+            {"metadata"} if self.metadata is None else set()))

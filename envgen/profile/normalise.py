@@ -31,6 +31,8 @@ class Normalised:
     where: dict[str, str] = field(default_factory=dict)
     defaults: list[str] = field(default_factory=list)  # "installer: pip (why)"
     lifted: list[str] = field(default_factory=list)  # "packages.pip[0] torch==2.1.2 -> frameworks.pytorch"
+    # where an entry that stayed in a list now stands -> where the file wrote it (lifting shifts the entries after it)
+    moved: dict[tuple[object, ...], tuple[object, ...]] = field(default_factory=dict)
 
 
 Origins = dict[tuple[object, ...], tuple[Path, int]]
@@ -133,7 +135,10 @@ class _Normaliser:
         if not lifted_index:
             return
         pip = self.data["packages"]["pip"]
-        keep = [spec for index, spec in enumerate(pip) if index not in lifted_index]
+        kept = [index for index in range(len(pip)) if index not in lifted_index]
+        keep = [pip[index] for index in kept]
+        self.result.moved.update({("packages", "pip", now): ("packages", "pip", was)
+                                  for now, was in enumerate(kept) if now != was})
         self.data["frameworks"] = frameworks
         self.data["packages"] = {**self.data["packages"], "pip": keep}
 

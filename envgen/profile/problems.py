@@ -3,6 +3,7 @@ key it most likely meant, a number YAML read from an unquoted version with the t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,14 +23,28 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
     return found[0] if found else None
 
 
-def allowed_keys(parent: tuple[object, ...]) -> list[str]:
+def _model_at(parent: tuple[object, ...]) -> Any:
+    """The record type at ``parent`` (a key path into the profile), or None."""
     model: Any = Profile
     for part in parent:
         if isinstance(part, int) or not hasattr(model, "model_fields") or part not in model.model_fields:
-            return []
+            return None
         annotation = model.model_fields[part].annotation
         model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
-    return sorted(model.model_fields) if hasattr(model, "model_fields") else []
+    return model if hasattr(model, "model_fields") else None
+
+
+def allowed_keys(parent: tuple[object, ...]) -> list[str]:
+    model = _model_at(parent)
+    return sorted(model.model_fields) if model is not None else []
+
+
+def _what_to_add(loc: tuple[object, ...]) -> str:
+    """For a missing field: its own description (the schema's), so the line says what to write."""
+    model = _model_at(loc[:-1])
+    field = model.model_fields.get(str(loc[-1])) if model is not None and loc else None
+    description = getattr(field, "description", None)
+    return f"; add it: {description}" if description else ""
 
 
 def _line_number(where: str) -> int:
@@ -51,8 +66,17 @@ def _as_written(where: str, key: object) -> str | None:
     return value if sep and value else None
 
 
-def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object, ...], str]:
-    loc = tuple(part for part in err["loc"] if part != "[key]")
+def _as_given(loc: tuple[object, ...], moved: Mapping[tuple[object, ...], tuple[object, ...]]) -> tuple[object, ...]:
+    """``loc`` in the data as validated -> the same place as the file wrote it (an entry after a lifted one)."""
+    for end in range(len(loc), 0, -1):
+        if loc[:end] in moved:
+            return moved[loc[:end]] + loc[end:]
+    return loc
+
+
+def _one(path: Path, origins: Origins, err: Any,
+         moved: Mapping[tuple[object, ...], tuple[object, ...]]) -> tuple[int, str, tuple[object, ...], str]:
+    loc = _as_given(tuple(part for part in err["loc"] if part != "[key]"), moved)
     field = ".".join(str(p) for p in loc) or "(profile)"
     where = where_in(origins, loc, path)
     kind = err["type"]
@@ -63,7 +87,7 @@ def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object
         return _line_number(where), f"{where}: unknown field '{field}'; {hint}allowed here: {', '.join(allowed)}", \
             loc, guess or ""
     if kind == "missing":
-        return _line_number(where), f"{where}: required field '{field}' is missing", loc, ""
+        return _line_number(where), f"{where}: required field '{field}' is missing{_what_to_add(loc)}", loc, ""
     value = err.get("input")
     value_text = "" if isinstance(value, (dict, list)) else f" = {shown(value)}"
     message = str(err["msg"]).removeprefix("Value error, ")
@@ -76,16 +100,18 @@ def _one(path: Path, origins: Origins, err: Any) -> tuple[int, str, tuple[object
     return _line_number(where), f"{where}: field '{field}'{value_text}: {message}", loc, ""
 
 
-def format_problems(path: Path, origins: Origins, exc: ValidationError) -> list[str]:
+def format_problems(path: Path, origins: Origins, exc: ValidationError,
+                    moved: Mapping[tuple[object, ...], tuple[object, ...]] | None = None) -> list[str]:
     """One line per problem, in file order. A required key that is missing while an unknown key beside it
-    looks like it (``pyhton:``) is one problem, at the typo's line."""
-    items = [_one(path, origins, err) for err in exc.errors(include_url=False)]
+    looks like it (``pyhton:``) is one problem, at the typo's line. ``moved``: entries that normalising shifted
+    in a list, named where the file wrote them."""
+    items = [_one(path, origins, err, moved or {}) for err in exc.errors(include_url=False)]
     typos = {(loc[:-1], guess) for _, _, loc, guess in items if guess}
     out = []
     for line, text, loc, guess in items:
-        if text.endswith("is missing") and loc and (loc[:-1], str(loc[-1])) in typos:
+        if "is missing" in text and loc and (loc[:-1], str(loc[-1])) in typos:
             continue
-        if guess and (loc[:-1] + (guess,)) in {i[2] for i in items if i[1].endswith("is missing")}:
+        if guess and (loc[:-1] + (guess,)) in {i[2] for i in items if "is missing" in i[1]}:
             text += f" ('{guess}' is required)"
         out.append((line, text))
     return [text for _, text in sorted(out, key=lambda item: item[0])]

@@ -10,19 +10,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.profile.lockfile import lock_path
 
 EXPLICIT = "@EXPLICIT"
 _LINE_RE = re.compile(r"^(?P<url>(?:https?|file)://\S+?/(?P<file>[^/#\s]+\.(?:conda|tar\.bz2)))#(?P<md5>[0-9a-f]{32})$")
 _SHA_RE = re.compile(r"^# sha256: (?P<sha>[0-9a-f]{64})$")
 
 
-CONDA_LOCK_SUFFIX = ".conda.txt"
 CONDA_LOCK_FORMAT = "envgen.conda-lock/1"
 
 
 def conda_lock_path(profile_file: Path) -> Path:
     """``profiles/legacy-maxwell.yaml`` -> ``profiles/legacy-maxwell.conda.txt``."""
-    return profile_file.with_name(profile_file.stem + CONDA_LOCK_SUFFIX)
+    return lock_path(profile_file, "conda")
 
 
 def conda_python_spec(python: str) -> str:
@@ -63,12 +63,12 @@ def parse_explicit(text: str, where: str = "explicit list") -> tuple[tuple[str, 
     return tuple(out)
 
 
-def read_conda_lock(path: Path, python: str, conda_pip: str, pins: Sequence[str], profile_name: str) -> str:
+def read_conda_lock(path: Path, python: str, conda_pip: str, pins: Sequence[str], profile_arg: str) -> str:
     """The explicit list beside a conda profile, checked against what the profile asks for now."""
     text = path.read_text(encoding="utf-8")
     parse_explicit(text, str(path))
     fields = dict(re.findall(r"^# ([a-z-]+): (.*)$", text, flags=re.MULTILINE))
-    fix = f"run `envgen lock {profile_name} --conda-channel NAME=URL` again, or delete {path.name}"
+    fix = f"run `envgen lock {profile_arg} --conda-channel NAME=URL` again, or delete {path.name}"
     if fields.get("format") != CONDA_LOCK_FORMAT:
         raise InputError(f"{path}: format {fields.get('format')!r} is not {CONDA_LOCK_FORMAT}", fix=fix)
     now = " ".join(conda_specs(python, conda_pip, pins))

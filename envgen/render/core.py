@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
@@ -17,6 +18,9 @@ from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan, render_context
 from envgen.render.writer import write_atomically
+
+if TYPE_CHECKING:
+    from envgen.docker.builder import BuilderInfo
 
 WHEELHOUSE_SUFFIXES = (".whl", ".tar.gz", ".zip")
 
@@ -47,17 +51,36 @@ class RenderResult:
     wheels: tuple[str, ...] = ()  # wheel file names placed in wheels/
 
 
-def docker_build_command(result: RenderResult) -> str:
-    """The plain `docker build` of a rendered context that envgen's own build runs: every build arg (mirrors,
-    proxies, the base through a registry mirror) and every secret (the proxy's CA bundle, pip.conf)."""
+def docker_build_command(result: RenderResult, builder: BuilderInfo) -> tuple[str, str | None]:
+    """The `docker build` of a rendered context that the Docker CLI found here runs as printed (``builder``, from
+    ``envgen.docker.detect_builder``): every build arg (mirrors, proxies, the base through a registry mirror) and,
+    with BuildKit, every secret (the proxy's CA bundle, pip.conf); and what the line gives up, if anything. A CLI
+    from 23 on without the buildx plugin refuses `--secret` (and `DOCKER_BUILDKIT=1` asks for buildx): there the
+    line is the classic one."""
     import shlex
+    import shutil
 
-    words = ["docker", "build", "-t", result.tag]
+    cli = builder.cli or "docker"
+    if shutil.which("docker") == cli:
+        cli = "docker"  # the one on PATH: print it as a user types it
+    if builder.kind == "buildx":
+        words, env, dockerfile = [cli, "buildx", "build", "--load"], [], "Dockerfile"
+    elif builder.kind == "buildkit-legacy":
+        words, env, dockerfile = [cli, "build"], ["DOCKER_BUILDKIT=1"], "Dockerfile"
+    else:
+        words, env, dockerfile = [cli, "build"], [], "Dockerfile.classic"
+    words += ["-f", str(result.dir / dockerfile), "-t", result.tag]
     for key, value in result.build_args.items():
         words += ["--build-arg", f"{key}={value}"]
-    for key, path in result.secrets.items():
-        words += ["--secret", f"id={key},src={path}"]
-    return " ".join(shlex.quote(w) for w in [*words, str(result.dir)])
+    note = None
+    if builder.uses_buildkit:
+        for key, path in result.secrets.items():
+            words += ["--secret", f"id={key},src={path}"]
+    else:
+        note = (f"classic builder ({builder.reason}): no build secrets, so the proxy's CA bundle and pip.conf do "
+                "not reach the build, and pip downloads inside it; `envgen build --builder classic` downloads the "
+                "wheels on the host instead")
+    return " ".join([*env, *(shlex.quote(w) for w in [*words, str(result.dir)])]), note
 
 
 def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE) -> str:

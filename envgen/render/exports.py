@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from envgen.config import DEFAULT_SHM_SIZE, UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
@@ -51,6 +53,11 @@ class ExportOptions:
     registry: str | None = None
     # Apptainer: "docker-daemon" (the image `envgen build` made, on this host) or "docker" (from the registry)
     bootstrap: Literal["docker-daemon", "docker"] = "docker-daemon"
+    # the project a compose service mounts at /workspace (the directory `envgen export` ran in); None: the
+    # compose file's own directory
+    project: Path | None = None
+    # replace export files that exist with other contents (a hand-edited docker-compose.yml is kept otherwise)
+    force: bool = False
 
 
 Exporter = Callable[
@@ -68,7 +75,8 @@ def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
 
 def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
     item = _item(ctx, config)
-    return {"profile": item.profile, "tag": item.tag, "gpu": item.gpu, "version": __version__,
+    return {"profile": item.profile, "profile_arg": profile_arg(item.profile), "tag": item.tag, "gpu": item.gpu,
+            "version": __version__,
             "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env}
 
 
@@ -85,21 +93,33 @@ def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: Us
 
 def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
              env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
-    context = {"items": [_item(c, config) for c in ctxs], "version": __version__, "gpu_route": options.gpu_route}
+    # compose reads a relative volume source from the compose file's directory: the project, seen from there
+    project = os.path.relpath(options.project.resolve(), out.resolve()) if options.project else "./"
+    context = {"items": [_item(c, config) for c in ctxs], "version": __version__, "gpu_route": options.gpu_route,
+               "project": project if project.startswith(".") else f"./{project}"}
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 
 def _registry_image(ctx: RenderedContext, config: UserConfig, options: ExportOptions) -> str:
-    """The image as the cluster pulls it: a known digest, else ``REGISTRY/PROFILE:HASH12``."""
+    """The image as the cluster pulls it: a known digest, else ``REGISTRY/PROFILE:HASH12``; without a registry
+    (envgen has no default one) the local reference ``NAMESPACE/PROFILE:HASH``, which the export says."""
     profile = ctx.plan.profile
-    registry = (options.registry or config.registry).rstrip("/")
-    return options.images.get(profile.name) or f"{registry}/{profile.name}:{ctx.content_hash[:12]}"
+    registry = (options.registry or config.registry or "").rstrip("/")
+    if profile.name in options.images:
+        return options.images[profile.name]
+    if not registry:
+        return image_tag(profile.name, ctx.content_hash, config.namespace)
+    return f"{registry}/{profile.name}:{ctx.content_hash[:12]}"
 
 
 def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
                env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     template = "exports/apptainer.def.j2"
     files = {}
+    if options.bootstrap == "docker" and not (options.registry or config.registry):
+        raise InputError("option --bootstrap docker needs a registry: Apptainer pulls the image from it",
+                         fix="pass --registry HOST[:PORT][/PATH] (where `envgen push` put it), or use "
+                             "--bootstrap docker-daemon to build from the image on this host")
     for c in ctxs:
         single = _single(c, config)
         origin = _registry_image(c, config, options) if options.bootstrap == "docker" else single["tag"]
@@ -146,6 +166,7 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
     profile = ctx.plan.profile
     pinned = options.images.get(profile.name)
     return {**_single(ctx, config), "job_name": job_name(profile.name), "label_profile": profile.name,
+            "registry_given": bool(options.registry or config.registry),
             "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
             "image": _registry_image(ctx, config, options),
             "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE)}
@@ -199,7 +220,14 @@ def export(
     config = config or UserConfig()
     env = make_environment()
     contexts = [render_in_memory(p, kb, config) for p in profiles]
-    files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options or ExportOptions())
+    options = options or ExportOptions()
+    files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options)
+    changed = sorted(rel for rel, text in files.items()
+                     if (out / rel).is_file() and (out / rel).read_text(encoding="utf-8", errors="replace") != text)
+    if changed and not options.force:  # before anything is written
+        raise InputError(f"{out / changed[0]} exists with other contents" + (
+            f" (and {len(changed) - 1} more)" if len(changed) > 1 else "") + ": the export would replace it",
+            fix="pass --force to replace it, or -o another directory")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for rel, text in sorted(files.items()):

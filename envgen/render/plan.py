@@ -21,6 +21,7 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
+from envgen.profile.loader import profile_arg
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.condalock import conda_python_spec
@@ -222,15 +223,13 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
-    fixed = _data("labels.yaml")
+    """The image's labels: the user's own OCI metadata only where the profile gives it (``metadata:``), the facts
+    every image has (title, description, revision, base), and envgen's under io.envgen.*."""
     oci = "org.opencontainers.image."
     values = {
-        f"{oci}title": f"envgen/{profile.name}",
+        f"{oci}title": profile.name,
         f"{oci}description": profile.description or f"envgen profile {profile.name}",
-        f"{oci}version": __version__,
         f"{oci}revision": CONTENT_HASH_TOKEN,
-        f"{oci}source": str(fixed["source"]),
-        f"{oci}licenses": str(fixed["licenses"]),
         f"{oci}base.name": base.image,
         LABEL_PROFILE: profile.name,
         LABEL_PROFILE_HASH: phash,
@@ -239,6 +238,8 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
         LABEL_GPU_REQUIRED: "true" if profile.is_gpu else "false",
     }
+    if profile.metadata is not None:
+        values.update({f"{oci}{key}": value for key, value in profile.metadata.model_dump().items() if value})
     if base.digest:
         values[f"{oci}base.digest"] = base.digest
     return tuple(sorted(values.items()))
@@ -365,7 +366,7 @@ def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tupl
         expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
         if lock.field("target") != expected_target:
             raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
-                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+                             f"{expected_target}", fix=f"run `envgen lock {profile_arg(profile)}` again")
     return lock
 
 
@@ -385,4 +386,4 @@ def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
     source = profile_source(profile)
     if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
         return None
-    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile.name)
+    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile_arg(profile))

@@ -42,10 +42,14 @@ def _plain_base(kb: KnowledgeBase, python: str) -> str:
     rows = [r for r in kb.os_images if r.status == "available" and minor(r.python) == minor(python)]
     if not rows:
         known = sorted({minor(r.python) for r in kb.os_images if r.status == "available"}, key=vtuple)
+        asked = vtuple(minor(python))
+        # the nearest one the user can have (the newer of two equally near): 3.7 -> 3.8, not the newest known
+        nearest = min(known, key=lambda v: (abs(vtuple(v)[1] - asked[1]) if vtuple(v)[0] == asked[0] else 99,
+                                            -vtuple(v)[1]))
         raise InputError(f"option --python = {python!r}: no plain base the knowledge base knows has Python "
                          f"{minor(python)} (Debian/Ubuntu images give {', '.join(known)})",
-                         fix=f"use --python {known[-1]}, or --gpu GPU (envgen suggest's conda profiles bring "
-                             "their own Python)")
+                         fix=f"use --python {nearest} (the nearest), or --gpu GPU (envgen suggest's conda profiles "
+                             "bring their own Python)")
     row = rows[-1]
     tag = next((t for t in row.tags if t.endswith("-slim")), row.tags[0])
     return f"{row.image}:{tag}"

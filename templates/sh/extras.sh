@@ -11,10 +11,19 @@ mkdir -p /opt/extras
 if [ "${1:-}" = --constrain ]; then
     shift
     /opt/env/bin/python -m pip list --format=freeze > /tmp/envgen/environment.constraints.txt
-    if ! sh "$here/pip.sh" install "$@" -c /tmp/envgen/environment.constraints.txt; then
-        echo "envgen: packages.pip cannot be installed beside the environment layer's own versions" \
-            "(pip names the package above: the version asked for, and the environment's as '(constraint)');" \
-            "pin the environment's version in packages.pip, or drop the extra" >&2
+    # pip's output is shown as it runs and kept, so that the explanation below fits what pip said
+    { sh "$here/pip.sh" install "$@" -c /tmp/envgen/environment.constraints.txt; echo $? > /tmp/envgen/extras.rc; } \
+        2>&1 | tee /tmp/envgen/extras.log
+    if [ "$(cat /tmp/envgen/extras.rc)" != 0 ]; then
+        if grep -q '(constraint)' /tmp/envgen/extras.log; then
+            echo "envgen: packages.pip cannot be installed beside the environment layer's own versions" \
+                "(pip names the package above: the version asked for, and the environment's as '(constraint)');" \
+                "pin the environment's version in packages.pip, or drop the extra" >&2
+        elif grep -q 'No matching distribution found' /tmp/envgen/extras.log; then
+            echo "envgen: the package index has no release that a packages.pip line asks for (pip names it" \
+                "above): check the name and version (\`envgen check\` names misspelt packages), or the index" \
+                "(mirrors.pip_index_url)" >&2
+        fi
         exit 1
     fi
 else

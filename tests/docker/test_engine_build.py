@@ -165,3 +165,26 @@ def test_dockerfile_error_before_any_step(
         build_image(ctx, builder=buildkit_builder, log_path=tmp_path / "l", client=docker_client)
     assert "before any step" in info.value.message
     assert "RUNN" in info.value.message or "RUNN" in info.value.tail
+
+
+def test_failure_beside_a_cancelled_step_is_no_interruption(
+    docker_client: DockerClient, buildkit_builder: BuilderInfo, tmp_path: Path, base_image: str,
+    new_tag: Callable[[str], str],
+) -> None:
+    """Issue 32 item 3: a step fails while BuildKit runs another beside it; BuildKit cancels that one (`#N CANCELED`,
+    which it may print before the failing step's ERROR line). Twice, the second time from the cache, as a user
+    rebuilding does: both say the step failed, neither that the build was interrupted (the second said "the build
+    was interrupted during step 10/17" before)."""
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / "Dockerfile").write_text(
+        f"FROM {base_image} AS slow\nRUN sleep 20\n"
+        f"FROM {base_image} AS failing\nRUN echo 'ResolutionImpossible: made up here' >&2; exit 1\n"
+        f"FROM {base_image}\nCOPY --from=slow /etc/hostname /a\nCOPY --from=failing /etc/hostname /b\n")
+    for attempt in (1, 2):
+        with pytest.raises(BuildFailed) as info:
+            build_image(ctx, builder=buildkit_builder, tags=[new_tag("cancel")], client=docker_client,
+                        log_path=tmp_path / f"build-{attempt}.log")
+        message = info.value.message
+        assert "interrupted" not in message, (attempt, message)
+        assert "failed" in message and "exit 1" in message, (attempt, message)

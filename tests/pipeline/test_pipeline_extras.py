@@ -28,3 +28,20 @@ def test_extra_that_changes_an_environment_package_fails_naming_both(
         cleanup_tags.append(outcome.tag)
     text = info.value.tail + info.value.one_line()
     assert "setuptools" in text and "65.5.0" in text and "66.1.1" in text, text
+
+
+def test_a_misspelt_extra_is_not_called_a_constraint_clash(
+        envgen_home: Path, write_profile: Callable[[str, str], str], cleanup_tags: list[str]) -> None:
+    """Issue 32 item 3: built with --no-check, a misspelt package fails with pip's `No matching distribution found
+    for reqeusts==2.32.3`; envgen added "packages.pip cannot be installed beside the environment layer's own
+    versions ... pin the environment's version" to every pip failure of that step. Now it says what fits."""
+    name = write_profile("pipe-extras-typo", minimal_profile('"reqeusts==2.32.3"'))
+    cleanup_tags.append(alias(name))
+    with pytest.raises(BuildFailed) as info:
+        outcome = build(name, check=False)
+        cleanup_tags.append(outcome.tag)
+    text = info.value.tail + info.value.one_line()
+    assert "No matching distribution found for reqeusts==2.32.3" in text, text
+    assert "beside the environment layer" not in text, text
+    assert "no release that a packages.pip line asks for" in text, text
+    assert "interrupted" not in text, text

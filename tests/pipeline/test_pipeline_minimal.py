@@ -173,6 +173,18 @@ def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyp
     assert "pipe-min" in rows_table(list(rows.values()))
 
 
+def test_images_of_another_namespace_are_not_listed(built, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32 item 9: with ENVGEN_NAMESPACE=other, images tagged only in another namespace (here the suite's own,
+    validated through the same state directory) were listed."""
+    from envgen.pipeline.images import image_rows
+
+    monkeypatch.setenv("ENVGEN_NAMESPACE", f"{session_namespace()}-other")
+    rows = image_rows()
+    assert all(not row["tags"] or any(t.startswith(f"{session_namespace()}-other/") for t in row["tags"])
+               for row in rows), rows
+    assert "pipe-min" not in {row["profile"] for row in rows}
+
+
 def test_push_without_smoke_is_refused_before_building() -> None:
     from envgen.errors import InputError
 

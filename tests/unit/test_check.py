@@ -287,3 +287,17 @@ def test_resolve_stack_ngc_and_cpu(kb: KnowledgeBase) -> None:
     cpu = resolve_stack(load_profile("cpu-smoke"), kb)
     assert cpu.pip[:2] == ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"]
     assert cpu.nvidia_require_cuda is None and cpu.expected["gpu_required"] is False
+
+
+def test_one_gpu_named_two_ways_is_judged_once(kb: KnowledgeBase) -> None:
+    """Issue 32 item 10: target `GeForce RTX 4090` and host `RTX 4090` gave every GPU finding twice."""
+    from envgen.check.context import build_context
+    from envgen.check.scope import scope_line
+
+    profile = variant("legacy-maxwell", gpu={"targets": ["GeForce RTX 4090"]})
+    host = HostSpec(gpus=["RTX 4090"])
+    findings = check_profile(profile, kb, host)
+    kernels = [f for f in findings if f.code == "torch-no-kernel"]
+    assert len(kernels) == 1 and "GeForce RTX 4090" in kernels[0].message
+    assert len([f for f in findings if f.code == "cuda-gpu-too-new"]) == 1
+    assert "host RTX 4090" in scope_line(build_context(profile, kb, host))

@@ -72,3 +72,14 @@ def test_kb_consistency_catches_a_pin_inside_its_break(kb: KnowledgeBase) -> Non
     broken = dataclasses.replace(kb, package_breaks=[*kb.package_breaks, bad])
     assert any("torch-numpy2: unpinned.pin numpy==2.0.1" in p for p in broken.problems())
     assert any("duplicate row 'torch-numpy2'" in p for p in broken.problems())
+
+
+def test_a_range_fix_names_the_pin_once(kb: KnowledgeBase) -> None:
+    """Issue 32 item 10: `fix: pin numpy==1.26.4; pin numpy==1.26.4 (...)` (the row's fix already names the pin)."""
+    profile = _profile(installer="pip", cuda=None, gpu={"required": False}, frameworks={"pytorch": "2.2.2+cpu"},
+                       packages={"pip": ["numpy>=1.20"]})
+    found = [f for f in check_profile(profile, kb) if f.code == "pkg-range-allows"]
+    assert found, [f.code for f in check_profile(profile, kb)]
+    for f in found:
+        pins = [word for word in f.fix.replace(",", " ").split() if word.startswith("numpy==")]
+        assert len(pins) == len(set(pins)), f.fix

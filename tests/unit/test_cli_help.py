@@ -29,6 +29,22 @@ def test_help_names_values_plainly() -> None:
     assert "--gpu GPU" in check and "--driver VERSION" in check and "PROFILE" in check
 
 
+def test_metavariables_say_what_each_value_is() -> None:
+    """Issue 32 item 10: `-o DIR` on options that take a file, `--gpu-route runtime|cdi` without auto on the
+    commands that take auto, and `run`'s usage without its command."""
+    for name in ("init", "suggest", "save"):
+        text = _envgen(name, "--help").stdout
+        assert "-o, --output FILE" in text, (name, text)
+    for name in ("render", "export"):
+        assert "-o, --output DIR" in _envgen(name, "--help").stdout, name
+    for name in ("build", "smoke", "run", "pull"):
+        assert "--gpu-route auto|runtime|cdi" in _envgen(name, "--help").stdout, name
+    assert "--gpu-route runtime|cdi" in _envgen("export", "--help").stdout  # an export takes no auto
+    run_usage = _envgen("run", "--help").stdout.splitlines()[0]
+    assert "PROFILE|IMAGE" in run_usage and "COMMAND" in run_usage, run_usage
+    assert "IMAGE|PROFILE" in _envgen("smoke", "--help").stdout.splitlines()[0]
+
+
 def test_looked_at_names_the_host_it_judged_against() -> None:
     out = _envgen("check", "legacy-maxwell", "--gpu", "GTX 950M", "--driver", "418.81")
     line = next(line for line in out.stdout.splitlines() if line.startswith("looked at:"))

@@ -56,3 +56,18 @@ def test_init_prints_without_a_file_and_keeps_an_existing_one(tmp_path: Path) ->
 def test_init_refuses_bad_options_in_one_line(args: list[str], says: str) -> None:
     result = CliRunner().invoke(app, ["init", *args])
     assert result.exit_code == 2 and says in result.output
+
+
+def test_python_without_a_plain_base_suggests_the_nearest_that_works(tmp_path: Path) -> None:
+    """Issue 32 item 10: `init --python 3.7` suggested `--python 3.14`; the fix is the nearest Python a plain base
+    has, and the command it names runs."""
+    import re
+
+    runner = CliRunner()
+    refused = runner.invoke(app, ["init", "--python", "3.7", "-o", str(tmp_path / "a.yaml")])
+    assert refused.exit_code == 2
+    suggested = re.search(r"use --python (\d+\.\d+) \(the nearest\)", refused.output)
+    assert suggested and suggested.group(1) == "3.8", refused.output
+    taken = runner.invoke(app, ["init", "--python", suggested.group(1), "-o", str(tmp_path / "b.yaml")])
+    assert taken.exit_code == 0, taken.output
+    assert not (tmp_path / "a.yaml").exists() and (tmp_path / "b.yaml").is_file()

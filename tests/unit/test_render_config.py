@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from envgen.config import DEFAULT_REGISTRY, default_ca_bundle, load_config, merge_mirrors
+from envgen.config import default_ca_bundle, load_config, merge_mirrors
 from envgen.errors import InputError
 from envgen.profile.model import Mirrors
 
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:
     config = load_config({"HOME": str(tmp_path)})
-    assert config.registry == DEFAULT_REGISTRY
+    assert config.registry is None  # issue 32 item 5: envgen owns no registry of the user's, so none by default
     assert config.mirrors == Mirrors()
 
 

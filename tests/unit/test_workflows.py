@@ -84,11 +84,13 @@ def test_workflows_pass_actionlint() -> None:
     assert findings == [], "\n".join(findings)
 
 
-def test_images_publish_to_the_default_registry() -> None:
-    from envgen.config import DEFAULT_REGISTRY
-
+def test_images_name_their_registry() -> None:
+    """envgen has no default registry (issue 32 item 5): the project's own image workflow names the one it
+    publishes to, and every push and pull in it passes it."""
     text = (ROOT / ".github" / "workflows" / "images.yml").read_text(encoding="utf-8")
-    assert re.search(rf"^\s+REGISTRY: {re.escape(DEFAULT_REGISTRY)}\s*$", text, flags=re.MULTILINE)
+    assert re.search(r"^\s+REGISTRY: \S+\s*$", text, flags=re.MULTILINE)
+    calls = re.findall(r"envgen (?:push|pull) .*", text)
+    assert calls and all('--registry "$REGISTRY"' in call for call in calls), calls
 
 
 def test_actions_are_pinned() -> None:
