@@ -1,4 +1,6 @@
-"""Doctor verdicts per recorded machine and built-in profile, through envgen.check's rules."""
+"""Doctor verdicts per machine of tests/fixtures/hosts and built-in profile, through envgen.check's rules (each
+machine's source.txt says what was recorded there and what is borrowed or assembled: gtx950m-451-wsl2 is assembled
+from two hosts)."""
 
 from __future__ import annotations
 
