@@ -101,10 +101,6 @@ def stage_problems(dockerfile: str) -> list[str]:
     return problems
 
 
-def stages_of(dockerfile: str) -> list[str]:
-    return [step.split()[-1] for step in instructions(dockerfile) if step.startswith("FROM ")]
-
-
 def build_secret_problems(dockerfile: str, buildkit: bool) -> list[str]:
     """The proxy CA and pip.conf reach a build as BuildKit secret mounts only: named in no COPY, ADD, ARG or ENV
     (the classic variant names them nowhere); proxy build arguments carry no default value."""
@@ -123,10 +119,11 @@ def build_secret_problems(dockerfile: str, buildkit: bool) -> list[str]:
 
 
 def download_problems(dockerfile: str) -> list[str]:
-    """A file fetched by URL build argument is checked against a sha256: every `ARG X_URL=` has its
-    `ARG X_SHA256=<64 hex>` and the file runs `sha256sum -c`."""
+    """A file fetched by URL is checked against a sha256: every `ARG X_URL=` has its `ARG X_SHA256=<64 hex>` and the
+    file runs `sha256sum -c`; every wheel URL handed to fetch-uv.py is followed by its 64-hex sha256."""
     steps = instructions(dockerfile)
-    problems = []
+    problems = [f"fetch-uv.py without a sha256: {step[:160]}" for step in steps
+                if "fetch-uv.py " in step and not re.search(r'fetch-uv\.py "https://\S+" [0-9a-f]{64} ', step)]
     for step in steps:
         match = re.fullmatch(r"ARG (\w+)_URL=(\S+)", step)
         if match is None:

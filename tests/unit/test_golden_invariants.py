@@ -134,3 +134,4 @@ def test_the_invariants_catch_what_they_name() -> None:
     assert stage_problems(dockerfile.replace("FROM system AS uv", "FROM runtime AS uv"))
     assert stage_problems(dockerfile.replace("AS runtime", "AS final"))
     assert download_problems("ARG TOOL_URL=https://example.org/tool\nRUN curl -o /tool \"$TOOL_URL\"\n")
+    assert download_problems(re.sub(r"\b[0-9a-f]{64} (?=/tmp/wheels)", "", dockerfile))  # uv's wheel unchecked
