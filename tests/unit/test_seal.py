@@ -49,6 +49,14 @@ def test_a_freeze_is_sorted_without_pip_warnings(monkeypatch: pytest.MonkeyPatch
     assert frozen == "pip==23.0.1\nsetuptools==66.1.1\nsix==1.16.0\n"
 
 
+def test_a_freeze_is_sorted_whatever_order_pip_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip prints its list sorted; the seal does not rely on it. Input made here: the recorded lines reversed."""
+    recorded = json.loads((SEAL / "freeze-warning.json").read_text(encoding="utf-8"))
+    reversed_lines = "".join(reversed(recorded["output"].splitlines(keepends=True)))
+    monkeypatch.setattr(build, "run_container", lambda *_a, **_k: RunResult(0, reversed_lines))
+    assert build.freeze(None, "sha256:" + "ab" * 32) == "pip==23.0.1\nsetuptools==66.1.1\nsix==1.16.0\n"  # type: ignore[arg-type]
+
+
 def test_the_freeze_without_warnings_is_the_same_list(monkeypatch: pytest.MonkeyPatch) -> None:
     _engine_answers(monkeypatch, "freeze-ok")
     frozen = build.freeze(None, "sha256:" + "ab" * 32)  # type: ignore[arg-type]
