@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -15,12 +16,42 @@ import pytest
 if TYPE_CHECKING:
     from docker import DockerClient
 
+
+def _helper_modules(root: Path) -> list[str]:
+    """The import names of the helper modules under tests/ (not test files, not conftest files, which pytest
+    rewrites anyway): a helper in a package by its dotted name, one in a folder without ``__init__.py`` (put on
+    sys.path by pytest's prepend import mode) by its bare name."""
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name.startswith("test_") or path.name in ("conftest.py", "__init__.py"):
+            continue
+        parts = [path.stem]
+        folder = path.parent
+        while (folder / "__init__.py").is_file():
+            parts.insert(0, folder.name)
+            folder = folder.parent
+        name = ".".join(parts)
+        if all(part.isidentifier() for part in parts) and name not in sys.modules:
+            names.append(name)
+    return names
+
+
+# Asserts in the helpers count for the test that calls them (tests/assertion_count.py): rewrite them too.
+pytest.register_assert_rewrite(*_helper_modules(Path(__file__).parent))
+
 LOCAL_REGISTRY = "localhost:5000"
 # Set on an engine shared with other people's envgen builds in the default namespace: the end-of-session
 # check of the user's world then reports what changed instead of failing (tests/isolation.py).
 SHARED_ENGINE_ENV = "ENVGEN_TEST_SHARED_ENGINE"
 # Every test in these folders needs the real engine: they carry the `docker` marker.
 DOCKER_DIRS = ("docker", "pipeline")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every item must assert something: the counter of tests/assertion_count.py fails one that asserts nothing."""
+    from tests.assertion_count import configure
+
+    configure(config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

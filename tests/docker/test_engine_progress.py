@@ -1,13 +1,22 @@
-"""Progress parsing and sinks on recorded builder output (no engine needed; kept with the engine tests)."""
+"""Progress parsing and sinks on builder output (no engine needed; kept with the engine tests). The output of both
+builders this machine runs is recorded (tests/fixtures/buildlog/README.md: BuildKit through the 20.10 CLI, the
+classic builder through the SDK); the buildx layout is written here (no buildx on this machine to record it), as are
+the chunk boundaries of the split-chunk case."""
 
 from __future__ import annotations
 
 import io
+import json
+from pathlib import Path
 
 from envgen.docker import LiveSink, PlainSink, StepEvent, sink_for
 from envgen.docker.buildlog import BuildkitPlainParser, ClassicStreamParser
 
-# buildx 0.14 style, two stages; the failing step prints after an interleaved vertex
+BUILDLOG = Path(__file__).resolve().parents[1] / "fixtures" / "buildlog"
+FAILING_STEP = 'RUN echo "compiling [x]"; echo "error: no rule" >&2; exit 2'
+
+# Written here, not recorded: buildx 0.14's plain layout, two stages; the failing step prints after an interleaved
+# vertex
 BUILDX_LINES = """\
 #0 building with "default" instance using docker driver
 #1 [internal] load build definition from Dockerfile
@@ -45,7 +54,42 @@ def test_buildkit_parser_stages_cache_and_error() -> None:
     assert events[-1].status == "error" and events[-1].step == 3
 
 
+def test_buildkit_parser_on_this_engines_recorded_output() -> None:
+    """BuildKit's real plain output for a failing build: the cached steps, the failing one, its output and error.
+    The FROM vertex carries a concurrent build's label ([runtime 1/9]): it must not count as a 9-step stage."""
+    from envgen.docker.buildlog import stage_labels
+
+    events: list[StepEvent] = []
+    parser = BuildkitPlainParser(events.append, stage_labels((BUILDLOG / "Dockerfile").read_text(encoding="utf-8")))
+    for line in (BUILDLOG / "buildkit-legacy-plain.txt").read_text(encoding="utf-8").splitlines():
+        parser.feed(line + "\n")
+    assert [s.name for s in parser.steps] == ["FROM docker.io/library/debian:bookworm-slim", "RUN echo a > /a",
+                                              FAILING_STEP]
+    assert parser.total() == 3 and parser.cached == 2
+    assert parser.failed is not None and parser.failed.name == FAILING_STEP
+    assert parser.error == f"executor failed running [/bin/sh -c {FAILING_STEP[4:]}]: exit code: 2"
+    assert parser.failure_tail() == "compiling [x]\nerror: no rule"
+    assert [(e.step, e.status) for e in events if e.status != "start"] == [(1, "cached"), (2, "cached"), (3, "error")]
+
+
+def test_classic_parser_on_the_sdks_recorded_stream() -> None:
+    """The classic builder's real chunks (the SDK's decoded stream): the step line and its newline arrive as two
+    chunks, stderr comes coloured, the error as its own chunk."""
+    events: list[StepEvent] = []
+    lines: list[str] = []
+    parser = ClassicStreamParser(events.append, lines.append)
+    for chunk in json.loads((BUILDLOG / "classic-stream.json").read_text(encoding="utf-8")):
+        parser.feed(chunk)
+    assert [s.name for s in parser.steps] == ["FROM debian:bookworm-slim AS builder", "RUN echo a > /a", FAILING_STEP]
+    assert parser.cached == 1
+    assert [(e.step, e.status) for e in events if e.status != "start"] == [(1, "done"), (2, "cached"), (3, "error")]
+    assert parser.failure_tail().splitlines()[:2] == ["error: no rule", "compiling [x]"]
+    assert lines[-1].startswith("ERROR: The command '/bin/sh -c echo \"compiling [x]\"") and "code: 2" in lines[-1]
+
+
 def test_classic_parser_split_chunks() -> None:
+    """Chunk boundaries written here, in the middle of a step line (the recorded stream splits only before the
+    newline)."""
     events: list[StepEvent] = []
     lines: list[str] = []
     parser = ClassicStreamParser(events.append, lines.append)

@@ -72,4 +72,6 @@ def test_a_container_costs_the_gpu_nothing(outputs: Path) -> None:
     loop moves by several per cent with the H200's power cap)."""
     rows = json.loads((outputs / "plain-compare.json").read_text())
     for precision in ("bf16", "fp16"):
+        # Headroom: the differences were -0.10 % (fp16) and 0.00 % (bf16) on the H200
+        # (docs/validation/2026-12-01-h200-session3, call 2): the 2 % bound is ~20x that.
         assert abs(rows[precision]["difference_pct"]) < 2.0, (precision, rows[precision])

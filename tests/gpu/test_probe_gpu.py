@@ -28,6 +28,7 @@ def test_probe_passes_on_matching_environment(tmp_path):
     speed = checks["torch.speed"]["figures"]
     assert speed["fp32_tflops"] > 1 and speed["speedup_fp32_vs_cpu"] > 1
     assert checks["torch.train"]["figures"]["loss_last"] < checks["torch.train"]["figures"]["loss_first"]
+    # Headroom: the probe took 16.84 s on the H200 (docs/validation/2026-11-30-h200/probe-h200.json): ~1.8x.
     assert report["duration_s"] < 30
 
 
@@ -95,8 +96,11 @@ def test_probe_speed_within_five_percent_of_plain_reference(tmp_path):
                  for row in json.loads(sustained_out.read_text())["results"]}
     for label in plains[0]:
         measured, ref = max(p[label + "_tflops"] for p in probes), max(p[label] for p in plains)
+        # Headroom: the claim under test, not a timing allowance. Peaks were within 3 % of the plain reference
+        # (docs/validation/README.md), one tf32 run 5.3 % before peaks were compared as peaks (best of two, above).
         assert abs(measured - ref) / ref < 0.05, (label, [p[label + "_tflops"] for p in probes],
                                                   [p[label] for p in plains])
         if probe[label + "_tflops_sustained"] is not None:
             measured, ref = probe[label + "_tflops_sustained"], sustained[label]
+            # Headroom: sustained figures were within 3 % of the sustained reference (2026-11-30-h200): ~3x.
             assert abs(measured - ref) / ref < 0.10, (label, "sustained", measured, ref)

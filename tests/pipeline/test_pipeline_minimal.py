@@ -47,6 +47,25 @@ def test_build_smoke_seal_and_tag(built, docker_client: DockerClient, envgen_hom
     assert b"six==1.16.0" in frozen and b"pip==" in frozen
 
 
+def test_the_seals_freeze_against_the_real_engine(built, docker_client: DockerClient) -> None:  # type: ignore[no-untyped-def]
+    """The seal's `pip freeze` run by the real engine (tests/unit/test_seal.py replays answers recorded from it):
+    the built image's list is the one sealed into it; in a child without pip, the freeze is an error that seals
+    nothing."""
+    from envgen.pipeline.build import freeze
+
+    sealed = docker_client.containers.run(built.image_id, ["cat", "/etc/envgen/requirements.freeze.txt"],
+                                          remove=True).decode()
+    assert freeze(docker_client, built.image_id) == sealed
+    child = alias("pipe-min-no-pip")  # it carries pipe-min's labels: removed at once, so `images` never lists it
+    dockerfile = f"FROM {built.image_id}\nUSER root\nRUN python -m pip uninstall --yes --quiet pip\n"
+    try:
+        docker_client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=child, rm=True)
+        with pytest.raises(BuildFailed, match="No module named pip"):
+            freeze(docker_client, child)
+    finally:
+        remove_image(docker_client, child, force=True)
+
+
 def test_unchanged_profile_is_a_cache_hit(built) -> None:  # type: ignore[no-untyped-def]
     again = build("pipe-min")
     assert again.cached and again.image_id == built.image_id and again.tag == built.tag

@@ -1,4 +1,5 @@
-"""mirrors.apt_mirror on the real apt sources of Debian 11/12/13 and Ubuntu 18.04-24.04 (one-line and deb822,
+"""mirrors.apt_mirror on the apt sources of Debian 11/12/13 and Ubuntu 18.04-24.04 as their official images ship them
+(written out here from the images' build sources, tests/fixtures/apt-sources/README.md) (one-line and deb822,
 primary and security archives; NVIDIA's cuda.list untouched): the build script the Dockerfiles and `envgen lock`
 run (templates/sh/apt-mirror.sh), run by the real sh and sed; a mirror that matches nothing warns; an https
 mirror on a base without CA certificates falls back to http."""

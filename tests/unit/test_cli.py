@@ -21,7 +21,10 @@ def envgen(*args: str, env: dict[str, str] | None = None, cwd: Path | None = Non
 def test_help_is_fast_and_imports_no_heavy_layer() -> None:
     start = time.perf_counter()
     assert envgen("--help").returncode == 0
-    assert time.perf_counter() - start < 5  # generous: a CI box under load; the figure is in bench
+    # Headroom: `envgen --help` took 0.55-0.57 s here (2026-12-01, 2 cores shared by 8 test sessions), so the
+    # bound is ~9x that: it catches a heavy import at start-up (seconds), not a slow box. The figure:
+    # bench/bench_cli.py.
+    assert time.perf_counter() - start < 5
     code = ("import sys, envgen.cli; heavy = [m for m in ('docker', 'jinja2', 'pydantic', 'yaml') if m in sys.modules];"
             " print(heavy)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"

@@ -1,5 +1,7 @@
-"""Every diagnosis is recognised from a recorded real message (tests/fixtures/errors/, source URL in
-each file's header), by the probe's matcher and by the host-side one alike."""
+"""Every diagnosis is recognised from a message in tests/fixtures/errors/, by the probe's matcher and by the host-side
+one alike. Most messages are recorded: pasted by users into public issues (the URL in each file's header) or printed
+by real runs here. Five are not: examples of the probe's own failure messages written here from its format strings
+(``# source: written here``, ``# made-from:``; the README lists them); a test below holds them to those strings."""
 
 from __future__ import annotations
 
@@ -44,6 +46,31 @@ def test_fixture_is_diagnosed_as_recorded(path: Path) -> None:
     host = diagnose_text(body)
     assert host is not None and host.id == header["diagnosis"]
     assert found["matched"] and host.cause and host.fix
+
+
+WRITTEN_HERE = [path for path in FIXTURE_FILES if read_fixture(path)[0]["source"].startswith("written here")]
+
+
+@pytest.mark.parametrize("path", WRITTEN_HERE, ids=[p.stem for p in WRITTEN_HERE])
+def test_a_message_written_here_is_an_instance_of_the_probes_format_string(path: Path) -> None:
+    """A hand-made example says which probe file and format string it was filled in from; that file still has
+    the string, and the example is one of its instances."""
+    header, body = read_fixture(path)
+    source = Path(__file__).resolve().parents[2] / header["made-from"]
+    assert f'"{header["format"]}"' in source.read_text(encoding="utf-8"), (path.name, header["made-from"])
+    assert re.fullmatch(_format_pattern(header["format"]), body.strip()), (path.name, body)
+
+
+def test_the_messages_written_here_are_the_five_listed_in_the_readme() -> None:
+    readme = (FIXTURES / "README.md").read_text(encoding="utf-8")
+    assert sorted(p.stem for p in WRITTEN_HERE) == sorted(re.findall(r"`([a-z-]+--\d+)`", readme))
+
+
+def _format_pattern(form: str) -> str:
+    """A %-format string as a regular expression: each conversion matches any text."""
+    parts = re.split(r"(%%|%[-+ #0]*\d*(?:\.\d+)?[sdifgeEr])", form)
+    return "".join(".+" if part.startswith("%") and part != "%%" else re.escape("%" if part == "%%" else part)
+                   for part in parts)
 
 
 def test_every_diagnosis_has_a_fixture_and_real_errors_have_a_url() -> None:

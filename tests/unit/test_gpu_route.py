@@ -1,7 +1,9 @@
 """How a GPU reaches a container: the route envgen picks (the NVIDIA runtime or CDI) and the request it
-sends, judged from recorded real hosts (tests/fixtures/hosts: Docker 20.10 without CDI, Docker 26.1 on the
-H200 with and without the cdi feature, a host with the NVIDIA runtime) and real CDI specs (the one
-start-engine wrote on the H200, one in nvidia-ctk's layout)."""
+sends, judged from recorded hosts (tests/fixtures/hosts, each directory's source.txt says where every file came
+from: Docker 20.10 without CDI, Docker 26.1 on the H200 with and without the cdi feature, a host with the NVIDIA
+runtime) and two CDI specs: the one start-engine wrote on the H200 (recorded there), and one NOT recorded, written
+here in the layout `nvidia-ctk cdi generate` writes, for a host with two GPUs whose UUIDs and driver version are
+invented (tests/fixtures/cdi/README.md)."""
 
 from __future__ import annotations
 

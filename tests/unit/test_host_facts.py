@@ -1,4 +1,5 @@
-"""Host facts from recorded machines (RecordedProvider) and from this machine for real (RealProvider)."""
+"""Host facts from the machines of tests/fixtures/hosts (RecordedProvider; each source.txt says which files were
+recorded there and which are borrowed or assembled) and from this machine for real (RealProvider)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""Parsers of nvidia-smi and docker info, fed with the recorded real outputs of tests/fixtures/hosts."""
+"""Parsers of nvidia-smi and docker info, fed with the outputs of tests/fixtures/hosts. Those of h200-580(-cdi) and
+nogpu-dev (and _engines/debian12-docker-20.10-here.txt) were recorded on those machines; the others were pasted by
+users into public issues and READMEs, and some are not what they seem (each source.txt and _engines/README.md says
+which): `gtx950m-451-wsl2` is assembled from two hosts, the `docker info` that a100-525, h100-535 and
+gtx950m-418-linux share (_engines/linux-nvidia-runtime.txt) comes from a toolkit test VM with a fake NVIDIA
+driver, and _engines/desktop-wsl2-nvidia.txt from a tutorial-like report that may be edited. They test the
+parsers on those layouts; the real-machine cases are the recorded ones."""
 
 from __future__ import annotations
 
@@ -89,7 +95,19 @@ def test_docker_info_json_of_this_machine() -> None:
     assert "nvidia" not in info.runtimes and "runc" in info.runtimes
 
 
+def test_docker_info_text_and_json_of_this_machines_engine_agree() -> None:
+    """The plain `docker info` recorded here and the JSON recorded of the same engine give the same facts (the
+    kernel was updated between the two recordings)."""
+    text = parse_docker_info(read("_engines", "debian12-docker-20.10-here.txt"))
+    json = parse_docker_info(read("nogpu-dev", "docker-info.json"))
+    assert text.server_version == json.server_version == "20.10.24+dfsg1"
+    assert text.runtimes == json.runtimes == ("io.containerd.runc.v2", "io.containerd.runtime.v1.linux", "runc")
+    assert text.default_runtime == json.default_runtime == "runc" and text.cdi_spec_dirs == json.cdi_spec_dirs == ()
+    assert text.operating_system == json.operating_system == "Debian GNU/Linux 12 (bookworm)"
+
+
 def test_docker_info_text_linux_with_nvidia_runtime() -> None:
+    """From a toolkit test VM with a fake NVIDIA driver (_engines/README.md): a real engine's layout."""
     info = parse_docker_info(read("_engines", "linux-nvidia-runtime.txt"))
     assert info.server_version == "28.0.0-rc.1"
     assert info.runtimes == ("io.containerd.runc.v2", "nvidia", "runc")
@@ -98,6 +116,7 @@ def test_docker_info_text_linux_with_nvidia_runtime() -> None:
 
 
 def test_docker_info_text_docker_desktop_wsl2() -> None:
+    """From a tutorial-like public report, possibly edited (_engines/README.md): Docker Desktop's layout."""
     info = parse_docker_info(read("_engines", "desktop-wsl2-nvidia.txt"))
     assert info.server_version == "29.6.2"
     assert info.cdi_spec_dirs == ("/etc/cdi", "/var/run/cdi")

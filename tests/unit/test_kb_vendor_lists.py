@@ -169,22 +169,29 @@ def test_ngc_release_without_a_row_is_a_warning_not_an_input_error(tmp_path: Pat
     assert unknown and unknown[0].severity == "warning" and "driver minimum" in unknown[0].message
 
 
-@pytest.mark.parametrize(("pytorch", "python"), [("1.13", "3.11"), ("2.5", "3.13")])
-def test_suggest_python_is_inside_the_torchvision_torchaudio_window(kb: KnowledgeBase, pytorch: str,
-                                                                   python: str) -> None:
+@pytest.mark.parametrize(("pytorch", "python", "inside"), [("1.13", "3.11", "3.10"), ("2.5", "3.13", "3.12")])
+def test_suggest_python_is_inside_the_torchvision_torchaudio_window(kb: KnowledgeBase, pytorch: str, python: str,
+                                                                   inside: str) -> None:
     """torch 1.13 has experimental 3.11 wheels and 2.5 experimental 3.13, but torchvision 0.14 / 0.20 and
-    torchaudio 0.13 / 2.5 stop at 3.10 / 3.12: no suggestion may pair that torch with that Python."""
+    torchaudio 0.13 / 2.5 stop at 3.10 / 3.12: no suggestion may pair that torch with that Python (refusing is
+    right: no such set installs), while the Python inside the window gets that torch (so a suggester that
+    refuses everything fails here)."""
     from envgen.errors import InputError
     from envgen.suggest.recipes import load_recipes
     from envgen.suggest.search import Request, suggest
 
+    def pairs(profile: dict[str, object]) -> bool:
+        frameworks = profile.get("frameworks") or {}
+        return str(frameworks.get("pytorch", "")).startswith(pytorch + ".")  # type: ignore[union-attr]
+
     try:
         result = suggest(kb, load_recipes(), Request("A100", {"pytorch": pytorch}, python=python))
-    except InputError:
-        return  # refusing is right: no such set installs
-    for s in result.chosen:
-        frameworks = s.profile.get("frameworks") or {}
-        assert not str(frameworks.get("pytorch", "")).startswith(pytorch + "."), s.profile  # type: ignore[union-attr]
+    except InputError as exc:
+        assert "no build in the knowledge base fits" in exc.one_line()
+    else:
+        assert not [s.profile for s in result.chosen if pairs(s.profile)]
+    inside_window = suggest(kb, load_recipes(), Request("A100", {"pytorch": pytorch}, python=inside))
+    assert [s for s in inside_window.chosen if pairs(s.profile)], inside_window.chosen
 
 
 def test_kb_agrees_with_cogs_tables_up_to_reviewed_differences() -> None:

@@ -10,14 +10,15 @@ import hashlib
 import json
 from pathlib import Path
 
+# py-rattler and conda-package-handling are test dependencies (pyproject.toml): one missing is a broken install,
+# an error here, never a silent skip (issue #34).
+import conda_package_handling.api as cph
 import pytest
+import rattler
 
 from envgen.errors import InputError
 from envgen.lock.lock_conda import explicit_text, solve
 from envgen.render.condalock import EXPLICIT, parse_explicit
-
-rattler = pytest.importorskip("rattler")
-cph = pytest.importorskip("conda_package_handling.api")
 
 PACKAGES = [
     # name, version, depends, archive format

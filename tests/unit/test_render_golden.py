@@ -1,13 +1,16 @@
 """Golden files for every built-in profile: the rendered context is byte-identical run to run, and a
 change shows as a unified diff. ``UPDATE_GOLDEN=1 pytest tests/unit/test_render_golden.py`` rewrites
-them. Goldens hold the files as rendered before the content hash is filled in, without the probe and the
-build scripts (envgen/sh/: copied, not rendered; they have their own tests, and the Dockerfiles name the ones
-shipped; their bytes only move the content hash)."""
+them, removing the files a render no longer writes (tests/unit/test_golden_invariants.py removes whole stale
+directories, and states what must be true of every golden whatever its bytes). Goldens hold the files as
+rendered before the content hash is filled in, without the probe and the build scripts (envgen/sh/: copied,
+not rendered; they have their own tests, and the Dockerfiles name the ones shipped; their bytes only move the
+content hash)."""
 
 from __future__ import annotations
 
 import difflib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -88,6 +91,7 @@ def test_fixture_profile_render_matches_golden(name: str, kb) -> None:
     actual = {p: d for p, d in render_files(plan).files.items() if not p.startswith((PROBE_PREFIX, SCRIPTS_PREFIX))}
     root = GOLDEN / "fixtures" / name
     if os.environ.get("UPDATE_GOLDEN") == "1":
+        shutil.rmtree(root, ignore_errors=True)  # a file the render no longer writes goes too
         for rel, data in actual.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)

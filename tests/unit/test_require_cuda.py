@@ -74,7 +74,11 @@ DRIVERS = ["418.39", "450.80.02", "470.82.01", "520.61.05", "525.60.13", "530.30
 def test_check_and_toolkit_agree_on_every_driver(name: str, kb) -> None:
     profile = load_profile(name)
     declared = _declared(name, kb)
-    if declared is None:
+    if declared is None:  # a CPU image declares no requirement: the toolkit starts it anywhere, check agrees
+        assert not profile.is_gpu, name
+        for driver in DRIVERS:
+            codes = [f.code for f in check_profile(profile, kb, HostSpec(driver=driver))]
+            assert "toolkit-refuses" not in codes, (name, driver, codes)
         return
     for driver in DRIVERS:
         host = HostSpec(driver=driver)

@@ -1,4 +1,5 @@
-"""Which probe tiers a host can run, from recorded real host facts (tests/fixtures/hosts/)."""
+"""Which probe tiers a host can run, from the host facts of tests/fixtures/hosts/ (h200-580 and nogpu-dev recorded
+on those machines; a100-525 pasted by users, with a `docker info` borrowed from a toolkit test VM: its source.txt)."""
 
 from __future__ import annotations
 
