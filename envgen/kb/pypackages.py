@@ -33,6 +33,43 @@ class Unpinned(Record):
     pin: Annotated[str, Matches(re.compile(r"^[a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*$"), "exact pin (name==version)")]
 
 
+class Trial(Record):
+    """One run or read a row's witness rests on (``envgen.kb.refresh.witness`` carries it out and records what it
+    saw in ``refresh/upstream/witnesses.yaml``). ``install``: exact pins put into a fresh venv by uv, then ``run``
+    (Python code, ``python -c``) in it; ``wheel`` + ``member``: a file read out of that release's wheel on PyPI (by
+    range requests): ``find`` is searched in it (present or not, as ``found`` says), or with ``run`` the member is
+    written beside the code that imports it. ``result``: what the trial shows: the pair ``breaks`` when used, pip
+    (uv) ``refused`` to install it, it ``works``, or (resolved only, for a Python this machine lacks) it
+    ``installs``."""
+
+    result: Literal["breaks", "refused", "works", "installs"]
+    install: list[Annotated[str, Matches(re.compile(r"^[a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*$"), "exact pin")]] = \
+        field(default_factory=list)
+    run: str = ""
+    python: str = ""  # resolve only (uv pip compile) for this CPython minor on Linux x86_64: refused or installs
+    wheel: Annotated[str, Matches(re.compile(r"^([a-z0-9][a-z0-9.-]*==[0-9][0-9a-z.]*)?$"), "exact pin")] = ""
+    member: str = ""  # a path inside the wheel
+    find: str = ""
+    found: bool = True
+    expect: str = ""  # text the output holds (breaks: by default the first line of the row's `error`)
+
+    @property
+    def key(self) -> str:
+        """What identifies the trial in the recorded witnesses."""
+        parts = [" ".join(self.install), f"resolve for Python {self.python}" if self.python else "",
+                 f"{self.wheel}:{self.member}" if self.wheel else "",
+                 f"find {self.find!r}" if self.find else "", f"run {self.run!r}" if self.run else ""]
+        return " | ".join(p for p in parts if p)
+
+    def pins(self) -> dict[str, str]:
+        """Each distribution the trial puts in place, with its version (the wheel read counts as installed)."""
+        out = dict(p.split("==") for p in self.install)
+        if self.wheel:
+            name, version = self.wheel.split("==")
+            out[name] = version
+        return out
+
+
 class PackageBreak(Row):
     FILE: ClassVar[str] = "python_packages.yaml"
 
@@ -51,6 +88,9 @@ class PackageBreak(Row):
     error: str  # the error text users see, as recorded in the source
     fix: str
     notes: str = ""
+    # the runs and reads that show the break and its boundaries (the last release that breaks, the first that
+    # works, on each side); what they saw is recorded in refresh/upstream/witnesses.yaml
+    witness: list[Trial] = field(default_factory=list)
 
     @property
     def key(self) -> str:
