@@ -57,6 +57,7 @@ class BasePin:
     from_ref: str  # what FROM gets: "image@sha256:..." when a digest is known
     digest: str | None
     local: bool
+    user: str = "root"  # the user the base image leaves (its family's row): "non-root" makes each stage USER root
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class PythonSetup:
     # base_provides: the interpreter's own site directories go on /opt/env's path (a .pth), since a venv
     # made from another venv does not see that venv's packages
     base_site: bool = False
+    # False: no venv is made; the base's own /opt/env (an image envgen built) is the environment, and the image's
+    # packages go on top of it
+    venv: bool = True
 
 
 @dataclass(frozen=True)
@@ -187,16 +191,13 @@ def exact_conda(spec: str) -> str:
     return f"{channel}::{rest}" if channel else rest
 
 
-def python_setup_key(profile: Profile) -> str:
+def python_setup_key(profile: Profile, kb: KnowledgeBase) -> str:
+    """The python_setups row (base_families.yaml) the environment is made with: the conda installer's own, else
+    the base family's (``python_provided`` where the profile sets base_provides)."""
     if profile.installer == "conda":
         return "conda"
-    if profile.base_provides is not None:
-        return "base-env"
-    if profile.is_ngc:
-        return "ngc"
-    if parse_ref(profile.base).repository == "python":
-        return "python-image"
-    return "debian"
+    family = kb.base_family(profile)
+    return family.python_provided if profile.base_provides is not None else family.python
 
 
 def lock_target(python_minor: str, glibc: str | None) -> str:
@@ -218,7 +219,8 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
         from_ref = f"{profile.base}@{digest}"
     else:
         from_ref = profile.base
-    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base)
+    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base,
+                   user=kb.base_family(profile).user)
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
@@ -305,9 +307,9 @@ def render_context(
     install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
-    setup = python_setup(profile)
+    setup = python_setup(profile, kb)
     pins = _pins(profile, install)
-    compilers = runtime_compiler_apt(profile, kb, setup.key)
+    compilers = runtime_compiler_apt(profile, kb, kb.python_setup(setup.key))
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
     lock = _lock_for(profile, kb, pins, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
@@ -349,13 +351,12 @@ def _pins(profile: Profile, install: InstallPlan) -> Pins:
     )
 
 
-def python_setup(profile: Profile) -> PythonSetup:
-    """How the environment gets its Python (python_setups.yaml's row for the profile)."""
-    key = python_setup_key(profile)
-    raw = _data("python_setups.yaml")[key]
-    return PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]),
-                       profile.base_provides.python if profile.base_provides else "python3",
-                       profile.base_provides is not None)
+def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
+    """How the environment gets its Python (the KB's python_setups row for the profile)."""
+    row = kb.python_setup(python_setup_key(profile, kb))
+    return PythonSetup(row.name, tuple(row.build_apt), tuple(row.runtime_apt), tuple(row.venv_args),
+                       profile.base_provides.python if profile.base_provides else "python3", row.base_site,
+                       row.venv)
 
 
 def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tuple[str, ...]) -> Lock | None:
