@@ -16,6 +16,7 @@ from envgen.check.findings import Finding
 from envgen.check.util import finding
 
 if TYPE_CHECKING:
+    from envgen.errors import InputError
     from envgen.profile.lockfile import Lock
 
 _SOURCE = "envgen lock: <profile>.lock.txt beside the profile (README, Locking)"
@@ -26,6 +27,7 @@ class _LockRead:
     path: Path
     lock: Lock | None  # None: no lock file, or one made for other inputs
     stale: str | None = None  # why a lock file there does not match the profile
+    refused: InputError | None = None  # a lock file the render refuses outright (lock-not-pip)
 
 
 def _read_lock(ctx: CheckContext) -> _LockRead | None:
@@ -34,14 +36,16 @@ def _read_lock(ctx: CheckContext) -> _LockRead | None:
     from envgen.profile.loader import profile_source
 
     source = profile_source(ctx.profile)
-    if source is None or ctx.profile.installer != "pip":
+    if source is None:
         return None
     from envgen.errors import InputError
-    from envgen.profile.lockfile import check_inputs, lock_path, read_lock
+    from envgen.profile.lockfile import check_inputs, lock_not_pip, lock_path, read_lock
 
     path = lock_path(source)
     if not path.is_file():
-        return _LockRead(path, None)
+        return _LockRead(path, None) if ctx.profile.installer == "pip" else None
+    if ctx.profile.installer != "pip":
+        return _LockRead(path, None, refused=lock_not_pip(path, ctx.profile))
     try:
         lock = read_lock(path)
         check_inputs(lock, ctx.profile, ctx.plan.framework_pip, lock.inputs.apt or ())
@@ -56,6 +60,8 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
         return []
     profile, path = ctx.profile, read.path
     command = f"envgen lock {profile.name}"
+    if read.refused is not None:
+        return [finding("error", "lock-not-pip", read.refused.message, read.refused.fix or "", _SOURCE)]
     if read.stale is not None:
         return [finding("warning", "lock-stale", f"{read.stale}: the build will refuse this lock",
                         f"run `{command}` again", _SOURCE)]

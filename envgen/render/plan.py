@@ -19,8 +19,10 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.plan.base import base_refusals, python_setup_row
 from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
+from envgen.plan.refusals import refuse
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.condalock import conda_python_spec
@@ -191,15 +193,6 @@ def exact_conda(spec: str) -> str:
     return f"{channel}::{rest}" if channel else rest
 
 
-def python_setup_key(profile: Profile, kb: KnowledgeBase) -> str:
-    """The python_setups row (base_families.yaml) the environment is made with: the conda installer's own, else
-    the base family's (``python_provided`` where the profile sets base_provides)."""
-    if profile.installer == "conda":
-        return "conda"
-    family = kb.base_family(profile)
-    return family.python_provided if profile.base_provides is not None else family.python
-
-
 def lock_target(python_minor: str, glibc: str | None) -> str:
     """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
     return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
@@ -307,6 +300,7 @@ def render_context(
     install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
+    refuse(base_refusals(profile, kb))
     setup = python_setup(profile, kb)
     pins = _pins(profile, install)
     compilers = runtime_compiler_apt(profile, kb, kb.python_setup(setup.key))
@@ -353,7 +347,7 @@ def _pins(profile: Profile, install: InstallPlan) -> Pins:
 
 def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
     """How the environment gets its Python (the KB's python_setups row for the profile)."""
-    row = kb.python_setup(python_setup_key(profile, kb))
+    row = python_setup_row(profile, kb)
     return PythonSetup(row.name, tuple(row.build_apt), tuple(row.runtime_apt), tuple(row.venv_args),
                        profile.base_provides.python if profile.base_provides else "python3", row.base_site,
                        row.venv)

@@ -1,0 +1,131 @@
+"""Render refuses nothing check let through (issue #28 part 2): every refusal of the render and the build's
+preparation is in ``envgen.plan.refusals.REFUSALS``; for each one the profile decides, a profile that triggers it
+gets the same reason and fix from `envgen check` as a finding, and the render refuses it. Measured before: a pip
+profile with env PATH got "0 error(s)" from check and a render error; a conda GPU profile with env LD_LIBRARY_PATH
+got "no findings"."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from envgen.check import check_profile
+from envgen.errors import EnvgenError
+from envgen.kb import KnowledgeBase, load_kb
+from envgen.paths import builtin_profiles_dir, kb_data_dir
+from envgen.plan.refusals import REFUSALS
+from envgen.profile import Profile, load_profile
+from envgen.render import render_in_memory
+
+Case = Callable[[Path, KnowledgeBase], tuple[Profile, KnowledgeBase]]
+
+
+def _write(tmp_path: Path, name: str, body: dict[str, object]) -> Profile:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"name": name, **body}), encoding="utf-8")
+    return load_profile(str(path), env={})
+
+
+def _env_path(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    return _write(tmp_path, "envpath", {"base": "debian:bookworm-slim", "local_base": True, "installer": "pip",
+                                        "python": "3.11", "gpu": {"required": False}, "env": {"PATH": "/opt/bin"},
+                                        "packages": {"pip": ["numpy==1.26.4"]}}), kb
+
+
+def _env_conda(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    return _write(tmp_path, "condald", {"base": "nvidia/cuda:12.1.1-runtime-ubuntu22.04", "installer": "conda",
+                                        "python": "3.11", "cuda": "12.1", "env": {"LD_LIBRARY_PATH": "/usr/local/lib"},
+                                        "packages": {"conda": ["numpy=1.26.4"]}}), kb
+
+
+def _base_collision(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    """An image envgen built, recognised by its row (here a KB whose envgen family names the team's registry path),
+    under a profile that makes a venv at /opt/env anew (no base_provides)."""
+    data = tmp_path / "kb"
+    shutil.copytree(kb_data_dir(), data)
+    path = data / "base_families.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    envgen = next(row for row in doc["base_families"] if row["name"] == "envgen")
+    envgen["match"] = {"repository_prefix": "localhost:5000/team/"}
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return _write(tmp_path, "ontop", {"base": "localhost:5000/team/base:1", "local_base": True, "installer": "pip",
+                                      "python": "3.11", "gpu": {"required": False},
+                                      "packages": {"pip": ["colorama==0.4.6"]}}), load_kb(data)
+
+
+def _lock_stale(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    """cpu-minimal's lock beside a copy whose numpy pin moved."""
+    source = builtin_profiles_dir()
+    shutil.copy(source / "cpu-minimal.lock.txt", tmp_path / "cpu-minimal.lock.txt")
+    text = (source / "cpu-minimal.yaml").read_text(encoding="utf-8").replace("numpy==1.26.4", "numpy==1.26.3")
+    (tmp_path / "cpu-minimal.yaml").write_text(text, encoding="utf-8")
+    return load_profile(str(tmp_path / "cpu-minimal.yaml"), env={}), kb
+
+
+def _lock_not_pip(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    profile, kb = _env_conda(tmp_path, kb)
+    (tmp_path / "condald.lock.txt").write_text("# a pip lock\n", encoding="utf-8")
+    return _write(tmp_path, "condald", {"base": "nvidia/cuda:12.1.1-runtime-ubuntu22.04", "installer": "conda",
+                                        "python": "3.11", "cuda": "12.1",
+                                        "packages": {"conda": ["numpy=1.26.4"]}}), kb
+
+
+# code -> the profiles that trigger it (each refusal seen by check has at least one)
+CASES: dict[str, list[Case]] = {
+    "env-replaces-envgen": [_env_path, _env_conda],
+    "base-env-collision": [_base_collision],
+    "lock-stale": [_lock_stale],
+    "lock-not-pip": [_lock_not_pip],
+}
+
+
+def test_every_refusal_check_can_see_has_a_case() -> None:
+    assert {r.code for r in REFUSALS if r.seen_by == "check"} == set(CASES)
+    assert len({r.code for r in REFUSALS}) == len(REFUSALS)
+
+
+@pytest.mark.parametrize(("code", "case"), [(code, case) for code, cases in CASES.items() for case in cases],
+                         ids=lambda v: v if isinstance(v, str) else v.__name__)
+def test_check_reports_what_the_render_refuses(tmp_path: Path, kb: KnowledgeBase, code: str, case: Case) -> None:
+    profile, used = case(tmp_path, kb)
+    refusal = next(r for r in REFUSALS if r.code == code)
+    findings = [f for f in check_profile(profile, used) if f.code == code]
+    assert findings and all(f.severity == refusal.severity for f in findings), findings
+    with pytest.raises(EnvgenError) as err:
+        render_in_memory(profile, used)
+    assert any(err.value.message in f.message for f in findings), (err.value.message, findings)
+    assert err.value.fix and any(err.value.fix in f.fix or f.fix in err.value.fix or "envgen lock" in f.fix
+                                 for f in findings)
+
+
+def test_the_measured_profiles_get_an_error_from_check(tmp_path: Path, kb: KnowledgeBase) -> None:
+    for case in (_env_path, _env_conda):
+        profile, used = case(tmp_path, kb)
+        errors = [f for f in check_profile(profile, used) if f.severity == "error"]
+        assert [f.code for f in errors] == ["env-replaces-envgen"]
+
+
+@pytest.mark.parametrize("refusal", [r for r in REFUSALS if r.seen_by != "check"], ids=lambda r: r.code)
+def test_refusals_check_cannot_see_say_why(refusal) -> None:  # type: ignore[no-untyped-def]
+    """The rest depend on the command's options, the output directory or the engine: each names what check is not
+    given, and the module that raises it exists."""
+    assert refusal.why_not_check and refusal.seen_by in ("invocation", "engine")
+    importlib.import_module(refusal.raised_in)
+
+
+def test_layering_on_an_envgen_image_is_no_collision(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """Named in the profile (base_provides.python inside /opt/env), the envgen image is layered on: no finding."""
+    profile = _write(tmp_path, "top", {"base": "localhost:5000/team/base:1", "local_base": True, "installer": "pip",
+                                       "python": "3.11", "gpu": {"required": False},
+                                       "base_provides": {"python": "/opt/env/bin/python3"},
+                                       "packages": {"pip": ["colorama==0.4.6"]}})
+    assert "base-env-collision" not in {f.code for f in check_profile(profile, kb)}
+    files = render_in_memory(profile, kb).files
+    dockerfile = files["Dockerfile"].decode()
+    assert "USER root" in dockerfile and " -m venv" not in dockerfile
+    assert "COPY --from=build /opt/env /opt/env" not in dockerfile
