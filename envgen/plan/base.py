@@ -6,7 +6,7 @@ from __future__ import annotations
 from envgen.kb.families import PythonSetup
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.environment import ENV_PREFIX
-from envgen.plan.refusals import Refused, base_collisions
+from envgen.plan.refusals import Refused, base_collisions, refusal
 from envgen.profile.model import Profile
 
 
@@ -26,3 +26,18 @@ def python_setup_row(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
 def base_refusals(profile: Profile, kb: KnowledgeBase) -> list[Refused]:
     """The base's own content where envgen's environment would be made anew (``plan.refusals``)."""
     return base_collisions(kb.base_family(profile), python_setup_row(profile, kb), profile.base, ENV_PREFIX)
+
+
+def lock_target(python_minor: str, glibc: str | None) -> str:
+    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64`` (the profile's Python, the base's glibc)."""
+    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
+
+
+def lock_target_refusals(made_for: str | None, where: str, profile: Profile, kb: KnowledgeBase) -> list[Refused]:
+    """A lock made for another target than this image's (``plan.refusals``: lock-target)."""
+    refusal("lock-target")
+    expected = lock_target(profile.python_minor, kb.glibc(profile.base))
+    if not made_for or made_for == expected:
+        return []
+    return [Refused("lock-target", f"{where} was made for {made_for}; this image is {expected}",
+                    f"run `envgen lock {profile.name}` again")]

@@ -14,7 +14,9 @@ from typing import Literal
 from envgen.errors import InputError
 from envgen.kb.families import BaseFamily, PythonSetup
 
-SeenBy = Literal["check", "invocation", "engine"]
+# check: the profile and the files beside it decide; invocation: the command's options and paths; engine: the Docker
+# engine's images or a registry; internal: envgen's own templates, scripts and data (a bug, not the user's input)
+SeenBy = Literal["check", "invocation", "engine", "internal"]
 
 
 @dataclass(frozen=True)
@@ -39,14 +41,36 @@ REFUSALS: tuple[Refusal, ...] = (
             severity="warning"),
     Refusal("lock-not-pip", "envgen.profile.lockfile", "check",
             "a pip lock file beside a conda profile"),
+    Refusal("conda-lock-stale", "envgen.plan.condalock", "check",
+            "a conda lock (<profile>.conda.txt) made for other conda specs, or not an explicit list"),
+    Refusal("lock-target", "envgen.render.plan", "check",
+            "a lock made for another Python or C library (its target: cp311-manylinux_2_36_x86_64)"),
     Refusal("offline-needs-wheelhouse", "envgen.render.plan", "invocation",
             "--offline without a wheelhouse", "the --offline and --wheelhouse options of render/build"),
     Refusal("wheelhouse-missing", "envgen.render.core", "invocation",
             "a --wheelhouse that is not a directory", "the --wheelhouse option of render/build"),
     Refusal("output-not-a-directory", "envgen.render.writer", "invocation",
-            "an output path (-o) that exists and is not a directory", "the render's -o DIR"),
+            "an output path (-o) that exists and is not a directory, or cannot be created or written",
+            "the render's -o DIR"),
+    Refusal("export-options", "envgen.render.exports", "invocation",
+            "an unknown export format, no profile, a shared-memory size not in Docker's syntax",
+            "the export command's arguments and --shm-size"),
+    Refusal("push-without-smoke", "envgen.pipeline.build", "invocation",
+            "--push with --no-smoke", "the build's --push and --no-smoke options"),
     Refusal("local-base-missing", "envgen.lock.lock_base", "engine",
-            "a local base image (local_base: true) the engine does not hold", "the engine's images (check reads none)"),
+            "a local base image (local_base: true) the engine does not hold, or not the one the lock pins",
+            "the engine's images (check reads none)"),
+    Refusal("registry-base-gone", "envgen.lock.lock_base", "engine",
+            "a base the registry no longer serves at the locked digest, or cannot give a digest or packages for",
+            "the registry (check reaches none)"),
+    Refusal("template-error", "envgen.render.jinja", "internal",
+            "a template that does not render (an undefined value, a missing template)",
+            "envgen's own templates: tests/unit/test_render_golden.py renders every built-in profile"),
+    Refusal("build-script-missing", "envgen.render.scripts", "internal",
+            "a build script a template names that is not in templates/sh",
+            "envgen's own scripts: tests/unit/test_build_scripts.py"),
+    Refusal("render-data-invalid", "envgen.render.plan", "internal",
+            "a render data file (render/data/*.yaml) that is not a mapping", "envgen's own data"),
 )
 
 

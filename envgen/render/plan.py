@@ -19,13 +19,13 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
-from envgen.plan.base import base_refusals, python_setup_row
+from envgen.plan.base import base_refusals, lock_target_refusals, python_setup_row
+from envgen.plan.condalock import conda_lock_of, conda_pip_version, conda_python_spec, exact_conda
 from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.plan.refusals import refuse
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
-from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import profile_hash
 from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
 from envgen.render.srcbuild import runtime_compiler_apt
@@ -183,21 +183,6 @@ class RenderPlan:
         }
 
 
-def exact_conda(spec: str) -> str:
-    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
-    string ("name=1.2.3=h1234_0") is already exact."""
-    channel, _, rest = spec.rpartition("::")
-    parts = rest.split("=")
-    if len(parts) == 2:
-        rest = f"{parts[0]}=={parts[1]}"
-    return f"{channel}::{rest}" if channel else rest
-
-
-def lock_target(python_minor: str, glibc: str | None) -> str:
-    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
-    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
-
-
 def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> BasePin:
     """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
     a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
@@ -319,7 +304,7 @@ def render_context(
         pins=pins,
         pip=PipSources(tuple(install.pip_index_urls), tuple(install.pip_find_links)),
         micromamba={k: str(v) for k, v in tools["micromamba"].items()},
-        conda_pip=str(tools["conda_pip"]["version"]),
+        conda_pip=conda_pip_version(),
         env=install.env,
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
@@ -329,7 +314,7 @@ def render_context(
         secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
         wheelhouse=wheelhouse,
         lock=lock,
-        conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
+        conda_lock=conda_lock_of(profile, pins.conda, None) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
 
@@ -356,11 +341,8 @@ def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
 def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tuple[str, ...]) -> Lock | None:
     """The lock beside the profile, when there is one; a lock made for another target is an error."""
     lock = find_lock(profile, pins.pip, runtime_apt)
-    if lock is not None and lock.field("target"):
-        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
-        if lock.field("target") != expected_target:
-            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
-                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
+    if lock is not None:
+        refuse(lock_target_refusals(lock.field("target"), str(lock.path or "lock"), profile, kb))
     return lock
 
 
@@ -373,11 +355,4 @@ def _wheelhouse(given: Path | None, mirrors: Mirrors, offline: bool) -> Path | N
     return wheelhouse
 
 
-def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
-    from envgen.profile.loader import profile_source
-    from envgen.render.condalock import conda_lock_path, read_conda_lock
 
-    source = profile_source(profile)
-    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
-        return None
-    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile.name)

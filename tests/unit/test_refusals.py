@@ -67,12 +67,36 @@ def _lock_stale(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBa
     return load_profile(str(tmp_path / "cpu-minimal.yaml"), env={}), kb
 
 
+def _lock_target(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    """cpu-minimal's lock, its inputs unchanged, made for another C library (manylinux_2_17)."""
+    source = builtin_profiles_dir()
+    lock = (source / "cpu-minimal.lock.txt").read_text(encoding="utf-8")
+    assert "# target: cp311-manylinux_2_36_x86_64" in lock
+    (tmp_path / "cpu-minimal.lock.txt").write_text(lock.replace("manylinux_2_36", "manylinux_2_17"), encoding="utf-8")
+    shutil.copy(source / "cpu-minimal.yaml", tmp_path / "cpu-minimal.yaml")
+    return load_profile(str(tmp_path / "cpu-minimal.yaml"), env={}), kb
+
+
+_CONDA = {"base": "nvidia/cuda:12.1.1-runtime-ubuntu22.04", "installer": "conda", "python": "3.11", "cuda": "12.1",
+          "packages": {"conda": ["numpy=1.26.4"]}}
+
+
 def _lock_not_pip(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
-    profile, kb = _env_conda(tmp_path, kb)
     (tmp_path / "condald.lock.txt").write_text("# a pip lock\n", encoding="utf-8")
-    return _write(tmp_path, "condald", {"base": "nvidia/cuda:12.1.1-runtime-ubuntu22.04", "installer": "conda",
-                                        "python": "3.11", "cuda": "12.1",
-                                        "packages": {"conda": ["numpy=1.26.4"]}}), kb
+    return _write(tmp_path, "condald", _CONDA), kb
+
+
+def _conda_lock_stale(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    """An explicit list made when the profile asked for numpy 1.26.3."""
+    (tmp_path / "condald.conda.txt").write_text(
+        "# format: envgen.conda-lock/1\n# conda-pins: numpy==1.26.3 pip==24.0 python=3.11\n@EXPLICIT\n",
+        encoding="utf-8")
+    return _write(tmp_path, "condald", _CONDA), kb
+
+
+def _conda_lock_not_explicit(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    (tmp_path / "condald.conda.txt").write_text("numpy=1.26.4\n", encoding="utf-8")
+    return _write(tmp_path, "condald", _CONDA), kb
 
 
 # code -> the profiles that trigger it (each refusal seen by check has at least one)
@@ -81,6 +105,8 @@ CASES: dict[str, list[Case]] = {
     "base-env-collision": [_base_collision],
     "lock-stale": [_lock_stale],
     "lock-not-pip": [_lock_not_pip],
+    "lock-target": [_lock_target],
+    "conda-lock-stale": [_conda_lock_stale, _conda_lock_not_explicit],
 }
 
 
@@ -112,9 +138,9 @@ def test_the_measured_profiles_get_an_error_from_check(tmp_path: Path, kb: Knowl
 
 @pytest.mark.parametrize("refusal", [r for r in REFUSALS if r.seen_by != "check"], ids=lambda r: r.code)
 def test_refusals_check_cannot_see_say_why(refusal) -> None:  # type: ignore[no-untyped-def]
-    """The rest depend on the command's options, the output directory or the engine: each names what check is not
-    given, and the module that raises it exists."""
-    assert refusal.why_not_check and refusal.seen_by in ("invocation", "engine")
+    """The rest depend on the command's options and paths, the engine or a registry, or are envgen's own bugs: each
+    names what check is not given, and the module that raises it exists."""
+    assert refusal.why_not_check and refusal.seen_by in ("invocation", "engine", "internal")
     importlib.import_module(refusal.raised_in)
 
 
@@ -129,3 +155,33 @@ def test_layering_on_an_envgen_image_is_no_collision(tmp_path: Path, kb: Knowled
     dockerfile = files["Dockerfile"].decode()
     assert "USER root" in dockerfile and " -m venv" not in dockerfile
     assert "COPY --from=build /opt/env /opt/env" not in dockerfile
+
+
+# Where the render and the build's preparation can refuse: each module raising an InputError or RenderError (or
+# calling a function that makes one) is named by an entry of the list. CheckFailed (prepare.py) is check's own verdict.
+SCANNED = ("render/*.py", "plan/*.py", "pipeline/prepare.py", "pipeline/build.py", "profile/lockfile.py",
+           "lock/lock_base.py")
+
+
+def _refusing_modules() -> set[str]:
+    import ast
+
+    import envgen
+
+    root = Path(envgen.__file__).parent
+    found = set()
+    for pattern in SCANNED:
+        for path in root.glob(pattern):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                name = (node.exc.func.id if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                        and isinstance(node.exc.func, ast.Name) else "")
+                if name in ("InputError", "RenderError") or (name[:1].islower() and name != "refusal"):
+                    found.add("envgen." + ".".join(path.relative_to(root).with_suffix("").parts))
+    return found
+
+
+def test_every_module_that_refuses_is_in_the_list() -> None:
+    listed = {r.raised_in for r in REFUSALS}
+    refusing = _refusing_modules()
+    assert {"envgen.render.plan", "envgen.plan.condalock", "envgen.profile.lockfile"} <= refusing
+    assert refusing <= listed, sorted(refusing - listed)
