@@ -3,6 +3,8 @@ environment is made with; what the render writes and the check judges alike."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from envgen.kb.families import PythonSetup
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.environment import ENV_PREFIX
@@ -26,6 +28,18 @@ def python_setup_row(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
 def base_refusals(profile: Profile, kb: KnowledgeBase) -> list[Refused]:
     """The base's own content where envgen's environment would be made anew (``plan.refusals``)."""
     return base_collisions(kb.base_family(profile), python_setup_row(profile, kb), profile.base, ENV_PREFIX)
+
+
+def labelled_base_refusals(profile: Profile, kb: KnowledgeBase, labels: Collection[str]) -> list[Refused]:
+    """The same, for a base the engine holds whose labels name its family (an image envgen built) where the profile
+    does not: the build's side (check reads no engine; ``plan.refusals``: envgen-base-unnamed)."""
+    refusal("envgen-base-unnamed")
+    family = kb.base_family(profile, labels)
+    if family == kb.base_family(profile):
+        return []  # the profile names the family itself: check and the render have judged it
+    # the family the labels name against the environment the render will make (it reads no labels)
+    return [Refused("envgen-base-unnamed", r.message, r.fix)
+            for r in base_collisions(family, python_setup_row(profile, kb), profile.base, ENV_PREFIX)]
 
 
 def lock_target(python_minor: str, glibc: str | None) -> str:

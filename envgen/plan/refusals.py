@@ -36,6 +36,10 @@ REFUSALS: tuple[Refusal, ...] = (
             "a profile env variable that would replace one envgen sets (PATH, LD_LIBRARY_PATH, NVIDIA_*)"),
     Refusal("base-env-collision", "envgen.render.plan", "check",
             "a base whose own content occupies /opt/env (an image envgen built) under an environment made anew there"),
+    Refusal("envgen-base-unnamed", "envgen.pipeline.prepare", "engine",
+            "an image envgen built (its io.envgen.* labels) as the base of a profile that makes its environment anew",
+            "the base image's labels, which only the engine has (check recognises an envgen image the profile names: "
+            "base_provides.python inside /opt/env)"),
     Refusal("lock-stale", "envgen.profile.lockfile", "check",
             "a lock beside the profile made for other inputs (python, pins, base, apt packages), or unreadable",
             severity="warning"),
@@ -118,5 +122,5 @@ def base_collisions(family: BaseFamily, setup: PythonSetup, base: str, env_prefi
         "base-env-collision",
         f"base {base} is an image of family {family.name} whose own environment occupies {occupied}: envgen's "
         f"environment would be made anew at {env_prefix} over it ({family.cite()})",
-        "layer on it: set base_provides: {python: " + env_prefix + "/bin/python3} (its packages stay, the "
-        "profile's go on top), or build on the image the base was built from")]
+        "layer on it: installer: pip with base_provides: {python: " + env_prefix + "/bin/python3} (its packages "
+        "stay, the profile's go on top), or build on the image the base was built from")]

@@ -64,3 +64,17 @@ def test_a_profile_on_top_of_an_envgen_image_builds_and_passes_its_smoke_test(  
     # the image's user is the profile's again, and the base's environment is the image's
     who = docker_client.containers.run(outcome.image_id, ["sh", "-c", "id -u; command -v python"], remove=True)
     assert who.split() == [b"1000", b"/opt/env/bin/python"]
+
+
+def test_an_envgen_base_the_profile_does_not_name_is_refused_before_building(  # type: ignore[no-untyped-def]
+        team_base, write_profile: Callable[[str, str], str]) -> None:
+    """Without base_provides the profile would make its environment anew over the base's /opt/env: the build reads
+    the base's io.envgen.* labels from the engine and refuses, naming the interpreter to layer on."""
+    from envgen.errors import InputError
+
+    body = TOP.format(base=alias("layer-base")).replace("base_provides: {python: /opt/env/bin/python3}\n", "")
+    name = write_profile("layer-unnamed", body)
+    with pytest.raises(InputError) as err:
+        build(name)
+    assert "occupies /opt/env" in err.value.message and "base_provides: {python: /opt/env/bin/python3}" in (
+        err.value.fix or "")

@@ -185,3 +185,21 @@ def test_every_module_that_refuses_is_in_the_list() -> None:
     refusing = _refusing_modules()
     assert {"envgen.render.plan", "envgen.plan.condalock", "envgen.profile.lockfile"} <= refusing
     assert refusing <= listed, sorted(refusing - listed)
+
+
+def test_an_envgen_base_named_by_its_labels_alone_is_refused_by_the_build(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """The engine's labels (read by the build, not by check) name an image envgen built: a profile that makes its
+    environment anew over it is refused, naming the interpreter to layer on; one that names it is not."""
+    from envgen.plan.base import labelled_base_refusals
+
+    labels = {"io.envgen.profile": "team", "io.envgen.version": "0.1.0"}
+    plain = _write(tmp_path, "plain", {"base": "localhost:5000/team/base:1", "local_base": True, "installer": "pip",
+                                       "python": "3.11", "gpu": {"required": False}})
+    refused = labelled_base_refusals(plain, kb, labels)
+    assert [r.code for r in refused] == ["envgen-base-unnamed"]
+    assert "occupies /opt/env" in refused[0].message and "/opt/env/bin/python3" in refused[0].fix
+    assert labelled_base_refusals(plain, kb, {}) == []
+    named = _write(tmp_path, "named", {"base": "localhost:5000/team/base:1", "local_base": True, "installer": "pip",
+                                       "python": "3.11", "gpu": {"required": False},
+                                       "base_provides": {"python": "/opt/env/bin/python3"}})
+    assert labelled_base_refusals(named, kb, labels) == []
