@@ -78,3 +78,22 @@ def test_an_envgen_base_the_profile_does_not_name_is_refused_before_building(  #
         build(name)
     assert "occupies /opt/env" in err.value.message and "base_provides: {python: /opt/env/bin/python3}" in (
         err.value.fix or "")
+
+
+def test_the_envgen_and_debian_rows_hold_for_the_images(team_base, docker_client: DockerClient) -> None:  # type: ignore[no-untyped-def]
+    """The base_families.yaml rows read back from the images themselves: the image envgen built carries the label
+    its row matches, leaves a non-root user and holds the paths the row says it occupies; debian:bookworm-slim
+    (the built-in profiles' base) has apt and runs as root."""
+    from envgen.kb import load_kb
+
+    kb = load_kb()
+    attrs = docker_client.images.get(team_base.image_id).attrs["Config"]
+    envgen = next(f for f in kb.base_families if f.name == "envgen")
+    assert set(envgen.match.labels) <= set(attrs["Labels"])
+    assert attrs["User"] not in ("", "0", "root", "0:0") and envgen.user == "non-root"
+    probe = "for p in " + " ".join(envgen.occupies) + "; do test -d $p && echo $p; done"
+    held = docker_client.containers.run(team_base.image_id, ["sh", "-c", probe], remove=True).split()
+    assert [p.decode() for p in held] == envgen.occupies
+    debian = kb.base_family("debian:bookworm-slim")
+    out = docker_client.containers.run("debian:bookworm-slim", ["sh", "-c", "id -u; command -v apt-get"], remove=True)
+    assert out.split() == [b"0", b"/usr/bin/apt-get"] and debian.package_manager == "apt" and debian.user == "root"
