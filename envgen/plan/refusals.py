@@ -37,7 +37,7 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("base-env-collision", "envgen.render.plan", "check",
             "a base whose own content occupies /opt/env (an image envgen built) under an environment made anew there"),
     Refusal("envgen-base-unnamed", "envgen.pipeline.prepare", "engine",
-            "an image envgen built (its io.envgen.* labels) as the base of a profile that makes its environment anew",
+            "an image envgen built (its labels say so) as the base of a profile that makes its environment anew",
             "the base image's labels, which only the engine has (check recognises an envgen image the profile names: "
             "base_provides.python inside /opt/env)"),
     Refusal("lock-stale", "envgen.profile.lockfile", "check",

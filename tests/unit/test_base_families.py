@@ -157,3 +157,13 @@ def test_loading_fills_ngc_defaults_through_the_family(kb: KnowledgeBase, tmp_pa
 
 def test_the_kb_is_consistent() -> None:
     assert load_kb().problems() == []
+
+
+def test_the_envgen_row_matches_the_label_envgen_writes(kb: KnowledgeBase) -> None:
+    """The envgen family's label is the one every image envgen builds carries (envgen.vocabulary), and the paths it
+    occupies are where envgen's environment goes."""
+    from envgen.plan.environment import ENV_PREFIX
+    from envgen.vocabulary import LABEL_PROFILE
+
+    envgen = next(f for f in kb.base_families if f.name == "envgen")
+    assert envgen.match.labels == [LABEL_PROFILE] and envgen.occupied(ENV_PREFIX) == ENV_PREFIX
