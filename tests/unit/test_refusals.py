@@ -203,3 +203,17 @@ def test_an_envgen_base_named_by_its_labels_alone_is_refused_by_the_build(tmp_pa
                                        "python": "3.11", "gpu": {"required": False},
                                        "base_provides": {"python": "/opt/env/bin/python3"}})
     assert labelled_base_refusals(named, kb, labels) == []
+
+
+def test_frameworks_installed_on_top_of_an_envgen_image_reach_the_image(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """On top of an envgen image, a framework the base does not provide is installed into the base's /opt/env in
+    the build stage, so the runtime stage copies that environment (without one, it keeps the base's)."""
+    profile = _write(tmp_path, "top", {"base": "localhost:5000/team/base:1", "local_base": True, "installer": "pip",
+                                       "python": "3.11", "gpu": {"required": False},
+                                       "frameworks": {"pytorch": "2.2.2", "tensorflow": "2.15.0"},
+                                       "base_provides": {"python": "/opt/env/bin/python3",
+                                                         "frameworks": ["tensorflow"]}})
+    files = render_in_memory(profile, kb).files
+    dockerfile = files["Dockerfile"].decode()
+    assert "torch==2.2.2" in files["requirements.lock"].decode()
+    assert " -m venv" not in dockerfile and "COPY --from=build /opt/env /opt/env" in dockerfile
