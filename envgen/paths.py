@@ -30,6 +30,11 @@ def build_scripts_dir() -> Path:
     return templates_dir() / "sh"
 
 
+def render_data_dir() -> Path:
+    """The render's own data (labels, the tools the Dockerfiles fetch or pin)."""
+    return _PACKAGE_DIR / "render" / "data"
+
+
 def kb_data_dir() -> Path:
     return _PACKAGE_DIR / "kb" / "data"
 

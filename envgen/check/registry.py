@@ -23,6 +23,7 @@ from envgen.check import (
     rules_platform,
     rules_python,
     rules_pytorch,
+    rules_refusals,
     rules_tensorflow,
 )
 from envgen.check.context import CheckContext
@@ -50,4 +51,5 @@ RULES: tuple[Rule, ...] = (
     *rules_lock.RULES,
     *rules_names.RULES,
     *rules_extras.RULES,
+    *rules_refusals.RULES,
 )

@@ -6,7 +6,6 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb import BaseImageInfo
-from envgen.kb.images import parse_image
 from envgen.kb.versions import minor, vtuple
 
 _LOCAL = "profile: local_base: true"
@@ -75,7 +74,7 @@ def base_matches_profile(ctx: CheckContext) -> list[Finding]:
                 info.cite(),
             )
         )
-    if profile.cudnn and parse_image(profile.base).repository == "nvidia/cuda" and info.cudnn is None:
+    if profile.cudnn and ctx.stack.family.facts == "cuda_images" and info.cudnn is None:
         out.append(
             finding(
                 "warning",

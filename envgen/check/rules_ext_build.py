@@ -30,7 +30,7 @@ def build_setup(ctx: CheckContext) -> list[Finding]:
             continue
         plan = source_build(ctx.stack, ext)
         sdist = f"{ext.label} has no wheel on PyPI (an sdist only)"
-        if build.nvcc and not has_nvcc(ctx.profile) and (plan is None or plan.stage_base is None):
+        if build.nvcc and not has_nvcc(ctx.profile, ctx.kb) and (plan is None or plan.stage_base is None):
             out.append(finding(
                 "error", "ext-build-needs-nvcc",
                 f"{sdist}: building it needs nvcc, and base {ctx.profile.base} has no CUDA toolkit and no "
@@ -102,7 +102,7 @@ def runtime_nvcc(ctx: CheckContext) -> list[Finding]:
             ext.cite(),
         )
         for ext in extensions(ctx.profile, ctx.kb)
-        if ext.row.runtime_nvcc and ctx.gpu and not has_nvcc(ctx.profile)
+        if ext.row.runtime_nvcc and ctx.gpu and not has_nvcc(ctx.profile, ctx.kb)
     ]
 
 

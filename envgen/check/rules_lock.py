@@ -16,6 +16,7 @@ from envgen.check.findings import Finding
 from envgen.check.util import finding
 
 if TYPE_CHECKING:
+    from envgen.errors import InputError
     from envgen.profile.lockfile import Lock
 
 _SOURCE = "envgen lock: <profile>.lock.txt (conda: <profile>.conda.txt) beside the profile (README, Locking)"
@@ -26,6 +27,8 @@ class _LockRead:
     path: Path
     lock: Lock | None  # None: no lock file, or one made for other inputs
     stale: str | None = None  # why a lock file there does not match the profile
+    refused: InputError | None = None  # a lock file the render refuses outright (lock-not-pip, lock-target)
+    code: str = "lock-not-pip"
 
 
 def _read_lock(ctx: CheckContext) -> _LockRead | None:
@@ -38,19 +41,37 @@ def _read_lock(ctx: CheckContext) -> _LockRead | None:
     if source is None:
         return None
     from envgen.errors import InputError
-    from envgen.profile.lockfile import check_inputs, lock_path, read_lock
+    from envgen.plan.base import lock_target_refusals
+    from envgen.profile.lockfile import check_inputs, lock_not_pip, lock_path, read_lock
 
     path = lock_path(source, ctx.profile.installer)
+    if ctx.profile.installer != "pip":
+        pip_lock = lock_path(source)
+        if pip_lock.is_file():  # a pip lock beside a conda profile: the render refuses it
+            return _LockRead(pip_lock, None, refused=lock_not_pip(pip_lock, ctx.profile))
+        # no conda lock: lock-missing; one there is judged by conda_lock_state (plan.condalock)
+        return None if path.is_file() else _LockRead(path, None)
     if not path.is_file():
         return _LockRead(path, None)
-    if ctx.profile.installer == "conda":
-        return None  # render reads and checks the conda lock (its format is the render's)
     try:
         lock = read_lock(path)
         check_inputs(lock, ctx.profile, ctx.plan.framework_pip, lock.inputs.apt or ())
     except InputError as exc:
         return _LockRead(path, None, exc.message)
+    target = lock_target_refusals(lock.field("target"), str(lock.path or "lock"), ctx.profile, ctx.kb)
+    if target:
+        return _LockRead(path, None, refused=target[0].error(), code=target[0].code)
     return _LockRead(path, lock)
+
+
+def conda_lock_state(ctx: CheckContext) -> list[Finding]:
+    """The conda lock beside a conda profile: what the render would refuse in it (plan.condalock)."""
+    if ctx.profile.installer != "conda":
+        return []
+    from envgen.plan.condalock import conda_lock_refusals
+
+    return [finding("error", r.code, r.message, r.fix, _SOURCE) for r in conda_lock_refusals(ctx.profile,
+                                                                                             ctx.plan.user_conda)]
 
 
 def lock_state(ctx: CheckContext) -> list[Finding]:
@@ -61,6 +82,8 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
 
     profile, path = ctx.profile, read.path
     command = f"envgen lock {profile_arg(profile)}"
+    if read.refused is not None:
+        return [finding("error", read.code, read.refused.message, read.refused.fix or "", _SOURCE)]
     if read.stale is not None:
         return [finding("warning", "lock-stale", f"{read.stale}: the build will refuse this lock",
                         f"run `{command}` again", _SOURCE)]
@@ -129,4 +152,4 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
     return out
 
 
-RULES = (lock_state, floating_lines)
+RULES = (lock_state, conda_lock_state, floating_lines)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Collection
 
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.distributions import FrameworkNames
 from envgen.kb.distributions import framework_names as names_of
 from envgen.kb.extensions import ExtensionPackage
+from envgen.kb.families import BaseFamily, BaseQuery, PythonSetup, family_for
 from envgen.kb.images import CUDA_TAG_RE, parse_image
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
@@ -268,6 +270,17 @@ class KnowledgeBase(Tables):
         """The family rules for an NGC framework image, whether or not its release has a row."""
         repository = parse_image(image_ref).repository
         return next((f for f in self.ngc_family if repository in f.images), None)
+
+    def base_family(self, base: str | BaseQuery, labels: Collection[str] = ()) -> BaseFamily:
+        """The family of an image reference or of a profile's base (base_families.yaml; every image has one)."""
+        return family_for(self.base_families, base, labels)
+
+    def python_setup(self, name: str) -> PythonSetup:
+        """A ``python_setups`` row by name (a family's ``python``/``python_provided``, or "conda")."""
+        found = next((row for row in self.python_setups if row.name == name), None)
+        if found is None:
+            raise KnowledgeBaseError(f"base_families.yaml has no python_setups row {name!r}")
+        return found
 
     def base_image(self, image_ref: str) -> BaseImageInfo | None:
         ref = parse_image(image_ref)

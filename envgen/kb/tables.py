@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
+from envgen.kb.families import BaseFamily, PythonSetup
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     CudaImageRow,
@@ -56,6 +57,8 @@ class Tables:
     framework_pip: list[FrameworkPip] = field(default_factory=list)
     framework_conda: list[FrameworkConda] = field(default_factory=list)
     framework_refused: list[FrameworkRefused] = field(default_factory=list)
+    base_families: list[BaseFamily] = field(default_factory=list)
+    python_setups: list[PythonSetup] = field(default_factory=list)
 
     def cuda(self, version: str) -> CudaToolkit | None:
         want = minor(version)
@@ -113,4 +116,6 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "framework_refused": (FrameworkRefused, "framework_refused"),
     "pip_names": (PipName, "pip_names"),
     "common_pip_names": (CommonPipNames, "common_pip_names"),
+    "base_families": (BaseFamily, "base_families"),
+    "python_setups": (PythonSetup, "python_setups"),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from envgen.kb.families import FamilyMatch
 from envgen.kb.specifiers import contains
 from envgen.kb.tables import Tables
 from envgen.kb.versions import minor, sm_to_cc
@@ -21,7 +22,8 @@ def problems(kb: Tables) -> list[str]:
         ("ngc.yaml", [r.key for r in kb.ngc_releases]),
     ):
         out += [f"{name}: duplicate row {k!r}" for k, n in Counter(keys).items() if n > 1]
-    return out + _tensorflow_problems(kb) + _pytorch_problems(kb) + _image_problems(kb) + _package_problems(kb)
+    return (out + _tensorflow_problems(kb) + _pytorch_problems(kb) + _image_problems(kb) + _package_problems(kb)
+                 + _family_problems(kb))
 
 
 def _tensorflow_problems(kb: Tables) -> list[str]:
@@ -85,6 +87,18 @@ def _image_problems(kb: Tables) -> list[str]:
         for entry in cudnn.cuda:
             if "." in entry and kb.cuda(entry) is None and entry not in ("8.0",):
                 out.append(f"cudnn.yaml#{cudnn.version}: CUDA {entry} is not in cuda.yaml")
+    return out
+
+
+def _family_problems(kb: Tables) -> list[str]:
+    """base_families.yaml: every family names python_setups rows that exist, and the last row matches every image."""
+    setups = {row.name for row in kb.python_setups}
+    out = [f"base_families.yaml#{row.key}: python setup {name!r} is not a python_setups row"
+           for row in kb.base_families for name in (row.python, row.python_provided) if name not in setups]
+    if kb.base_families and kb.base_families[-1].match != FamilyMatch():
+        out.append("base_families.yaml: the last row's match must be empty (the family of every other image)")
+    if "conda" not in setups:
+        out.append("base_families.yaml: no python_setups row 'conda' (the conda installer's)")
     return out
 
 

@@ -30,6 +30,7 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
+from envgen.plan.base import lock_target
 from envgen.profile import Profile, find_profile, load_profile
 from envgen.profile.loader import profile_arg
 from envgen.profile.lockfile import (
@@ -42,7 +43,7 @@ from envgen.profile.lockfile import (
     sorted_entries,
 )
 from envgen.profile.requirements import canonical as canonical_name
-from envgen.render.plan import RenderPlan, lock_target, render_context, wheelhouse_covers
+from envgen.render.plan import RenderPlan, render_context, wheelhouse_covers
 from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 
 if TYPE_CHECKING:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from envgen.errors import InputError
 from envgen.files import write_atomically
-from envgen.profile.loader import profile_arg
-from envgen.render.condalock import (
+from envgen.plan.condalock import (
     CONDA_LOCK_FORMAT,
     EXPLICIT,
     conda_lock_path,
     conda_specs,
 )
+from envgen.profile.loader import profile_arg
 
 
 @dataclass(frozen=True)

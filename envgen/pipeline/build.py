@@ -37,7 +37,7 @@ from envgen.mirrors import mirror_ref
 from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
-from envgen.pipeline.prepare import checked_profile
+from envgen.pipeline.prepare import check_base_labels, checked_profile
 from envgen.pipeline.smoke import SEALED_REPORT, run_planned
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import host_plan
@@ -223,6 +223,7 @@ def build(
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
     check_locked_base(client, profile, echo)
+    check_base_labels(client, profile, kb)
     store = ValidationStore(config.state_dir)
     wheelhouse = _wheelhouse(config, wheelhouse, env)
     if wheelhouse:

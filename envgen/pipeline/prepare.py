@@ -6,6 +6,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envgen.check import Finding, HostSpec, check_profile
 from envgen.config import UserConfig, load_config
@@ -14,6 +15,9 @@ from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.profile import Profile, load_profile
 from envgen.render import RenderResult, export, render
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 
 @dataclass(frozen=True)
@@ -169,3 +173,16 @@ def unbuilt_images(refs: list[str], fmt: str, env: Mapping[str, str] | None = No
     finally:
         client.close()
     return missing
+
+
+def check_base_labels(client: DockerClient, profile: Profile, kb: KnowledgeBase) -> None:
+    """Before building: a base the engine holds whose labels say envgen built it, under a profile that would make its
+    environment anew over the base's /opt/env, is refused (``plan.refusals``: envgen-base-unnamed); its fix names the
+    base's interpreter so that the profile layers on it."""
+    from envgen.docker import inspect_image
+    from envgen.plan.base import labelled_base_refusals
+    from envgen.plan.refusals import refuse
+
+    image = inspect_image(client, parse_ref(profile.base).tagged)
+    if image is not None:
+        refuse(labelled_base_refusals(profile, kb, image.labels))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from envgen.errors import RenderError
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.libraries import nvidia_wheel, wheel_lib_dirs
+from envgen.plan.refusals import env_collisions, refuse
 from envgen.profile.model import Profile
 
 ENV_PREFIX = "/opt/env"  # where every installer puts the environment
@@ -36,6 +36,18 @@ def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: Sequence[str], site_packages: s
 
 def environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
                 require_cuda: str | None) -> tuple[tuple[str, str], ...]:
+    """envgen's own variables, then the profile's ``env``; a profile variable that would replace one of envgen's is
+    refused (``plan.refusals``: check reports the same)."""
+    env = own_environment(profile, kb, pip_pins, require_cuda)
+    refuse(env_collisions(env, profile.env))
+    env.update(profile.env)
+    return tuple(sorted(env.items()))
+
+
+def own_environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
+                    require_cuda: str | None) -> dict[str, str]:
+    """The variables envgen sets itself: the environment's PATH, the NVIDIA wheels' library path, the NVIDIA
+    Container Toolkit's variables."""
     env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
     if profile.is_gpu:
         libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
@@ -49,8 +61,4 @@ def environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
         # (see envgen/plan/require.py)
         if require_cuda:
             env["NVIDIA_REQUIRE_CUDA"] = require_cuda
-    for key, value in profile.env.items():
-        if key in env:
-            raise RenderError(f"profile env {key} would replace envgen's own {key}", fix=f"remove env.{key}")
-        env[key] = value
-    return tuple(sorted(env.items()))
+    return env

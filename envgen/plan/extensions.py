@@ -53,20 +53,18 @@ def image_cuda(stack: Stack) -> str | None:
     return minor(cuda) if cuda else None
 
 
-def has_nvcc(profile: Profile) -> bool:
-    """The base carries nvcc: an nvidia/cuda ``devel`` tag, or an NGC framework image (built on devel)."""
-    return "-devel" in profile.base or profile.is_ngc
+def has_nvcc(profile: Profile, kb: KnowledgeBase) -> bool:
+    """The base carries nvcc (its family's row: an nvidia/cuda ``devel`` tag, an NGC framework image)."""
+    return kb.base_family(profile).nvcc
 
 
 def devel_twin(profile: Profile, kb: KnowledgeBase) -> str | None:
-    """The nvidia/cuda ``devel`` tag of the same CUDA, cuDNN and OS as a ``runtime``/``base`` base: the stage a
-    source build runs in (nvcc, headers), its result copied into the runtime image. None when there is none."""
-    for flavour in ("-runtime-", "-base-"):
-        if profile.base.startswith("nvidia/cuda:") and flavour in profile.base:
-            twin = profile.base.split("@")[0].replace(flavour, "-devel-")
-            info = kb.base_image(twin)
-            return twin if info is not None and info.status == "available" else None
-    return None
+    """The nvidia/cuda ``devel`` tag of the same CUDA, cuDNN and OS as a ``runtime``/``base`` base (its family's
+    ``devel_twin``): the stage a source build runs in (nvcc, headers), its result copied into the runtime image.
+    None when there is none, or the KB does not know the tag as available."""
+    twin = kb.base_family(profile).twin_of(profile.base)
+    info = kb.base_image(twin) if twin is not None else None
+    return twin if info is not None and info.status == "available" else None
 
 
 def arch_list(ccs: list[str], fmt: str, supported: list[str]) -> list[str]:
@@ -131,7 +129,7 @@ def source_build(stack: Stack, ext: Extension) -> SourceBuildPlan | None:
         env.append(("TORCH_CUDA_ARCH_LIST", ";".join(arch_list(ccs, "dotted", []))))
     env.append(("MAX_JOBS", str(build.max_jobs)))
     env.extend(sorted(build.env.items()))
-    twin = None if has_nvcc(stack.profile) or not build.nvcc else devel_twin(stack.profile, stack.kb)
+    twin = None if has_nvcc(stack.profile, stack.kb) or not build.nvcc else devel_twin(stack.profile, stack.kb)
     return SourceBuildPlan(ext.spec, twin, tuple(env), tuple(build.build_requires))
 
 

@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass, field
 
 from envgen.kb import KnowledgeBase, TorchVariant
-from envgen.plan.environment import environment
+from envgen.plan.environment import environment, own_environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
 from envgen.plan.extensions import SourceBuildPlan, extensions, source_builds
 from envgen.plan.libraries import STAGES
@@ -70,8 +70,13 @@ class InstallPlan:
     @functools.cached_property
     def env(self) -> tuple[tuple[str, str], ...]:
         """The image's environment variables (``plan.environment``); a profile ``env`` that would replace one of
-        envgen's is a RenderError, raised when the render asks."""
+        envgen's is refused (an InputError), raised when the render asks; check reports it from ``own_env``."""
         return environment(self.profile, self.kb, self.pip, self.nvidia_require_cuda)
+
+    @functools.cached_property
+    def own_env(self) -> dict[str, str]:
+        """The variables envgen sets itself, before the profile's ``env``."""
+        return own_environment(self.profile, self.kb, self.pip, self.nvidia_require_cuda)
 
 
 def _local(version: str, variant: TorchVariant | None) -> str:

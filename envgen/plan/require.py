@@ -119,7 +119,7 @@ def required_cuda(stack: Stack) -> str | None:
     floors = [_oldest_cuda_running(stack.kb, v) for v in used]
     need = max(floors, key=vtuple, default=None)
     # an NGC base's own CUDA: its release row's, else (a release without a row) the profile's, which describes it
-    base_cuda = stack.ngc.cuda if stack.ngc is not None else stack.profile.cuda if stack.profile.is_ngc else None
+    base_cuda = stack.ngc.cuda if stack.ngc is not None else stack.profile.cuda if stack.family.release_table else None
     if base_cuda is None or need is None:
         return need
     return need if vtuple(need) > vtuple(_oldest_cuda_running(stack.kb, base_cuda)) else None

@@ -9,6 +9,7 @@ import functools
 from dataclasses import dataclass, field
 
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
+from envgen.kb.families import BaseFamily
 from envgen.kb.models import GpuModel
 from envgen.kb.versions import minor, vtuple
 from envgen.plan.libraries import Libraries, survey
@@ -27,6 +28,7 @@ class Target:
 class Stack:
     profile: Profile
     kb: KnowledgeBase
+    family: BaseFamily  # the base image's family (base_families.yaml)
     targets: list[Target] = field(default_factory=list)  # the GPUs the profile names
     tf_build: TensorflowBuild | None = None
     tf_package: str | None = None
@@ -84,9 +86,11 @@ def resolve_rows(profile: Profile, kb: KnowledgeBase) -> Stack:
     if tf_version:
         tf_package = profile.frameworks.tensorflow_package or kb.tensorflow_package(tf_version, profile.gpu.required)
     variant, note = choose_torch_variant(profile, kb)
+    family = kb.base_family(profile)
     return Stack(
         profile=profile,
         kb=kb,
+        family=family,
         targets=[Target(t, "profile", kb.gpu(t)) for t in profile.gpu.targets],
         tf_build=kb.tensorflow_build(tf_version) if tf_version else None,
         tf_package=tf_package,
@@ -94,7 +98,7 @@ def resolve_rows(profile: Profile, kb: KnowledgeBase) -> Stack:
         torch_variant=variant,
         torch_variant_note=note,
         base=kb.base_image(profile.base),
-        ngc=kb.ngc(profile.base) if profile.is_ngc else None,
+        ngc=kb.ngc(profile.base) if family.release_table else None,
     )
 
 

@@ -193,13 +193,15 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
     data, origins = _resolve(doc, env, (source.path.resolve(),), used)
     data.pop("extends", None)
     if kb is not None:
-        names = kb.framework_names
-    else:  # the KB is read below only for the defaults that need it; the framework names are one small file
+        names, families = kb.framework_names, kb.base_families
+    else:  # the KB is read below only for the defaults that need it; the framework names and the base families
+        # are one small file each
         from envgen.kb.distributions import read_framework_names
+        from envgen.kb.families import read_base_families
 
-        names = read_framework_names()
+        names, families = read_framework_names(), read_base_families()
     notes = normalise(data, origins, source.path, names)
-    if wants_ngc_defaults(notes.data) or wants_wheel_cuda(notes.data):
+    if wants_ngc_defaults(notes.data, families) or wants_wheel_cuda(notes.data):
         if kb is None:
             from envgen.kb.cache import cache_dir, load_kb_cached
 

@@ -318,6 +318,13 @@ def check_inputs(lock: Lock, profile: Profile, framework: Sequence[str], apt: Se
                          f"{_join(now.apt or ())}", fix=fix)
 
 
+def lock_not_pip(path: Path, profile: Profile) -> InputError:
+    """A pip lock file beside a profile of another installer: the render refuses it, check reports the same
+    (``plan.refusals``: lock-not-pip)."""
+    return InputError(f"{path}: lock files apply to pip profiles; profile {profile.name!r} has installer: "
+                      f"{profile.installer}", fix=f"delete {path.name}")
+
+
 def find_lock(profile: Profile, framework: Sequence[str], apt: Sequence[str] = ()) -> Lock | None:
     """The lock file beside the profile's YAML file, checked against the profile; None if there is none
     (or the profile was made in code, not loaded from a file)."""
@@ -328,8 +335,7 @@ def find_lock(profile: Profile, framework: Sequence[str], apt: Sequence[str] = (
     if not path.is_file():
         return None
     if profile.installer != "pip":
-        raise InputError(f"{path}: lock files apply to pip profiles; profile {profile.name!r} has installer: conda",
-                         fix=f"delete {path.name}")
+        raise lock_not_pip(path, profile)
     lock = read_lock(path)
     check_inputs(lock, profile, framework, apt)
     return lock

@@ -117,12 +117,14 @@ class CrossFieldRule:
     # What a file may leave to loading: JSON Schema conditions under which the loader fills ``then`` itself
     # (profile.normalise), so the schema of the *file* waives the rule there; the model checks the filled profile.
     filled_when: tuple[dict[str, Any], ...] = ()
+    # loading also fills ``then`` from the release row of a base whose family has one (NGC: ngc_defaults); the
+    # schema names those bases from base_families.yaml
+    filled_by_release: bool = False
 
 
-# Where loading fills cuda (normalise.wheel_cuda_defaults, ngc_defaults): an NGC base, a torch build tag (+cu121),
-# tensorflow[and-cuda], in frameworks: or as a packages.pip line.
+# Where loading fills cuda from the frameworks' wheels (normalise.wheel_cuda_defaults): a torch build tag (+cu121),
+# tensorflow[and-cuda], in frameworks: or as a packages.pip line (and from an NGC base: filled_by_release).
 _CUDA_FILLED: tuple[dict[str, Any], ...] = (
-    {"required": ["base"], "properties": {"base": {"pattern": "^nvcr\\.io/nvidia/"}}},
     {"required": ["frameworks"], "properties": {"frameworks": {
         "required": ["pytorch"], "properties": {"pytorch": {"pattern": "\\+cu[0-9]+$"}}}}},
     {"required": ["frameworks"], "properties": {"frameworks": {
@@ -134,9 +136,10 @@ _CUDA_FILLED: tuple[dict[str, Any], ...] = (
 
 CROSS_FIELD_RULES: tuple[CrossFieldRule, ...] = (
     CrossFieldRule("cudnn", SET, "cuda", "set", "cudnn is set but cuda is not: set cuda too, or remove cudnn",
-                   _CUDA_FILLED),
+                   _CUDA_FILLED, filled_by_release=True),
     CrossFieldRule("gpu.required", True, "cuda", "set",
-                   "gpu.required is true but cuda is not set: set cuda, or gpu.required: false", _CUDA_FILLED),
+                   "gpu.required is true but cuda is not set: set cuda, or gpu.required: false", _CUDA_FILLED,
+                   filled_by_release=True),
 )
 
 
@@ -429,10 +432,6 @@ class Profile(Strict):
     def pip_pins(self) -> list[str]:
         """The exact ``packages.pip`` pins the image gets, without their markers: "nvidia-cudnn-cu12==9.1.0.70"."""
         return [line.requirement for line in self.pip_installed if not line.floats]
-
-    @property
-    def is_ngc(self) -> bool:
-        return self.base.startswith("nvcr.io/nvidia/")
 
     def identity(self) -> dict[str, object]:
         """What defines the environment: everything but the route packages take (mirrors)

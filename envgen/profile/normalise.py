@@ -11,11 +11,13 @@ base, are ``ngc_defaults``, applied by ``load_profile`` with the caller's KB.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
+from envgen.kb.families import BaseFamily, family_for
 from envgen.kb.specifiers import contains
 from envgen.profile.requirements import PipLine, canonical, try_parse
 
@@ -267,11 +269,12 @@ def normalise(data: dict[str, Any], origins: Origins, path: Path, names: Framewo
     return n.result
 
 
-def wants_ngc_defaults(data: dict[str, Any]) -> bool:
-    """An NGC base that leaves out its CUDA, cuDNN or Python: ``ngc_defaults`` fills them from the KB."""
+def wants_ngc_defaults(data: dict[str, Any], families: Sequence[BaseFamily]) -> bool:
+    """A base whose family has a release table (NGC) that leaves out its CUDA, cuDNN or Python: ``ngc_defaults``
+    fills them from the KB's row for the release. ``families``: base_families.yaml's rows."""
     base = data.get("base")
-    return (isinstance(base, str) and base.startswith("nvcr.io/nvidia/")
-            and any(key not in data for key in ("cuda", "cudnn", "python")))
+    return (isinstance(base, str) and any(key not in data for key in ("cuda", "cudnn", "python"))
+            and family_for(families, base).release_table)
 
 
 def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
@@ -279,7 +282,7 @@ def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
     base's row for that release (without a row, from the nearest known release). Applied by ``load_profile`` with
     the caller's knowledge base, not inside the model's validation (which reads nothing)."""
     data = result.data
-    if not wants_ngc_defaults(data):
+    if not wants_ngc_defaults(data, kb.base_families):
         return
     keys: tuple[str, ...] = ("cuda", "cudnn", "python")
     row, why = kb.ngc(str(data["base"])), "the NGC release's"

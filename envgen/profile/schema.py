@@ -10,6 +10,7 @@ field: cuda from an NGC base or the frameworks' wheels).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from envgen.profile.model import CROSS_FIELD_RULES, SET, CrossFieldRule, Profile
@@ -39,10 +40,20 @@ def _rule_schema(rule: CrossFieldRule) -> dict[str, Any]:
     must_be_present = rule.equals is SET or _default_of(parts) != rule.equals
     for part in reversed(parts):
         cond = {"properties": {part: cond}, **({"required": [part]} if must_be_present else {})}
-    if rule.filled_when:  # loading fills the field there: the file may leave it out
-        cond = {"allOf": [cond, {"not": {"anyOf": list(rule.filled_when)}}]}
+    filled = [*(_release_bases() if rule.filled_by_release else []), *rule.filled_when]
+    if filled:  # loading fills the field there: the file may leave it out
+        cond = {"allOf": [cond, {"not": {"anyOf": filled}}]}
     target: dict[str, Any] = {"type": "string"} if rule.need == "set" else {"type": "array", "minItems": 1}
     return {"if": cond, "then": {"required": [rule.then], "properties": {rule.then: target}}}
+
+
+def _release_bases() -> list[dict[str, Any]]:
+    """The bases whose left-out CUDA loading fills from their release row (the families with a release table, such
+    as NGC's), as conditions on ``base``."""
+    from envgen.kb.families import read_base_families
+
+    return [{"required": ["base"], "properties": {"base": {"pattern": "^" + re.escape(f.match.repository_prefix)}}}
+            for f in read_base_families() if f.release_table and f.match.repository_prefix]
 
 
 def _default_of(parts: list[str]) -> object:

@@ -19,12 +19,13 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.plan.base import base_refusals, lock_target_refusals, python_setup_row
+from envgen.plan.condalock import conda_lock_of, conda_pip_version, conda_python_spec, exact_conda
 from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.install import InstallPlan, resolve_stack
-from envgen.profile.loader import profile_arg
+from envgen.plan.refusals import refuse
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
-from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import profile_hash
 from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
 from envgen.render.srcbuild import runtime_compiler_apt
@@ -58,6 +59,7 @@ class BasePin:
     from_ref: str  # what FROM gets: "image@sha256:..." when a digest is known
     digest: str | None
     local: bool
+    user: str = "root"  # the user the base image leaves (its family's row): "non-root" makes each stage USER root
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ class PythonSetup:
     # base_provides: the interpreter's own site directories go on /opt/env's path (a .pth), since a venv
     # made from another venv does not see that venv's packages
     base_site: bool = False
+    # False: no venv is made; the base's own /opt/env (an image envgen built) is the environment, and the image's
+    # packages go on top of it
+    venv: bool = True
 
 
 @dataclass(frozen=True)
@@ -178,33 +183,6 @@ class RenderPlan:
         }
 
 
-def exact_conda(spec: str) -> str:
-    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
-    string ("name=1.2.3=h1234_0") is already exact."""
-    channel, _, rest = spec.rpartition("::")
-    parts = rest.split("=")
-    if len(parts) == 2:
-        rest = f"{parts[0]}=={parts[1]}"
-    return f"{channel}::{rest}" if channel else rest
-
-
-def python_setup_key(profile: Profile) -> str:
-    if profile.installer == "conda":
-        return "conda"
-    if profile.base_provides is not None:
-        return "base-env"
-    if profile.is_ngc:
-        return "ngc"
-    if parse_ref(profile.base).repository == "python":
-        return "python-image"
-    return "debian"
-
-
-def lock_target(python_minor: str, glibc: str | None) -> str:
-    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
-    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
-
-
 def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> BasePin:
     """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
     a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
@@ -219,7 +197,8 @@ def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> B
         from_ref = f"{profile.base}@{digest}"
     else:
         from_ref = profile.base
-    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base)
+    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base,
+                   user=kb.base_family(profile).user)
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
@@ -306,9 +285,10 @@ def render_context(
     install = resolve_stack(profile, kb) if install is None else install
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
-    setup = python_setup(profile)
+    refuse(base_refusals(profile, kb))
+    setup = python_setup(profile, kb)
     pins = _pins(profile, install)
-    compilers = runtime_compiler_apt(profile, kb, setup.key)
+    compilers = runtime_compiler_apt(profile, kb, kb.python_setup(setup.key))
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
     lock = _lock_for(profile, kb, pins, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
@@ -324,7 +304,7 @@ def render_context(
         pins=pins,
         pip=PipSources(tuple(install.pip_index_urls), tuple(install.pip_find_links)),
         micromamba={k: str(v) for k, v in tools["micromamba"].items()},
-        conda_pip=str(tools["conda_pip"]["version"]),
+        conda_pip=conda_pip_version(),
         env=install.env,
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
@@ -334,7 +314,7 @@ def render_context(
         secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
         wheelhouse=wheelhouse,
         lock=lock,
-        conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
+        conda_lock=conda_lock_of(profile, pins.conda, None) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
 
@@ -350,23 +330,19 @@ def _pins(profile: Profile, install: InstallPlan) -> Pins:
     )
 
 
-def python_setup(profile: Profile) -> PythonSetup:
-    """How the environment gets its Python (python_setups.yaml's row for the profile)."""
-    key = python_setup_key(profile)
-    raw = _data("python_setups.yaml")[key]
-    return PythonSetup(key, tuple(raw["build_apt"]), tuple(raw["runtime_apt"]), tuple(raw["venv_args"]),
-                       profile.base_provides.python if profile.base_provides else "python3",
-                       profile.base_provides is not None)
+def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
+    """How the environment gets its Python (the KB's python_setups row for the profile)."""
+    row = python_setup_row(profile, kb)
+    return PythonSetup(row.name, tuple(row.build_apt), tuple(row.runtime_apt), tuple(row.venv_args),
+                       profile.base_provides.python if profile.base_provides else "python3", row.base_site,
+                       row.venv)
 
 
 def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tuple[str, ...]) -> Lock | None:
     """The lock beside the profile, when there is one; a lock made for another target is an error."""
     lock = find_lock(profile, pins.pip, runtime_apt)
-    if lock is not None and lock.field("target"):
-        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
-        if lock.field("target") != expected_target:
-            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
-                             f"{expected_target}", fix=f"run `envgen lock {profile_arg(profile)}` again")
+    if lock is not None:
+        refuse(lock_target_refusals(lock.field("target"), str(lock.path or "lock"), profile, kb))
     return lock
 
 
@@ -377,13 +353,3 @@ def _wheelhouse(given: Path | None, mirrors: Mirrors, offline: bool) -> Path | N
     if offline and wheelhouse is None:
         raise InputError("--offline needs a wheelhouse", fix="pass --wheelhouse DIR or set mirrors.wheelhouse")
     return wheelhouse
-
-
-def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
-    from envgen.profile.loader import profile_source
-    from envgen.render.condalock import conda_lock_path, read_conda_lock
-
-    source = profile_source(profile)
-    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
-        return None
-    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile_arg(profile))

@@ -5,18 +5,16 @@ that compiles native code when it runs (Triton's launcher)."""
 from __future__ import annotations
 
 from envgen.kb import KnowledgeBase
+from envgen.kb.families import PythonSetup
 from envgen.plan.extensions import extensions
 from envgen.profile import Profile
 
-# What a package that compiles native code at run time (Triton's launcher) needs in the image: a C compiler with
-# the C library headers, and the system Python's headers where the environment uses the system Python (Debian and
-# Ubuntu bases; python images and conda environments carry their own).
-RUNTIME_CC_APT = ("gcc", "libc6-dev")
-SYSTEM_PYTHON_HEADERS = ("python3-dev",)
 
-
-def runtime_compiler_apt(profile: Profile, kb: KnowledgeBase, setup_key: str) -> tuple[str, ...]:
-    """apt packages the image needs because a ``packages.pip`` entry compiles C at run time (GPU profiles)."""
+def runtime_compiler_apt(profile: Profile, kb: KnowledgeBase, setup: PythonSetup) -> tuple[str, ...]:
+    """apt packages the image needs because a ``packages.pip`` entry compiles C at run time (GPU profiles): the
+    base family's C compiler with the C library headers, and the headers of the Python the environment runs where
+    its setup names them (the system Python of Debian and Ubuntu bases; python images and conda environments carry
+    their own)."""
     if not profile.gpu.required or not any(e.row.runtime_cc for e in extensions(profile, kb)):
         return ()
-    return RUNTIME_CC_APT + (SYSTEM_PYTHON_HEADERS if setup_key == "debian" else ())
+    return tuple(kb.base_family(profile).compiler_apt) + tuple(setup.headers_apt)

@@ -18,7 +18,7 @@ import rattler
 
 from envgen.errors import InputError
 from envgen.lock.lock_conda import explicit_text, solve
-from envgen.render.condalock import EXPLICIT, parse_explicit
+from envgen.plan.condalock import EXPLICIT, parse_explicit
 
 PACKAGES = [
     # name, version, depends, archive format

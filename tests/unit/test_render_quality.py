@@ -159,7 +159,7 @@ def test_gpu_wiring(name: str, contexts) -> None:
         return
     assert 'NVIDIA_VISIBLE_DEVICES="all"' in text
     assert 'NVIDIA_DRIVER_CAPABILITIES="compute,utility"' in text
-    if profile.is_ngc:  # the NGC base's own NVIDIA_REQUIRE_CUDA stays (envgen/plan/require.py)
+    if load_kb().base_family(profile).release_table:  # NGC: the base's own NVIDIA_REQUIRE_CUDA stays (plan/require.py)
         assert "NVIDIA_REQUIRE_CUDA" not in text
         return
     assert re.search(r'NVIDIA_REQUIRE_CUDA="cuda>=\d+\.\d+"', text)

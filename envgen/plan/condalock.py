@@ -1,6 +1,7 @@
 """Conda lock files (``<profile>.conda.txt``): an explicit list (`@EXPLICIT`, one package URL and md5 per
 line, its sha256 on the comment line above) that micromamba installs without solving. Written by
-``envgen lock`` (``envgen.lock.lock_conda``, solved by py-rattler); read here by the render.
+``envgen lock`` (``envgen.lock.lock_conda``, solved by py-rattler); read here for the render, and for check, which
+reports what the render would refuse (``conda_lock_refusals``; ``plan.refusals``: conda-lock-stale).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.plan.refusals import Refused, refusal
 from envgen.profile.lockfile import lock_path
+from envgen.profile.model import Profile
 
 EXPLICIT = "@EXPLICIT"
 _LINE_RE = re.compile(r"^(?P<url>(?:https?|file)://\S+?/(?P<file>[^/#\s]+\.(?:conda|tar\.bz2)))#(?P<md5>[0-9a-f]{32})$")
@@ -76,3 +79,46 @@ def read_conda_lock(path: Path, python: str, conda_pip: str, pins: Sequence[str]
         raise InputError(f"{path} was made for conda packages {fields.get('conda-pins')}; the profile now asks "
                          f"for {now}", fix=fix)
     return text
+
+
+def exact_conda(spec: str) -> str:
+    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
+    string ("name=1.2.3=h1234_0") is already exact."""
+    channel, _, rest = spec.rpartition("::")
+    parts = rest.split("=")
+    if len(parts) == 2:
+        rest = f"{parts[0]}=={parts[1]}"
+    return f"{channel}::{rest}" if channel else rest
+
+
+def conda_lock_of(profile: Profile, conda_pins: Sequence[str], conda_pip: str | None) -> str | None:
+    """The explicit list beside a conda profile, checked against it (``conda_pins``: its conda specs made exact;
+    ``conda_pip``: the render's, read from tools.yaml when None); None when there is none. A list made for other
+    inputs is an InputError."""
+    from envgen.profile.loader import profile_arg, profile_source
+
+    source = profile_source(profile)
+    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
+        return None
+    pip = conda_pip if conda_pip is not None else conda_pip_version()
+    return read_conda_lock(conda_lock_path(source), profile.python, pip, conda_pins, profile_arg(profile))
+
+
+def conda_pip_version() -> str:
+    """The pip inside conda environments, as the render pins it (render/data/tools.yaml's conda_pip)."""
+    import yaml
+
+    from envgen.paths import render_data_dir
+
+    tools = yaml.safe_load((render_data_dir() / "tools.yaml").read_text(encoding="utf-8"))
+    return str(tools["conda_pip"]["version"])
+
+
+def conda_lock_refusals(profile: Profile, user_conda: Sequence[str]) -> list[Refused]:
+    """What the render refuses in the conda lock beside the profile (check's side)."""
+    refusal("conda-lock-stale")
+    try:
+        conda_lock_of(profile, [exact_conda(p) for p in user_conda], None)
+    except InputError as exc:
+        return [Refused("conda-lock-stale", exc.message, exc.fix or "")]
+    return []
