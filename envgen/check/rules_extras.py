@@ -24,7 +24,7 @@ def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
     if source is not None and lock_path(source).is_file():
         return []  # a lock resolves the environment and the extras together
     out = []
-    for line in profile.pip_installed:
+    for line in (r.line for r in ctx.plan.requirements if r.applies and r.stage == "extras"):
         name, pin = line.name, line.requirement
         if name in VENV_TOOLS:
             out.append(finding(

@@ -88,7 +88,7 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
                    f"packages.pip line {line.text!r}: its marker does not hold in the image (CPython "
                    f"{ctx.profile.python} on Linux x86-64), so pip skips it", "nothing to do, or drop the line",
                    "https://packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers")
-           for line in ctx.profile.pip_lines if not line.applies(ctx.profile.python)]
+           for line in (r.line for r in ctx.plan.requirements if not r.applies)]
     floats = floating(ctx)
     if not floats:
         return out

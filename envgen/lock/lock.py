@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,6 +132,22 @@ def split_sets(environment: Mapping[str, LockEntry], combined: Mapping[str, Lock
     return sorted_entries(e for name, e in combined.items() if name not in environment)
 
 
+def environment_set(resolved: Callable[[list[str]], dict[str, LockEntry]], environment: list[str],
+                    extras: list[str], names: Mapping[str, str]) -> tuple[dict[str, LockEntry], list[str], list[str]]:
+    """(the environment set, the pins it was resolved from, the extras left): the plan's environment pins (the
+    frameworks' and the profile's lines they require, ``plan.requirements``) resolved together; a packages.pip line
+    whose distribution the result holds (a dependency of a dependency) joins them and the set is resolved again,
+    so that the extras stage holds only what the frameworks do not need. ``names``: line -> its distribution."""
+    found = resolved(environment)
+    while True:
+        joining = [spec for spec in extras if names.get(spec) in found]
+        if not joining:
+            return found, environment, extras
+        environment = [*environment, *joining]
+        extras = [spec for spec in extras if spec not in joining]
+        found = resolved(environment)
+
+
 def uv_version() -> str:
     from importlib.metadata import version
 
@@ -206,8 +222,9 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
         return resolve(pins, profile.python_minor, find_links=route.find_links, index_urls=route.index_urls,
                        env=route.pip_env, platforms=route.platforms, runner=runner)
 
-    framework, extras = list(route.plan.pins.pip), list(route.plan.pins.pip_extra)
-    environment = resolved(framework)
+    names = {r.spec: r.name for r in route.plan.image.requirements}
+    environment, framework, extras = environment_set(resolved, list(route.plan.pins.pip),
+                                                     list(route.plan.pins.pip_extra), names)
     combined = resolved(framework + extras) if extras else {}
     split = split_sets(environment, combined, extras)
     if not use_uv:
@@ -290,8 +307,10 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     sets = resolve_sets(profile, route, runner, uv_runner)
     fields = header_fields(profile, route, sets, wheelhouse)
     base = pin_base(client, profile, route.plan, config) if engine else BasePins([])
-    pins = route.plan.pins
-    result = Lock(LockInputs(profile.python_minor, tuple(pins.pip), tuple(pins.pip_extra), base.base, base.apt_input),
+    # what the lock was made for: the frameworks' pins and packages.pip as written (``check_inputs``), whichever
+    # stage the plan gives each line
+    result = Lock(LockInputs(profile.python_minor, tuple(route.plan.image.framework_pip),
+                             tuple(route.plan.image.user_pip), base.base, base.apt_input),
                   sorted_entries(sets.environment.values()), sets.extras, tools=sets.tools, apt=base.apt)
     target = lock_path(source.path)
     write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=[*fields, *base.fields]),

@@ -14,7 +14,6 @@ fails, fails for the reasons ``--resolve`` names.
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,13 +23,13 @@ from envgen.check.util import finding
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
+from envgen.kb.libraries import nvidia_wheel
 from envgen.lock.lock_uv import uv_platform, uv_resolve
 from envgen.profile import Profile
 from envgen.profile.lockfile import LockEntry
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
                 "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")
-_NVIDIA = re.compile(r"^nvidia-([a-z0-9-]+)-cu(\d+)==(\S+)")
 SOURCE = "uv pip compile (https://docs.astral.sh/uv/pip/compile/)"
 
 
@@ -87,10 +86,8 @@ def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins:
 def _clashes(resolved: Sequence[str]) -> list[Finding]:
     """NVIDIA wheels of one family for two CUDA majors in the resolved set (they share a directory)."""
     families: dict[str, set[str]] = defaultdict(set)
-    for pin in resolved:
-        m = _NVIDIA.match(pin.lower())
-        if m:
-            families[m.group(1)].add(f"nvidia-{m.group(1)}-cu{m.group(2)}=={m.group(3)}")
+    for wheel in filter(None, map(nvidia_wheel, resolved)):
+        families[wheel.stem].add(f"{wheel.distribution}=={wheel.version}")
     both = {family: sorted(pins) for family, pins in families.items() if len(pins) > 1}
     if not both:
         return []

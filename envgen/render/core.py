@@ -11,7 +11,7 @@ import jinja2
 from envgen.config import DEFAULT_NAMESPACE, UserConfig
 from envgen.errors import RenderError
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.plan.install import InstallPlan
+from envgen.plan.image import ImagePlan
 from envgen.profile.model import Profile
 from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
@@ -84,13 +84,13 @@ def render_in_memory(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    install: InstallPlan | None = None,
+    plan: ImagePlan | None = None,
     env: jinja2.Environment | None = None,
     use_lock: bool = True,
 ) -> RenderedContext:
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, install=install,
-                          use_lock=use_lock)
-    return finish(plan, render_files(plan, env))
+    written = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan,
+                             use_lock=use_lock)
+    return finish(written, render_files(written, env))
 
 
 def wheelhouse_files(wheelhouse: Path | None) -> list[Path]:
@@ -110,10 +110,10 @@ def render(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    install: InstallPlan | None = None,
+    plan: ImagePlan | None = None,
 ) -> RenderResult:
     """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
-    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, install=install)
+    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
     wheels = wheelhouse_files(context.plan.wheelhouse)
     write_atomically(out_dir, context.files, context.executable, wheels)
     return RenderResult(

@@ -20,7 +20,7 @@ from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.plan.extensions import SourceBuildPlan
-from envgen.plan.install import InstallPlan, resolve_stack
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.condalock import conda_python_spec
@@ -103,6 +103,7 @@ class RenderPlan:
     labels: tuple[tuple[str, str], ...]
     runtime_apt: tuple[str, ...]
     expected: Mapping[str, Any]  # what the smoke probe compares the image against: the plan's Expected.document()
+    image: ImagePlan = field(repr=False, compare=False)  # the plan this writes (``plan.image.plan_image``)
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
@@ -296,20 +297,21 @@ def render_context(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    install: InstallPlan | None = None,
+    plan: ImagePlan | None = None,
     use_lock: bool = True,
 ) -> RenderPlan:
-    """The plan for one profile (``install``: ``envgen.plan.resolve_stack(profile, kb)``). ``use_lock``: read the
-    lock file beside the profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
+    """The template input for one profile, written from its image plan (``plan``: the one the command made with
+    ``envgen.plan.image.plan_image``; made here when not given). ``use_lock``: read the lock file beside the
+    profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
-    install = resolve_stack(profile, kb) if install is None else install
+    install = plan_image(profile, kb) if plan is None else plan
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     setup = python_setup(profile)
     pins = _pins(profile, install)
-    compilers = runtime_compiler_apt(profile, kb, setup.key)
+    compilers = runtime_compiler_apt(install, setup.key)
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
-    lock = _lock_for(profile, kb, pins, runtime_apt) if use_lock else None
+    lock = _lock_for(profile, kb, install.framework_pip, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
     wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
@@ -328,6 +330,7 @@ def render_context(
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
         expected=install.expected.document(),
+        image=install,
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
         secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
@@ -338,13 +341,14 @@ def render_context(
     )
 
 
-def _pins(profile: Profile, install: InstallPlan) -> Pins:
-    """What each installer is given: conda specs made exact, the framework pins, the user's pip packages (but
-    the ones built from source), apt packages."""
+def _pins(profile: Profile, install: ImagePlan) -> Pins:
+    """What each installer is given: conda specs made exact, the environment stage's pins (the frameworks' and
+    the profile's lines they require), the extras stage's (the rest, but the ones built from source), apt
+    packages."""
     return Pins(
         conda=tuple(exact_conda(p) for p in install.user_conda),
-        pip=tuple(install.framework_pip),
-        pip_extra=tuple(p for p in install.user_pip if p not in {b.spec for b in install.source_builds}),
+        pip=tuple(install.environment_pip),
+        pip_extra=tuple(install.extras_pip),
         apt=tuple(profile.packages.apt),
     )
 
@@ -358,9 +362,10 @@ def python_setup(profile: Profile) -> PythonSetup:
                        profile.base_provides is not None)
 
 
-def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tuple[str, ...]) -> Lock | None:
+def _lock_for(profile: Profile, kb: KnowledgeBase, framework_pip: Sequence[str],
+              runtime_apt: tuple[str, ...]) -> Lock | None:
     """The lock beside the profile, when there is one; a lock made for another target is an error."""
-    lock = find_lock(profile, pins.pip, runtime_apt)
+    lock = find_lock(profile, framework_pip, runtime_apt)
     if lock is not None and lock.field("target"):
         expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
         if lock.field("target") != expected_target:

@@ -4,9 +4,7 @@ that compiles native code when it runs (Triton's launcher)."""
 
 from __future__ import annotations
 
-from envgen.kb import KnowledgeBase
-from envgen.plan.extensions import extensions
-from envgen.profile import Profile
+from envgen.plan.image import ImagePlan
 
 # What a package that compiles native code at run time (Triton's launcher) needs in the image: a C compiler with
 # the C library headers, and the system Python's headers where the environment uses the system Python (Debian and
@@ -15,8 +13,8 @@ RUNTIME_CC_APT = ("gcc", "libc6-dev")
 SYSTEM_PYTHON_HEADERS = ("python3-dev",)
 
 
-def runtime_compiler_apt(profile: Profile, kb: KnowledgeBase, setup_key: str) -> tuple[str, ...]:
+def runtime_compiler_apt(plan: ImagePlan, setup_key: str) -> tuple[str, ...]:
     """apt packages the image needs because a ``packages.pip`` entry compiles C at run time (GPU profiles)."""
-    if not profile.gpu.required or not any(e.row.runtime_cc for e in extensions(profile, kb)):
+    if not plan.profile.gpu.required or not any(e.row.runtime_cc for e in plan.extensions):
         return ()
     return RUNTIME_CC_APT + (SYSTEM_PYTHON_HEADERS if setup_key == "debian" else ())

@@ -12,7 +12,7 @@ from envgen.check import Finding, HostSpec, check_profile, format_findings
 from envgen.check.findings import parse_driver
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
-from envgen.plan.install import resolve_stack
+from envgen.plan.image import plan_image
 from envgen.plan.packages import cudnn_sources
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
@@ -105,7 +105,7 @@ def test_gpu_profile_with_cpu_torch_is_an_error(kb: KnowledgeBase) -> None:
 
 def test_companion_tag_must_match_torch_variant(kb: KnowledgeBase) -> None:
     profile = pip_profile(frameworks={"pytorch": "2.1.2", "torchvision": "0.16.2+cu121"})
-    assert resolve_stack(profile, kb).pip[:2] == ["torch==2.1.2+cu118", "torchvision==0.16.2+cu121"]
+    assert plan_image(profile, kb).pip[:2] == ["torch==2.1.2+cu118", "torchvision==0.16.2+cu121"]
     bad = [f for f in check_profile(profile, kb) if f.code == "torchvision-variant-mismatch"]
     assert bad and bad[0].severity == "error"
     assert "+cu121" in bad[0].message and "2.1.2+cu118" in bad[0].message

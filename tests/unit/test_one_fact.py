@@ -75,10 +75,11 @@ def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPat
     from typer.testing import CliRunner
 
     import envgen.check.context as context
+    import envgen.plan.image as image
     from envgen.cli import app
 
     calls = {"rows": 0, "plan": 0}
-    rows, plan = context.resolve_rows, context.install_plan
+    rows, plan = image.resolve_rows, image.image_plan
 
     def counted_rows(*args: Any) -> Any:
         calls["rows"] += 1
@@ -88,10 +89,9 @@ def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPat
         calls["plan"] += 1
         return plan(*args)
 
-    monkeypatch.setattr(context, "resolve_rows", counted_rows)
-    monkeypatch.setattr(context, "install_plan", counted_plan)
-    monkeypatch.setattr("envgen.plan.install.resolve_rows", counted_rows)
-    monkeypatch.setattr("envgen.plan.install.install_plan", counted_plan)
+    assert not hasattr(context, "resolve_rows")  # the check's context takes the plan plan_image made
+    monkeypatch.setattr(image, "resolve_rows", counted_rows)
+    monkeypatch.setattr(image, "image_plan", counted_plan)
     result = CliRunner().invoke(app, ["check", "a100-pypi"])
     assert "looked at:" in result.output, result.output
     assert calls == {"rows": 1, "plan": 1}

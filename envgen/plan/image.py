@@ -1,6 +1,7 @@
-"""The install plan: what the image installs, in which stage, from where, with which environment, and what the
-smoke probe then expects. Made once from the profile's stack (``plan.stack``); ``check`` judges it, ``render``
-writes it, neither works it out again."""
+"""The image plan: what the image installs, in which stage, from where, with which environment, and what the
+smoke probe then expects. ``plan_image`` makes it once per command from the profile and the knowledge base (the
+rows the profile points at: ``plan.stack``); ``check`` judges it, ``render`` writes it, ``suggest`` judges one per
+candidate, and none of them works it out again."""
 
 from __future__ import annotations
 
@@ -10,20 +11,21 @@ from dataclasses import dataclass, field
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.plan.environment import environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
-from envgen.plan.extensions import SourceBuildPlan, extensions, source_builds
+from envgen.plan.extensions import Extension, SourceBuildPlan, source_build
 from envgen.plan.libraries import STAGES
 from envgen.plan.require import requirement
+from envgen.plan.requirements import PlannedRequirement, plan_requirements
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
 
 
 @dataclass(frozen=True)
-class InstallPlan:
+class ImagePlan:
     profile: Profile
     kb: KnowledgeBase
     framework_pip: list[str]  # the frameworks' pins "name==version", the environment stage
-    user_pip: list[str]  # the profile's packages.pip, the extras stage
+    user_pip: list[str]  # the profile's packages.pip, as written (``requirements`` says which stage takes each)
     pip_index_urls: list[str]  # --extra-index-url for framework wheels (new-style torch indexes)
     pip_find_links: list[str]  # --find-links pages (old torch_stable.html wheels)
     user_conda: list[str]  # the profile's conda pins (installer conda only)
@@ -35,11 +37,29 @@ class InstallPlan:
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
     source_builds: list[SourceBuildPlan] = field(default_factory=list)
+    # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
+    requirements: tuple[PlannedRequirement, ...] = ()
 
     @property
     def pip(self) -> list[str]:
         """Every pip pin in install order: the frameworks', then the profile's own."""
         return [*self.framework_pip, *self.user_pip]
+
+    @property
+    def environment_pip(self) -> list[str]:
+        """The environment stage's set: the frameworks' pins, then the profile's lines the frameworks require
+        (resolved together: ``plan.requirements``)."""
+        return [*self.framework_pip, *(r.spec for r in self.requirements if r.stage == "environment")]
+
+    @property
+    def extras_pip(self) -> list[str]:
+        """The extras stage's set: the profile's lines the frameworks do not need (source builds apart)."""
+        return [r.spec for r in self.requirements if r.stage == "extras"]
+
+    @property
+    def extensions(self) -> list[Extension]:
+        """The GPU extension packages of packages.pip (kb/data/extensions.yaml rows), in profile order."""
+        return [r.extension for r in self.requirements if r.extension is not None]
 
     @property
     def conda(self) -> list[str]:
@@ -51,20 +71,19 @@ class InstallPlan:
     @property
     def stages(self) -> list[str]:
         """The install stages the image runs, in order (``plan.libraries.STAGES``)."""
-        present = {"base": True, "conda": bool(self.conda), "environment": bool(self.framework_pip),
-                   "extras": bool(self.user_pip)}
+        present = {"base": True, "conda": bool(self.conda), "environment": bool(self.environment_pip),
+                   "extras": bool(self.extras_pip)}
         return [name for name in STAGES if present[name]]
 
-    @functools.cached_property
+    @property
     def user_lines(self) -> list[PipLine]:
-        """``packages.pip`` read, the lines whose marker holds in the image: read once per plan (the check's rules
-        ask for them many times)."""
-        return self.profile.pip_installed
+        """``packages.pip`` read, the lines whose marker holds in the image (read once, by ``plan_image``)."""
+        return [r.line for r in self.requirements if r.applies]
 
     @functools.cached_property
     def expected(self) -> Expected:
         """What the smoke probe compares the image against; made when asked (a check never asks)."""
-        return expected_of(self.stack)
+        return expected_of(self.stack, self.extensions)
 
     @functools.cached_property
     def env(self) -> tuple[tuple[str, str], ...]:
@@ -116,7 +135,7 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     return [f"{stack.tf_package}=={version}"], []
 
 
-def expected_of(stack: Stack) -> Expected:
+def expected_of(stack: Stack, exts: list[Extension]) -> Expected:
     profile, ngc, tf_build, variant = stack.profile, stack.ngc, stack.tf_build, stack.torch_variant
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
@@ -146,11 +165,12 @@ def expected_of(stack: Stack) -> Expected:
             python=profile.base_provides.python,
             frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
         extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
-                    for e in extensions(profile, stack.kb)] or None,
+                    for e in exts] or None,
     )
 
 
-def install_plan(stack: Stack) -> InstallPlan:
+def image_plan(stack: Stack) -> ImagePlan:
+    """The plan of the profile the stack was looked up for (``plan_image`` looks it up and calls this)."""
     profile, notes = stack.profile, list[str]()
     provided = profile.base_frameworks  # what the base image holds is not installed again
     tf_pins, preinstalled = _tensorflow(stack, notes)
@@ -161,10 +181,12 @@ def install_plan(stack: Stack) -> InstallPlan:
     variant = stack.torch_variant if "pytorch" not in provided else None
     index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
     find_links = [variant.index_url] if variant is not None and variant.find_links else []
-    return InstallPlan(
+    framework_pip = [*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)]
+    requirements = plan_requirements(profile, stack.kb, framework_pip, lambda ext: source_build(stack, ext))
+    return ImagePlan(
         profile=profile,
         kb=stack.kb,
-        framework_pip=[*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)],
+        framework_pip=framework_pip,
         user_pip=list(profile.packages.pip),
         pip_index_urls=index_urls,
         pip_find_links=find_links,
@@ -175,10 +197,11 @@ def install_plan(stack: Stack) -> InstallPlan:
         nvidia_require_cuda=requirement(stack),
         stack=stack,
         notes=notes,
-        source_builds=source_builds(stack),
+        source_builds=[r.source_build for r in requirements if r.source_build is not None],
+        requirements=requirements,
     )
 
 
-def resolve_stack(profile: Profile, kb: KnowledgeBase) -> InstallPlan:
-    """The install plan of one profile (the check's context holds the same one as ``ctx.plan``)."""
-    return install_plan(resolve_rows(profile, kb))
+def plan_image(profile: Profile, kb: KnowledgeBase) -> ImagePlan:
+    """The one plan of one profile: ``check`` judges it (``CheckContext.plan``), ``render`` writes it."""
+    return image_plan(resolve_rows(profile, kb))
