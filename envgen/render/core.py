@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import jinja2
@@ -113,7 +113,22 @@ def render(
     plan: ImagePlan | None = None,
 ) -> RenderResult:
     """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
-    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
+    return write_context(render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan),
+                         out_dir)
+
+
+def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path, offline: bool) -> RenderedContext:
+    """The context rendered once, its packages taken from ``wheelhouse`` (the classic builder's host download):
+    the same files and hash, other build args and wheels."""
+    from envgen.config import merge_mirrors
+    from envgen.render.plan import rerouted
+
+    mirrors = merge_mirrors(context.plan.profile.mirrors, config.mirrors)
+    return replace(context, plan=rerouted(context.plan, mirrors, wheelhouse, offline))
+
+
+def write_context(context: RenderedContext, out_dir: Path) -> RenderResult:
+    """Write a rendered context to ``out_dir`` (replaced atomically), with the wheels of its wheelhouse."""
     wheels = wheelhouse_files(context.plan.wheelhouse)
     write_atomically(out_dir, context.files, context.executable, wheels)
     return RenderResult(

@@ -315,7 +315,7 @@ def render_context(
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
     wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
-    return RenderPlan(
+    written = RenderPlan(
         profile=profile,
         version=__version__,
         profile_hash=phash,
@@ -331,14 +331,22 @@ def render_context(
         runtime_apt=runtime_apt,
         expected=install.expected.document(),
         image=install,
-        build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
-                              base_ref=base.from_ref),
         secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
-        wheelhouse=wheelhouse,
         lock=lock,
         conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
+    return rerouted(written, mirrors, wheelhouse, offline)
+
+
+def rerouted(plan: RenderPlan, mirrors: Mirrors, wheelhouse: Path | None, offline: bool) -> RenderPlan:
+    """The same plan with another route for its packages (a wheelhouse, offline): the build args and the wheels
+    the context carries change, its files and hashes do not."""
+    from dataclasses import replace
+
+    framework_index = not wheelhouse_covers(wheelhouse, plan.pins.pip)
+    return replace(plan, wheelhouse=wheelhouse, build_args=build_args(mirrors, offline, framework_index=framework_index,
+                                                                      base_ref=plan.base.from_ref))
 
 
 def _pins(profile: Profile, install: ImagePlan) -> Pins:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.conftest import session_namespace
+from tests.counting import count_plans
 from tests.pipeline.conftest import alias, minimal_profile, publish_registry
 
 if TYPE_CHECKING:
@@ -47,9 +48,11 @@ def test_build_smoke_seal_and_tag(built, docker_client: DockerClient, envgen_hom
     assert b"six==1.16.0" in frozen and b"pip==" in frozen
 
 
-def test_unchanged_profile_is_a_cache_hit(built) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_profile_is_a_cache_hit(built, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    counts = count_plans(monkeypatch)
     again = build("pipe-min")
     assert again.cached and again.image_id == built.image_id and again.tag == built.tag
+    assert (counts.plans, counts.renders) == (1, 1)  # the check's plan, rendered once for the tag
 
 
 def test_run_uses_uid_workdir_and_env_path(built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -154,10 +157,14 @@ def test_changing_an_extra_package_reuses_the_environment_layer(  # type: ignore
 
 
 def test_classic_builder_builds_offline_from_a_host_wheelhouse(  # type: ignore[no-untyped-def]
-        write_profile: Callable[[str, str], str], cleanup_tags: list[str], envgen_home: Path) -> None:
-    """The classic builder has no secrets: the host downloads the wheels, the build installs offline."""
+        write_profile: Callable[[str, str], str], cleanup_tags: list[str], envgen_home: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The classic builder has no secrets: the host downloads the wheels, the build installs offline. One plan,
+    one render (it was 5 and 4: the host's download re-rendered the context twice)."""
     name = write_profile("pipe-classic", minimal_profile('"six==1.16.0"'))
+    counts = count_plans(monkeypatch)
     outcome = build(name, builder="classic")
+    assert (counts.plans, counts.renders) == (1, 1)
     cleanup_tags += [outcome.tag, alias(name)]
     assert outcome.builder == "classic" and outcome.smoke is not None and outcome.smoke.passed
     houses = list((envgen_home / "state" / "wheelhouse").glob("pipe-classic-*"))
