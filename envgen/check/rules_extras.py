@@ -17,8 +17,8 @@ def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
     profile = ctx.profile
     if profile.installer != "pip" or not profile.packages.pip:
         return []
+    from envgen.plan.lockfile import lock_path
     from envgen.profile.loader import profile_source
-    from envgen.profile.lockfile import lock_path
 
     source = profile_source(profile)
     if source is not None and lock_path(source).is_file():

@@ -16,7 +16,7 @@ from envgen.check.findings import Finding
 from envgen.check.util import finding
 
 if TYPE_CHECKING:
-    from envgen.profile.lockfile import Lock
+    from envgen.plan.lockfile import Lock
 
 _SOURCE = "envgen lock: <profile>.lock.txt beside the profile (README, Locking)"
 
@@ -37,7 +37,7 @@ def _read_lock(ctx: CheckContext) -> _LockRead | None:
     if source is None or ctx.profile.installer != "pip":
         return None
     from envgen.errors import InputError
-    from envgen.profile.lockfile import check_inputs, lock_path, read_lock
+    from envgen.plan.lockfile import check_inputs, lock_path, read_lock
 
     path = lock_path(source)
     if not path.is_file():

@@ -30,18 +30,20 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
-from envgen.profile import Profile, find_profile, load_profile
-from envgen.profile.lockfile import (
+from envgen.plan.lockfile import (
     AptEntry,
     Lock,
     LockEntry,
     LockInputs,
     format_lock,
     lock_path,
+    lock_target,
     sorted_entries,
+    wheelhouse_covers,
 )
+from envgen.profile import Profile, find_profile, load_profile
 from envgen.profile.requirements import canonical as canonical_name
-from envgen.render.plan import RenderPlan, lock_target, render_context, wheelhouse_covers
+from envgen.render.plan import RenderPlan, render_context
 from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 
 if TYPE_CHECKING:

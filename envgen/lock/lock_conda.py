@@ -18,7 +18,7 @@ from pathlib import Path
 
 from envgen.errors import InputError
 from envgen.files import write_atomically
-from envgen.render.condalock import (
+from envgen.plan.condalock import (
     CONDA_LOCK_FORMAT,
     EXPLICIT,
     conda_lock_path,

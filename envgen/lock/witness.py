@@ -25,8 +25,8 @@ from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
 from envgen.kb.libraries import nvidia_wheel
 from envgen.lock.lock_uv import uv_platform, uv_resolve
+from envgen.plan.lockfile import LockEntry
 from envgen.profile import Profile
-from envgen.profile.lockfile import LockEntry
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
                 "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")

@@ -173,8 +173,8 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
     from envgen.lock.lock_base import check_local_base, check_registry_base
+    from envgen.plan.lockfile import lock_path, read_lock
     from envgen.profile.loader import profile_source
-    from envgen.profile.lockfile import lock_path, read_lock
 
     source = profile_source(profile)
     path = lock_path(source) if source else None

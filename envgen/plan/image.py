@@ -13,6 +13,7 @@ from envgen.plan.environment import environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
 from envgen.plan.extensions import Extension, SourceBuildPlan, source_build
 from envgen.plan.libraries import STAGES
+from envgen.plan.lockfile import Pins, exact_conda
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements
 from envgen.plan.stack import Stack, resolve_rows
@@ -55,6 +56,13 @@ class ImagePlan:
     def extras_pip(self) -> list[str]:
         """The extras stage's set: the profile's lines the frameworks do not need (source builds apart)."""
         return [r.spec for r in self.requirements if r.stage == "extras"]
+
+    @property
+    def pins(self) -> Pins:
+        """What each installer is given: conda specs made exact, the environment stage's pip set, the extras
+        stage's (source builds apart), the apt packages."""
+        return Pins(conda=tuple(exact_conda(p) for p in self.user_conda), pip=tuple(self.environment_pip),
+                    pip_extra=tuple(self.extras_pip), apt=tuple(self.profile.packages.apt))
 
     @property
     def extensions(self) -> list[Extension]:

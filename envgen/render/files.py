@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 
 from envgen.paths import probe_dir
-from envgen.render.condalock import conda_python_spec
+from envgen.plan.condalock import conda_python_spec
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import make_environment, render_template
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan

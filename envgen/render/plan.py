@@ -19,11 +19,11 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.plan.condalock import conda_lock_for, conda_python_spec
 from envgen.plan.extensions import SourceBuildPlan
 from envgen.plan.image import ImagePlan, plan_image
-from envgen.profile.lockfile import Lock, find_lock
+from envgen.plan.lockfile import Lock, Pins, lock_for, wheelhouse_covers
 from envgen.profile.model import Mirrors, Profile
-from envgen.render.condalock import conda_python_spec
 from envgen.render.hashing import profile_hash
 from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
 from envgen.render.srcbuild import runtime_compiler_apt
@@ -69,14 +69,6 @@ class PythonSetup:
     # base_provides: the interpreter's own site directories go on /opt/env's path (a .pth), since a venv
     # made from another venv does not see that venv's packages
     base_site: bool = False
-
-
-@dataclass(frozen=True)
-class Pins:
-    conda: tuple[str, ...]
-    pip: tuple[str, ...]
-    pip_extra: tuple[str, ...]
-    apt: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -178,16 +170,6 @@ class RenderPlan:
         }
 
 
-def exact_conda(spec: str) -> str:
-    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
-    string ("name=1.2.3=h1234_0") is already exact."""
-    channel, _, rest = spec.rpartition("::")
-    parts = rest.split("=")
-    if len(parts) == 2:
-        rest = f"{parts[0]}=={parts[1]}"
-    return f"{channel}::{rest}" if channel else rest
-
-
 def python_setup_key(profile: Profile) -> str:
     if profile.installer == "conda":
         return "conda"
@@ -198,11 +180,6 @@ def python_setup_key(profile: Profile) -> str:
     if parse_ref(profile.base).repository == "python":
         return "python-image"
     return "debian"
-
-
-def lock_target(python_minor: str, glibc: str | None) -> str:
-    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
-    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
 
 
 def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> BasePin:
@@ -243,21 +220,6 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
     if base.digest:
         values[f"{oci}base.digest"] = base.digest
     return tuple(sorted(values.items()))
-
-
-def wheelhouse_covers(wheelhouse: Path | None, pins: Sequence[str]) -> bool:
-    """True when every pin with a local version (``torch==2.13.0+cpu``) has its wheel in the
-    wheelhouse, so the framework's own index is not needed."""
-    local = [pin for pin in pins if "+" in pin.split("==")[-1]]
-    if not local or wheelhouse is None or not wheelhouse.is_dir():
-        return False
-    names = {w.name.lower() for w in wheelhouse.glob("*.whl")}
-    for pin in local:
-        dist, version = pin.split("==")
-        prefix = f"{dist.replace('-', '_').lower()}-{version.lower()}-"
-        if not any(name.startswith(prefix) for name in names):
-            return False
-    return True
 
 
 def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
@@ -308,10 +270,10 @@ def render_context(
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     setup = python_setup(profile)
-    pins = _pins(profile, install)
+    pins = install.pins
     compilers = runtime_compiler_apt(install, setup.key)
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
-    lock = _lock_for(profile, kb, install.framework_pip, runtime_apt) if use_lock else None
+    lock = lock_for(profile, kb.glibc(profile.base), install.framework_pip, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
     wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
@@ -333,7 +295,7 @@ def render_context(
         image=install,
         secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,
-        conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
+        conda_lock=conda_lock_for(profile, pins.conda, str(tools["conda_pip"]["version"])) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
     return rerouted(written, mirrors, wheelhouse, offline)
@@ -349,18 +311,6 @@ def rerouted(plan: RenderPlan, mirrors: Mirrors, wheelhouse: Path | None, offlin
                                                                       base_ref=plan.base.from_ref))
 
 
-def _pins(profile: Profile, install: ImagePlan) -> Pins:
-    """What each installer is given: conda specs made exact, the environment stage's pins (the frameworks' and
-    the profile's lines they require), the extras stage's (the rest, but the ones built from source), apt
-    packages."""
-    return Pins(
-        conda=tuple(exact_conda(p) for p in install.user_conda),
-        pip=tuple(install.environment_pip),
-        pip_extra=tuple(install.extras_pip),
-        apt=tuple(profile.packages.apt),
-    )
-
-
 def python_setup(profile: Profile) -> PythonSetup:
     """How the environment gets its Python (python_setups.yaml's row for the profile)."""
     key = python_setup_key(profile)
@@ -370,18 +320,6 @@ def python_setup(profile: Profile) -> PythonSetup:
                        profile.base_provides is not None)
 
 
-def _lock_for(profile: Profile, kb: KnowledgeBase, framework_pip: Sequence[str],
-              runtime_apt: tuple[str, ...]) -> Lock | None:
-    """The lock beside the profile, when there is one; a lock made for another target is an error."""
-    lock = find_lock(profile, framework_pip, runtime_apt)
-    if lock is not None and lock.field("target"):
-        expected_target = lock_target(profile.python_minor, kb.glibc(profile.base))
-        if lock.field("target") != expected_target:
-            raise InputError(f"{lock.path or 'lock'} was made for {lock.field('target')}; this image is "
-                             f"{expected_target}", fix=f"run `envgen lock {profile.name}` again")
-    return lock
-
-
 def _wheelhouse(given: Path | None, mirrors: Mirrors, offline: bool) -> Path | None:
     wheelhouse = given
     if wheelhouse is None and mirrors.wheelhouse:
@@ -389,13 +327,3 @@ def _wheelhouse(given: Path | None, mirrors: Mirrors, offline: bool) -> Path | N
     if offline and wheelhouse is None:
         raise InputError("--offline needs a wheelhouse", fix="pass --wheelhouse DIR or set mirrors.wheelhouse")
     return wheelhouse
-
-
-def _conda_lock(profile: Profile, pins: Pins, conda_pip: str) -> str | None:
-    from envgen.profile.loader import profile_source
-    from envgen.render.condalock import conda_lock_path, read_conda_lock
-
-    source = profile_source(profile)
-    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
-        return None
-    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, pins.conda, profile.name)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import yaml
 
 from envgen.kb import load_kb
+from envgen.plan.condalock import conda_python_spec
 from envgen.profile import load_profile
 from envgen.profile.model import Profile
-from envgen.render.condalock import conda_python_spec
 from envgen.render.core import render_in_memory
 
 

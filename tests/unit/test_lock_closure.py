@@ -14,8 +14,8 @@ import pytest
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.lock import lock
 from envgen.plan.image import plan_image
+from envgen.plan.lockfile import parse_lock
 from envgen.profile import load_profile
-from envgen.profile.lockfile import parse_lock
 
 PINS = ["numpy==1.23.5", "protobuf==4.21.12", "six==1.16.0", "colorama==0.4.6"]
 

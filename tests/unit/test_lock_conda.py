@@ -14,7 +14,7 @@ import pytest
 
 from envgen.errors import InputError
 from envgen.lock.lock_conda import explicit_text, solve
-from envgen.render.condalock import EXPLICIT, parse_explicit
+from envgen.plan.condalock import EXPLICIT, parse_explicit
 
 rattler = pytest.importorskip("rattler")
 cph = pytest.importorskip("conda_package_handling.api")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.profile.model import Profile
 
 EXPLICIT = "@EXPLICIT"
 _LINE_RE = re.compile(r"^(?P<url>(?:https?|file)://\S+?/(?P<file>[^/#\s]+\.(?:conda|tar\.bz2)))#(?P<md5>[0-9a-f]{32})$")
@@ -76,3 +77,14 @@ def read_conda_lock(path: Path, python: str, conda_pip: str, pins: Sequence[str]
         raise InputError(f"{path} was made for conda packages {fields.get('conda-pins')}; the profile now asks "
                          f"for {now}", fix=fix)
     return text
+
+
+def conda_lock_for(profile: Profile, conda_specs: Sequence[str], conda_pip: str) -> str | None:
+    """The explicit list beside a conda profile (``<profile>.conda.txt``), checked against its specs; None when
+    there is none."""
+    from envgen.profile.loader import profile_source
+
+    source = profile_source(profile)
+    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
+        return None
+    return read_conda_lock(conda_lock_path(source), profile.python, conda_pip, conda_specs, profile.name)
