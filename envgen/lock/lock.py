@@ -43,7 +43,7 @@ from envgen.plan.lockfile import (
 )
 from envgen.profile import Profile, find_profile, load_profile
 from envgen.profile.requirements import canonical as canonical_name
-from envgen.render.plan import RenderPlan, render_context
+from envgen.render.plan import TemplateInput, render_context
 from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def uv_version() -> str:
 class Route:
     """Where a resolution for the image's platform looks, and how: what `envgen lock` and `check --resolve` use."""
 
-    plan: RenderPlan
+    plan: TemplateInput
     glibc: str | None
     platforms: tuple[str, ...]
     find_links: list[str]  # the wheelhouse, then the framework's find-links pages
@@ -275,7 +275,7 @@ class BasePins:
     pin: str = ""
 
 
-def pin_base(client: DockerClient | None, profile: Profile, plan: RenderPlan, config: UserConfig) -> BasePins:
+def pin_base(client: DockerClient | None, profile: Profile, plan: TemplateInput, config: UserConfig) -> BasePins:
     """Read through the Docker engine: the base's digest, then its apt packages' versions."""
     from envgen.docker import connect
     from envgen.lock.lock_base import ensure_local, lock_apt, lock_base

@@ -308,7 +308,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
-        from envgen.pipeline.registry import push_tag
+        from envgen.pipeline.publish import push_tag
 
         outcome.pushed = push_tag(client, tag, profile, registry or config.registry)
     return outcome
@@ -328,7 +328,7 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
                            validated=bool(record and record.passed),
                            tier=(record.tier or None) if record and record.passed else None)
     if push:
-        from envgen.pipeline.registry import push_tag
+        from envgen.pipeline.publish import push_tag
 
         outcome.pushed = push_tag(client, planned_tag, profile, registry or config.registry)
     return outcome

@@ -104,7 +104,7 @@ def cc_min(ext: Extension, kb: KnowledgeBase) -> tuple[str | None, str]:
 
 
 @dataclass(frozen=True)
-class SourceBuildPlan:
+class SourceBuild:
     """How the render builds one sdist-only package: in which stage, with which variables and flags."""
 
     spec: str
@@ -117,7 +117,7 @@ def needs_source_build(ext: Extension) -> bool:
     return ext.row.build is not None and ext.release is not None and not ext.release.wheel
 
 
-def source_build(stack: Stack, ext: Extension) -> SourceBuildPlan | None:
+def source_build(stack: Stack, ext: Extension) -> SourceBuild | None:
     """The build of ``ext`` from its sdist, or None when PyPI has a wheel for it (or the KB has no recipe). GPU
     profiles only: a CPU-only image installs what pip finds, and the check says why that fails."""
     build = ext.row.build
@@ -133,5 +133,5 @@ def source_build(stack: Stack, ext: Extension) -> SourceBuildPlan | None:
     env.append(("MAX_JOBS", str(build.max_jobs)))
     env.extend(sorted(build.env.items()))
     twin = None if has_nvcc(stack.profile) or not build.nvcc else devel_twin(stack.profile, stack.kb)
-    return SourceBuildPlan(ext.spec, twin, tuple(env), tuple(build.build_requires))
+    return SourceBuild(ext.spec, twin, tuple(env), tuple(build.build_requires))
 

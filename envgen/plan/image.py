@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from envgen.kb import KnowledgeBase, TorchVariant
 from envgen.plan.environment import environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
-from envgen.plan.extensions import Extension, SourceBuildPlan, source_build
+from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.libraries import STAGES
 from envgen.plan.lockfile import Pins, exact_conda
 from envgen.plan.require import requirement
@@ -37,7 +37,7 @@ class ImagePlan:
     stack: Stack = field(repr=False, compare=False)  # what the plan was made from (``expected`` reads it)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
-    source_builds: list[SourceBuildPlan] = field(default_factory=list)
+    source_builds: list[SourceBuild] = field(default_factory=list)
     # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
     requirements: tuple[PlannedRequirement, ...] = ()
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envgen.kb import KnowledgeBase
-from envgen.plan.extensions import Extension, SourceBuildPlan, extension_of
+from envgen.plan.extensions import Extension, SourceBuild, extension_of
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine, canonical
 
@@ -32,7 +32,7 @@ class PlannedRequirement:
     applies: bool  # its marker holds in the image (CPython on Linux x86-64, the profile's Python)
     stage: Stage
     extension: Extension | None = None  # its row in extensions.yaml, for an exact pin of a GPU extension package
-    source_build: SourceBuildPlan | None = None  # its build from the sdist (stage "source build")
+    source_build: SourceBuild | None = None  # its build from the sdist (stage "source build")
 
     @property
     def name(self) -> str:
@@ -75,7 +75,7 @@ def framework_closure(kb: KnowledgeBase, framework_pins: Iterable[str], python_m
 
 
 def plan_requirements(profile: Profile, kb: KnowledgeBase, framework_pins: Sequence[str],
-                      build_of: Callable[[Extension], SourceBuildPlan | None]) -> tuple[PlannedRequirement, ...]:
+                      build_of: Callable[[Extension], SourceBuild | None]) -> tuple[PlannedRequirement, ...]:
     """Every ``packages.pip`` line with its stage; ``build_of``: the source build an extension gets, if any."""
     closure = framework_closure(kb, framework_pins, profile.python_minor) if framework_pins else frozenset()
     out = []

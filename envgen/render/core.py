@@ -15,8 +15,8 @@ from envgen.plan.image import ImagePlan
 from envgen.profile.model import Profile
 from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
-from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan, render_context
-from envgen.render.writer import write_atomically
+from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput, render_context
+from envgen.render.writer import replace_directory
 
 WHEELHOUSE_SUFFIXES = (".whl", ".tar.gz", ".zip")
 
@@ -25,7 +25,7 @@ WHEELHOUSE_SUFFIXES = (".whl", ".tar.gz", ".zip")
 class RenderedContext:
     """The build context in memory, hashes filled in."""
 
-    plan: RenderPlan
+    plan: TemplateInput
     files: Mapping[str, bytes]
     executable: frozenset[str]
     content_hash: str
@@ -66,7 +66,7 @@ def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE)
     return f"{namespace}/{profile_name}:{chash[:12]}"
 
 
-def finish(plan: RenderPlan, rendered: ContextFiles) -> RenderedContext:
+def finish(plan: TemplateInput, rendered: ContextFiles) -> RenderedContext:
     """Hash the files as rendered with placeholders, then put the hash in."""
     chash = content_hash(rendered.files)
     long_token, short_token = CONTENT_HASH_TOKEN.encode(), SHORT_HASH_TOKEN.encode()
@@ -130,7 +130,7 @@ def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path, offl
 def write_context(context: RenderedContext, out_dir: Path) -> RenderResult:
     """Write a rendered context to ``out_dir`` (replaced atomically), with the wheels of its wheelhouse."""
     wheels = wheelhouse_files(context.plan.wheelhouse)
-    write_atomically(out_dir, context.files, context.executable, wheels)
+    replace_directory(out_dir, context.files, context.executable, wheels)
     return RenderResult(
         dir=out_dir.absolute(),
         files=tuple(context.files),

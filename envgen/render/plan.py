@@ -1,4 +1,5 @@
-"""Everything the templates need for one profile, computed once: the render plan.
+"""Everything the templates need for one profile, written from its image plan (``envgen.plan.image``): the
+template input (``TemplateInput``).
 
 Pure: no files written, no Docker. Mirror values become build args (never template input), so
 they change neither the rendered files nor the hashes.
@@ -20,7 +21,7 @@ from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.plan.condalock import conda_lock_for, conda_python_spec
-from envgen.plan.extensions import SourceBuildPlan
+from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.lockfile import Lock, Pins, lock_for, wheelhouse_covers
 from envgen.profile.model import Mirrors, Profile
@@ -78,8 +79,9 @@ class PipSources:
 
 
 @dataclass(frozen=True)
-class RenderPlan:
-    """Template input for one profile, plus what the builder needs beside the files."""
+class TemplateInput:
+    """Template input for one profile (its image plan as the templates read it), plus what the builder needs beside
+    the files."""
 
     profile: Profile
     version: str
@@ -105,7 +107,7 @@ class RenderPlan:
     # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
     conda_lock: str | None = None
     # packages.pip entries PyPI has as an sdist only, built in stages of their own (plan.extensions)
-    source_builds: tuple[SourceBuildPlan, ...] = ()
+    source_builds: tuple[SourceBuild, ...] = ()
 
     @property
     def uv_install(self) -> bool:
@@ -261,7 +263,7 @@ def render_context(
     offline: bool = False,
     plan: ImagePlan | None = None,
     use_lock: bool = True,
-) -> RenderPlan:
+) -> TemplateInput:
     """The template input for one profile, written from its image plan (``plan``: the one the command made with
     ``envgen.plan.image.plan_image``; made here when not given). ``use_lock``: read the lock file beside the
     profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
@@ -277,7 +279,7 @@ def render_context(
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
     wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
-    written = RenderPlan(
+    written = TemplateInput(
         profile=profile,
         version=__version__,
         profile_hash=phash,
@@ -301,7 +303,7 @@ def render_context(
     return rerouted(written, mirrors, wheelhouse, offline)
 
 
-def rerouted(plan: RenderPlan, mirrors: Mirrors, wheelhouse: Path | None, offline: bool) -> RenderPlan:
+def rerouted(plan: TemplateInput, mirrors: Mirrors, wheelhouse: Path | None, offline: bool) -> TemplateInput:
     """The same plan with another route for its packages (a wheelhouse, offline): the build args and the wheels
     the context carries change, its files and hashes do not."""
     from dataclasses import replace

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 from envgen.docker import inspect_image, remove_image
 from envgen.errors import BuildFailed, ImageMismatch, ImageNotValidated, RegistryError
 from envgen.pipeline.build import build
-from envgen.pipeline.registry import pull, push, remote_ref
+from envgen.pipeline.publish import pull, push, remote_ref
 from envgen.pipeline.run import run
 from envgen.pipeline.state import ValidationStore
 from envgen.render import render_in_memory
@@ -172,7 +172,7 @@ def test_classic_builder_builds_offline_from_a_host_wheelhouse(  # type: ignore[
 
 
 def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyped-def]
-    from envgen.pipeline.images import image_rows, rows_table
+    from envgen.pipeline.image_list import image_rows, rows_table
 
     rows = {row["profile"]: row for row in image_rows()}
     assert rows["pipe-min"]["validation"] == "pass (cpu-only)"
