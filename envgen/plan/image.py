@@ -160,6 +160,8 @@ def expected_of(stack: Stack, exts: list[Extension]) -> Expected:
         tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
         torch=_local(profile.frameworks.pytorch, variant) if profile.frameworks.pytorch else None,
         torch_cuda=variant.cuda if variant is not None else None,
+        torchvision=profile.frameworks.torchvision,
+        torchaudio=profile.frameworks.torchaudio,
         cuda=profile.cuda,
         cudnn=profile.cudnn,
         gpu_required=stack.gpu,
