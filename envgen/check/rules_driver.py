@@ -8,7 +8,6 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import driver_at_least, finding
 from envgen.kb.versions import vtuple
-from envgen.plan.stack import cuda_in_use
 
 
 def _compat_note(compat: str | None) -> str:
@@ -22,7 +21,7 @@ def driver_minimum(ctx: CheckContext) -> list[Finding]:
     windows = ctx.host.windows_driver
     where = "Windows/WSL2" if windows else "Linux"
     out = []
-    for version, why in cuda_in_use(ctx.stack):
+    for version, why in ctx.stack.cuda_in_use:
         toolkit = ctx.kb.cuda(version)
         if toolkit is None:
             out.append(

@@ -137,7 +137,7 @@ def _cuda_majors(ctx: CheckContext, ext: Extension) -> set[int]:
     """The CUDA majors whose libraries the image has for a package that brings none of its own: torch's wheels',
     the base image's and the CUDA runtimes packages.conda/pip name (plan.packages.cuda_sources), and its own
     ``[ctk]`` extra (cupy-cudaNNx[ctk] installs the CUDA NN toolkit wheels)."""
-    majors = {vtuple(source.version)[0] for source in cuda_sources(ctx.profile, ctx.kb)}
+    majors = {vtuple(source.version)[0] for source in cuda_sources(ctx.profile, ctx.kb, ctx.stack.pip_pins)}
     torch = torch_cuda(ctx.stack)
     if torch is not None:
         majors.add(vtuple(torch)[0])

@@ -192,7 +192,8 @@ def image_plan(stack: Stack) -> ImagePlan:
     index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
     find_links = [variant.index_url] if variant is not None and variant.find_links else []
     framework_pip = [*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)]
-    requirements = plan_requirements(profile, stack.kb, framework_pip, lambda ext: source_build(stack, ext))
+    requirements = plan_requirements(profile, stack.pip_lines, stack.kb, framework_pip,
+                                     lambda ext: source_build(stack, ext))
     return ImagePlan(
         profile=profile,
         kb=stack.kb,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import at_least, minor, vtuple
-from envgen.plan.stack import Stack, cuda_in_use
+from envgen.plan.stack import Stack
 
 _OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 _OP_CHARS = "<>=!"
@@ -109,7 +109,7 @@ def _oldest_cuda_running(kb: KnowledgeBase, version: str) -> str:
 
 def required_cuda(stack: Stack) -> str | None:
     """The X of ``cuda>=X`` the image declares; None when its code calls no CUDA runtime."""
-    used = [version for version, _ in cuda_in_use(stack)] if stack.gpu or stack.profile.cuda else []
+    used = [version for version, _ in stack.cuda_in_use] if stack.gpu or stack.profile.cuda else []
     if stack.ngc is not None:
         used.append(minor(stack.ngc.cuda))
     floors = [_oldest_cuda_running(stack.kb, v) for v in used]

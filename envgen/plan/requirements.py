@@ -74,12 +74,13 @@ def framework_closure(kb: KnowledgeBase, framework_pins: Iterable[str], python_m
     return frozenset(names)
 
 
-def plan_requirements(profile: Profile, kb: KnowledgeBase, framework_pins: Sequence[str],
+def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeBase, framework_pins: Sequence[str],
                       build_of: Callable[[Extension], SourceBuild | None]) -> tuple[PlannedRequirement, ...]:
-    """Every ``packages.pip`` line with its stage; ``build_of``: the source build an extension gets, if any."""
+    """Every ``packages.pip`` line (``lines``: read once, ``Stack.pip_lines``) with its stage; ``build_of``: the
+    source build an extension gets, if any."""
     closure = framework_closure(kb, framework_pins, profile.python_minor) if framework_pins else frozenset()
     out = []
-    for index, (spec, line) in enumerate(zip(profile.packages.pip, profile.pip_lines, strict=True)):
+    for index, (spec, line) in enumerate(zip(profile.packages.pip, lines, strict=True)):
         applies = line.applies(profile.python)
         ext = extension_of(line, kb) if applies else None
         build = build_of(ext) if ext is not None else None

@@ -79,10 +79,10 @@ def test_bare_cudnn_tag_is_cudnn9(kb: KnowledgeBase) -> None:
     profile = pip_profile(base="nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", cuda="12.4", cudnn="9.1")
     findings = check_profile(profile, kb)
     assert "base-no-cudnn" not in codes(findings), format_findings(findings)
-    sources = cudnn_sources(profile, kb)
+    sources = cudnn_sources(profile, kb, profile.pip_pins)
     assert [(s.version, s.cuda_major) for s in sources] == [("9.1", 12)]
     unstated = pip_profile(base="nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", cuda="12.4")
-    assert [s.version for s in cudnn_sources(unstated, kb)] == ["9"]
+    assert [s.version for s in cudnn_sources(unstated, kb, unstated.pip_pins)] == ["9"]
     cudnn8 = pip_profile(base="nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", cuda="12.4", cudnn="8.9")
     assert "base-cudnn-mismatch" in codes(check_profile(cudnn8, kb), "error")
 

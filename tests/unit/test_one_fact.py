@@ -204,8 +204,8 @@ def test_cuda_sources_are_read_from_the_library_rows(kb: KnowledgeBase) -> None:
 
     profile = _profile(base="ubuntu:24.04", cuda="13.0", python="3.12",
                        packages={"pip": ["nvidia-cuda-runtime==13.0.96", "nvidia-cudnn-cu13==9.13.0.50"]})
-    assert [(s.version, s.cuda_major) for s in cuda_sources(profile, kb)] == [("13.0", 13)]
-    assert [(s.version, s.cuda_major) for s in cudnn_sources(profile, kb)] == [("9.13.0.50", 13)]
+    assert [(s.version, s.cuda_major) for s in cuda_sources(profile, kb, profile.pip_pins)] == [("13.0", 13)]
+    assert [(s.version, s.cuda_major) for s in cudnn_sources(profile, kb, profile.pip_pins)] == [("9.13.0.50", 13)]
     assert kb.cudart_soname("11.8") == "libcudart.so.11.0" and kb.serves_cuda("11.2", "11.8")
     assert not kb.serves_cuda("10.2", "10.1") and kb.serves_cuda("12.1", "12.4")
     flavours = {tag: base_provides_cuda(_profile(base=f"nvidia/cuda:{tag}", cuda="12.1", python="3.10"), kb)
