@@ -30,6 +30,7 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
+from envgen.plan.image import ImagePlan
 from envgen.plan.lockfile import (
     AptEntry,
     Lock,
@@ -172,25 +173,26 @@ class Route:
 
 
 def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, environ: Mapping[str, str],
-                     wheelhouse: Path | None = None) -> Route:
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False)
-    house = plan.wheelhouse or configured_wheelhouse(environ)
+                     wheelhouse: Path | None = None, plan: ImagePlan | None = None) -> Route:
+    """Where the profile's pip sets resolve (``plan``: the profile's plan, when the caller made it already)."""
+    written = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False, plan=plan)
+    house = written.wheelhouse or configured_wheelhouse(environ)
     if house is not None and not house.is_dir():
         raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
-    torch_mirror = plan.build_args.get("PYTORCH_WHEELS")  # mirrors.pytorch_wheels, as the build routes it
-    index_urls = [] if wheelhouse_covers(house, plan.pins.pip) else [pytorch_route(u, torch_mirror)
-                                                                      for u in plan.pip.index_urls]
-    find_links = [pytorch_route(u, torch_mirror) for u in plan.pip.find_links]
+    torch_mirror = written.build_args.get("PYTORCH_WHEELS")  # mirrors.pytorch_wheels, as the build routes it
+    index_urls = [] if wheelhouse_covers(house, written.pins.pip) else [pytorch_route(u, torch_mirror)
+                                                                      for u in written.pip.index_urls]
+    find_links = [pytorch_route(u, torch_mirror) for u in written.pip.find_links]
     pip_env = dict(environ)
-    pip_env.update({key: value for key, value in plan.build_args.items() if key in ROUTE_ARGS})
+    pip_env.update({key: value for key, value in written.build_args.items() if key in ROUTE_ARGS})
     pip_env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     uv_env = dict(environ)
     if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
         uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
     glibc = kb.glibc(profile.base)
-    return Route(plan, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
-                 index_urls, plan.build_args.get("PIP_INDEX_URL"),
-                 [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
+    return Route(written, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
+                 index_urls, written.build_args.get("PIP_INDEX_URL"),
+                 [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
 from envgen.kb.libraries import nvidia_wheel
 from envgen.lock.lock_uv import uv_platform, uv_resolve
+from envgen.plan.image import ImagePlan
 from envgen.plan.lockfile import LockEntry
 from envgen.profile import Profile
 
@@ -98,11 +99,14 @@ def _clashes(resolved: Sequence[str]) -> list[Finding]:
                     "see the lib-* findings; one framework's build for the other CUDA major avoids it", SOURCE)]
 
 
-def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
+def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None,
+            plan: ImagePlan | None = None) -> list[Finding]:
+    """What uv resolves the profile's pip sets to today, for the image's platform (``plan``: the profile's plan,
+    when the check made it already)."""
     from envgen.lock.lock import resolution_route
 
     environ = dict(os.environ if env is None else env)
-    route = resolution_route(profile, kb, load_config(environ), environ)
+    route = resolution_route(profile, kb, load_config(environ), environ, plan=plan)
     pins = [*route.plan.pins.pip, *route.plan.pins.pip_extra]
     if not pins:
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",

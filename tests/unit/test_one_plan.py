@@ -85,3 +85,11 @@ def test_suggest_plans_each_candidate_once(monkeypatch: pytest.MonkeyPatch) -> N
                                                       driver="470.57.02"))
     assert per_candidate
     assert all(plans == 1 + (pins > 0) for plans, pins in per_candidate), per_candidate
+
+
+def test_check_resolve_plans_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --resolve` resolves the plan the check judged (uv against PyPI, as test_resolve_witness.py)."""
+    counts = count_plans(monkeypatch)
+    result = CliRunner().invoke(app, ["check", "cpu-minimal", "--resolve"])
+    assert "looked at:" in result.output, result.output
+    assert (counts.plans, counts.renders) == (1, 0)
