@@ -21,7 +21,7 @@ def driver_minimum(ctx: CheckContext) -> list[Finding]:
     windows = ctx.host.windows_driver
     where = "Windows/WSL2" if windows else "Linux"
     out = []
-    for version, why in ctx.stack.cuda_in_use:
+    for version, why in ctx.plan.cuda.in_use:
         toolkit = ctx.kb.cuda(version)
         if toolkit is None:
             out.append(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from envgen.kb import KnowledgeBase, TorchVariant
+from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
 from envgen.plan.environment import environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
 from envgen.plan.extensions import Extension, SourceBuild, source_build
@@ -19,6 +19,33 @@ from envgen.plan.requirements import PlannedRequirement, plan_requirements
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
+
+
+@dataclass(frozen=True)
+class CudaChoices:
+    """Every CUDA the image's plan decided, in one place: the check, the render and the probe's ``expected`` read
+    them here."""
+
+    profile: str | None  # the profile's ``cuda`` as loaded ("12.1"; for torch +cuXXX without one, that build's)
+    torch: str | None  # the CUDA of the torch build chosen (torch.version.cuda); None: a CPU build, or no torch
+    tensorflow: str | None  # the CUDA TensorFlow calls: the NGC release's, or the tested one of a GPU build
+    tensorflow_cudnn: str | None  # the cuDNN of that TensorFlow build (not for NGC: NVIDIA builds its own)
+    in_use: tuple[tuple[str, str], ...]  # (CUDA minor, why) of every runtime the image's code calls
+    require: str | None  # the image's NVIDIA_REQUIRE_CUDA (plan.require); None: no CUDA used
+
+
+def cuda_choices(stack: Stack) -> CudaChoices:
+    ngc, tf_build = stack.ngc, stack.tf_build
+    tf_cuda = None
+    if ngc is not None and ngc.framework == "tensorflow":
+        tf_cuda = ngc.cuda
+    elif tf_build is not None and stack.gpu and stack.tf_package != "tensorflow-cpu":
+        tf_cuda = tf_build.cuda
+    variant = stack.torch_variant
+    return CudaChoices(
+        profile=stack.profile.cuda, torch=variant.cuda if variant is not None else None, tensorflow=tf_cuda,
+        tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
+        in_use=tuple(stack.cuda_in_use), require=requirement(stack))
 
 
 @dataclass(frozen=True)
@@ -33,13 +60,23 @@ class ImagePlan:
     preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
-    nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used
+    cuda: CudaChoices
     stack: Stack = field(repr=False, compare=False)  # what the plan was made from (``expected`` reads it)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
     source_builds: list[SourceBuild] = field(default_factory=list)
     # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
     requirements: tuple[PlannedRequirement, ...] = ()
+
+    @property
+    def nvidia_require_cuda(self) -> str | None:
+        """The image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used."""
+        return self.cuda.require
+
+    @property
+    def base(self) -> BaseImageInfo | None:
+        """The base image's row (None: not in the knowledge base)."""
+        return self.stack.base
 
     @property
     def pip(self) -> list[str]:
@@ -91,7 +128,7 @@ class ImagePlan:
     @functools.cached_property
     def expected(self) -> Expected:
         """What the smoke probe compares the image against; made when asked (a check never asks)."""
-        return expected_of(self.stack, self.extensions)
+        return expected_of(self.stack, self.cuda, self.extensions)
 
     @functools.cached_property
     def env(self) -> tuple[tuple[str, str], ...]:
@@ -143,26 +180,21 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     return [f"{stack.tf_package}=={version}"], []
 
 
-def expected_of(stack: Stack, exts: list[Extension]) -> Expected:
-    profile, ngc, tf_build, variant = stack.profile, stack.ngc, stack.tf_build, stack.torch_variant
+def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension]) -> Expected:
+    profile, ngc, variant = stack.profile, stack.ngc, stack.torch_variant
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
-    tf_cuda = None
-    if ngc is not None and ngc_tf:
-        tf_cuda = ngc.cuda
-    elif tf_build is not None and stack.gpu and stack.tf_package != "tensorflow-cpu":
-        tf_cuda = tf_build.cuda
     return Expected(
         python=profile.python,
         tensorflow=(ngc.framework_version or profile.frameworks.tensorflow) if ngc is not None and ngc_tf
         else profile.frameworks.tensorflow,
-        tensorflow_cuda=tf_cuda,
-        tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
+        tensorflow_cuda=cuda.tensorflow,
+        tensorflow_cudnn=cuda.tensorflow_cudnn,
         torch=_local(profile.frameworks.pytorch, variant) if profile.frameworks.pytorch else None,
-        torch_cuda=variant.cuda if variant is not None else None,
+        torch_cuda=cuda.torch,
         torchvision=profile.frameworks.torchvision,
         torchaudio=profile.frameworks.torchaudio,
-        cuda=profile.cuda,
+        cuda=cuda.profile,
         cudnn=profile.cudnn,
         gpu_required=stack.gpu,
         arch_list=list(variant.arch_list) if variant is not None else [],
@@ -205,7 +237,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         preinstalled=preinstalled,
         tensorflow_package=stack.tf_package,
         torch_variant=stack.torch_variant,
-        nvidia_require_cuda=requirement(stack),
+        cuda=cuda_choices(stack),
         stack=stack,
         notes=notes,
         source_builds=[r.source_build for r in requirements if r.source_build is not None],
