@@ -227,12 +227,12 @@ def build(
     log_dir = config.state_dir / "logs"
     # One render of the plan the check judged. The tag is content-addressed and does not depend on the builder
     # or the wheelhouse: look for a validated image first, before writing to disk or downloading.
-    planned = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
+    planned = render_in_memory(profile, kb, config, plan=plan)
     planned_tag = image_ref(config, profile.name, planned.content_hash)
     with build_lock(config.state_dir, profile.name, echo):
         return _build_locked(planned, kb, config, info, client, store, planned_tag,
-                             smoke=smoke, push=push, wheelhouse=wheelhouse, registry=registry, sink=sink,
-                             echo=echo, log_dir=log_dir, env=env)
+                             smoke=smoke, push=push, wheelhouse=wheelhouse, offline=offline, registry=registry,
+                             sink=sink, echo=echo, log_dir=log_dir, env=env)
 
 
 def _plan_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
@@ -271,7 +271,7 @@ def _log_name(profile: Profile, content_hash: str) -> str:
 
 def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfig, info: BuilderInfo,
                   client: DockerClient, store: ValidationStore, planned_tag: str, *,
-                  smoke: bool, push: bool, wheelhouse: Path | None, registry: str | None,
+                  smoke: bool, push: bool, wheelhouse: Path | None, offline: bool, registry: str | None,
                   sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path,
                   env: Mapping[str, str] | None) -> BuildOutcome:
     profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
@@ -281,8 +281,8 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     if cached is not None:
         return cached
     log_name = _log_name(profile, content_hash)
-    result = _write_for_builder(planned, kb, config, info, config.state_dir / "contexts" / profile.name,
-                                wheelhouse, log_dir, echo, log_name)
+    result = _write_for_builder(reroute(planned, config, wheelhouse, offline), kb, config, info,
+                                config.state_dir / "contexts" / profile.name, wheelhouse, log_dir, echo, log_name)
     # A registry mirror for the base: the build arg BASE_IMAGE names it; pull it first so that a mirror
     # that does not answer or lacks the image is one clear line, not a builder error.
     mirrored = mirror_ref(base_ref, merge_mirrors(profile.mirrors, config.mirrors).registries)

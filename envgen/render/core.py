@@ -117,9 +117,10 @@ def render(
                          out_dir)
 
 
-def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path, offline: bool) -> RenderedContext:
-    """The context rendered once, its packages taken from ``wheelhouse`` (the classic builder's host download):
-    the same files and hash, other build args and wheels."""
+def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path | None,
+            offline: bool) -> RenderedContext:
+    """The context rendered once, its packages taken from ``wheelhouse`` (a build's --wheelhouse, the classic
+    builder's host download) or ``offline``: the same files and hash, other build args and wheels."""
     from envgen.config import merge_mirrors
     from envgen.render.plan import rerouted
 

@@ -278,7 +278,6 @@ def render_context(
     lock = lock_for(profile, kb.glibc(profile.base), install.framework_pip, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
-    wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
     written = TemplateInput(
         profile=profile,
         version=__version__,
@@ -304,10 +303,11 @@ def render_context(
 
 
 def rerouted(plan: TemplateInput, mirrors: Mirrors, wheelhouse: Path | None, offline: bool) -> TemplateInput:
-    """The same plan with another route for its packages (a wheelhouse, offline): the build args and the wheels
-    the context carries change, its files and hashes do not."""
+    """The same input with another route for its packages (``wheelhouse``, else mirrors.wheelhouse; ``offline``):
+    the build args and the wheels the context carries change, its files and hashes do not."""
     from dataclasses import replace
 
+    wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
     framework_index = not wheelhouse_covers(wheelhouse, plan.pins.pip)
     return replace(plan, wheelhouse=wheelhouse, build_args=build_args(mirrors, offline, framework_index=framework_index,
                                                                       base_ref=plan.base.from_ref))
