@@ -28,6 +28,7 @@ from envgen.lock.lock_uv import uv_platform, uv_resolve
 from envgen.plan.image import ImagePlan
 from envgen.plan.lockfile import LockEntry
 from envgen.profile import Profile
+from envgen.profile.requirements import PipLine
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
                 "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")
@@ -132,13 +133,15 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
                      "pin a version of it that publishes a wheel, or add build tools to packages.apt if it compiles",
                      SOURCE) for pin in resolved.sdists]
     return built + verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins,
-                           resolver) + floating_today(profile, entries, platform)
+                           resolver) + floating_today(profile, route.plan.image.user_lines, entries, platform)
 
 
-def floating_today(profile: Profile, entries: Mapping[str, LockEntry], platform: Platform) -> list[Finding]:
-    """What each floating packages.pip line resolves to today (a lock, or the build, would take the same)."""
+def floating_today(profile: Profile, lines: Sequence[PipLine], entries: Mapping[str, LockEntry],
+                   platform: Platform) -> list[Finding]:
+    """What each floating packages.pip line (``lines``: those the plan read, whose marker holds) resolves to today
+    (a lock, or the build, would take the same)."""
     out = []
-    for line in profile.pip_installed:
+    for line in lines:
         entry = entries.get(line.name)
         if line.floats and entry is not None:
             out.append(finding("info", "resolve-floating",
