@@ -7,18 +7,20 @@ from dataclasses import replace
 
 from envgen.check.context import CheckContext, build_context
 from envgen.check.findings import SEVERITY_ORDER, Finding, HostSpec
-from envgen.check.registry import RULES
 from envgen.check.report import findings_to_json, format_findings, has_errors
+from envgen.check.rules import RULES
 from envgen.check.rules_base_frameworks import moot
 from envgen.kb import KnowledgeBase
-from envgen.plan.install import resolve_stack  # the plan the check judges (envgen.plan), for callers of check
+from envgen.plan.image import ImagePlan, plan_image  # the plan the check judges (envgen.plan), for its callers
 from envgen.profile import Profile
 
 
-def check_profile(profile: Profile, kb: KnowledgeBase, host: HostSpec | None = None) -> list[Finding]:
+def check_profile(profile: Profile, kb: KnowledgeBase, host: HostSpec | None = None,
+                  plan: ImagePlan | None = None) -> list[Finding]:
     """Every finding, errors first; duplicates (same code and message) once. An error that rests on an
-    ``unverified`` knowledge-base row alone is reported as a warning that says so."""
-    return judge(build_context(profile, kb, host))
+    ``unverified`` knowledge-base row alone is reported as a warning that says so. ``plan``: the profile's plan,
+    when the caller made it already (a build renders the same one)."""
+    return judge(build_context(profile, kb, host, plan))
 
 
 def judge(ctx: CheckContext) -> list[Finding]:
@@ -54,5 +56,6 @@ __all__ = [
     "has_errors",
     "build_context",
     "judge",
-    "resolve_stack",
+    "ImagePlan",
+    "plan_image",
 ]

@@ -1,29 +1,28 @@
-"""Everything the rules need, looked up once: the profile's stack (``plan.stack``: the profile, the knowledge base,
-the rows the profile points at), the host, the GPUs both name, and the install plan the check judges."""
+"""Everything the rules need, looked up once: the image plan the check judges (``plan.image``, the one the render
+writes), its stack (``plan.stack``: the profile, the knowledge base, the rows the profile points at), the host and
+the GPUs both name."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from envgen.check.findings import HostSpec
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
-from envgen.plan.install import InstallPlan, install_plan
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.libraries import Libraries
-from envgen.plan.stack import Stack, Target, resolve_rows
+from envgen.plan.stack import Stack, Target
 from envgen.profile import Profile
 
 
 @dataclass(frozen=True)
 class CheckContext:
-    stack: Stack
+    plan: ImagePlan  # what the image will install, planned once for every rule (the render writes the same plan)
     host: HostSpec = field(default_factory=HostSpec)
     targets: list[Target] = field(default_factory=list)  # the profile's GPUs, then the host's
 
-    @functools.cached_property
-    def plan(self) -> InstallPlan:
-        """What the image will install, planned once for every rule (the render writes the same plan)."""
-        return install_plan(self.stack)
+    @property
+    def stack(self) -> Stack:
+        return self.plan.stack
 
     @property
     def profile(self) -> Profile:
@@ -70,11 +69,13 @@ class CheckContext:
         return self.stack.libraries
 
 
-def build_context(profile: Profile, kb: KnowledgeBase, host: HostSpec | None) -> CheckContext:
+def build_context(profile: Profile, kb: KnowledgeBase, host: HostSpec | None,
+                  plan: ImagePlan | None = None) -> CheckContext:
+    """The context of one profile's check; ``plan``: the profile's plan when the caller made it already."""
     host = host or HostSpec()
-    stack = resolve_rows(profile, kb)
-    targets = _one_per_gpu([*stack.targets, *(Target(t, "host", kb.gpu(t)) for t in host.gpus)])
-    return CheckContext(stack, host, targets)
+    plan = plan_image(profile, kb) if plan is None else plan
+    targets = _one_per_gpu([*plan.stack.targets, *(Target(t, "host", kb.gpu(t)) for t in host.gpus)])
+    return CheckContext(plan, host, targets)
 
 
 def _one_per_gpu(targets: list[Target]) -> list[Target]:

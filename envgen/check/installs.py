@@ -40,6 +40,7 @@ class Installed:
 
 
 def _pin(spec: str, origin: str) -> Installed | None:
+    """A pin the plan wrote for the frameworks (``torch==2.1.2+cu118``, ``tensorflow[and-cuda]==2.15.1``)."""
     m = _PIP.match(spec)
     if m is None:
         return None
@@ -87,11 +88,16 @@ def installed(ctx: CheckContext) -> dict[str, Installed]:
     specs = [(p, "frameworks") for p in plan.framework_pip]
     if ctx.ngc is None:
         specs += [(p, "base image") for p in plan.preinstalled]
-    specs += [(line.requirement, "packages.pip") for line in ctx.plan.user_lines if not line.floats]
     for spec, origin in specs:
         item = _pin(spec, origin)
         if item is not None:
             out.setdefault(item.name, item)
+    for line in plan.user_lines:  # read once by the plan: name, extras and version as they are
+        version = line.exact
+        if version is not None:
+            out.setdefault(line.name, Installed(line.name, version.partition("+")[0], "packages.pip",
+                                                frozenset(line.extras), (version.partition("+")[2] or "unknown")
+                                                if line.name == "torch" else None))
     for spec in plan.user_conda:
         name, _, rest = spec.split("::", 1)[-1].partition("=")
         version = rest.split("=", 1)[0]

@@ -39,7 +39,7 @@ def profile_cudnn(ctx: CheckContext) -> list[Finding]:
 
 def pinned_cudnn(ctx: CheckContext) -> list[Finding]:
     out = []
-    for source in cudnn_sources(ctx.profile, ctx.kb):
+    for source in cudnn_sources(ctx.profile, ctx.kb, ctx.stack.pip_pins):
         if source.origin.startswith("base image"):
             continue
         row = ctx.kb.cudnn(source.version)

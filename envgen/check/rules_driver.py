@@ -9,7 +9,7 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import driver_at_least, finding
 from envgen.kb.versions import vtuple
-from envgen.plan.stack import Target, cuda_in_use
+from envgen.plan.stack import Target
 
 
 def _compat_note(compat: str | None) -> str:
@@ -23,7 +23,7 @@ def driver_minimum(ctx: CheckContext) -> list[Finding]:
     windows = ctx.host.windows_driver
     where = "Windows/WSL2" if windows else "Linux"
     out = []
-    for version, why in cuda_in_use(ctx.stack):
+    for version, why in ctx.plan.cuda.in_use:
         toolkit = ctx.kb.cuda(version)
         if toolkit is None:
             out.append(

@@ -9,7 +9,7 @@ from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.extensions import gcc_max, os_gcc
 from envgen.kb.versions import minor, vtuple
-from envgen.plan.extensions import Extension, extensions, has_nvcc, needs_source_build, source_build, torch_cuda
+from envgen.plan.extensions import Extension, has_nvcc, needs_source_build, source_build, torch_cuda
 
 
 def _nvcc_cuda(ctx: CheckContext) -> str | None:
@@ -24,7 +24,7 @@ def _where(ctx: CheckContext, ext: Extension) -> str:
 
 def build_setup(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         build = ext.row.build
         if build is None or not needs_source_build(ext) or not ctx.gpu:
             continue
@@ -101,7 +101,7 @@ def runtime_nvcc(ctx: CheckContext) -> list[Finding]:
             "use an nvidia/cuda devel base, or keep to ops that need no compile (DeepSpeed's ds_report lists them)",
             ext.cite(),
         )
-        for ext in extensions(ctx.profile, ctx.kb)
+        for ext in ctx.plan.extensions
         if ext.row.runtime_nvcc and ctx.gpu and not has_nvcc(ctx.profile, ctx.kb)
     ]
 
@@ -114,7 +114,7 @@ def runtime_cc(ctx: CheckContext) -> list[Finding]:
             f'"{ext.row.runtime_cc}"): the render installs gcc, libc6-dev and the Python headers into the image',
             "nothing to do", ext.cite(),
         )
-        for ext in extensions(ctx.profile, ctx.kb)
+        for ext in ctx.plan.extensions
         if ext.row.runtime_cc and ctx.gpu
     ]
 

@@ -8,13 +8,13 @@ from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.extensions import satisfies, torch_cudnn_pin
 from envgen.kb.versions import cc_tuple, vtuple
-from envgen.plan.extensions import Extension, cc_min, extensions, image_cuda, torch_cuda
+from envgen.plan.extensions import Extension, cc_min, image_cuda, torch_cuda
 from envgen.plan.packages import cuda_sources
 
 
 def gpu_too_old(ctx: CheckContext) -> list[Finding]:
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         oldest, cite = cc_min(ext, ctx.kb)
         if oldest is None or not ctx.gpu:
             continue
@@ -35,7 +35,7 @@ def gpu_too_old(ctx: CheckContext) -> list[Finding]:
 
 def needs_torch(ctx: CheckContext) -> list[Finding]:
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         if not ext.row.needs_torch:
             continue
         if ctx.profile.torch_version is None:
@@ -55,7 +55,7 @@ def needs_torch(ctx: CheckContext) -> list[Finding]:
 def cpu_only(ctx: CheckContext) -> list[Finding]:
     """A GPU package in a CPU-only profile: an sdist of CUDA kernels cannot be built, a wheel fails at first call."""
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         gpu_only = ext.row.cc_min is not None or ext.row.cuda_major_for(ext.extras) is not None
         if ctx.gpu or not gpu_only:
             continue
@@ -75,7 +75,7 @@ def cpu_only(ctx: CheckContext) -> list[Finding]:
 def torch_mismatch(ctx: CheckContext) -> list[Finding]:
     torch = ctx.profile.torch_version
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         spec = ext.release.torch if ext.release is not None else None
         if torch is None or satisfies(torch, spec):
             continue
@@ -94,7 +94,7 @@ def torch_mismatch(ctx: CheckContext) -> list[Finding]:
 
 def python_version(ctx: CheckContext) -> list[Finding]:
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         spec = ext.release.python if ext.release is not None else None
         if spec is None or satisfies(ctx.profile.python, spec):
             continue
@@ -114,7 +114,7 @@ def cuda_build(ctx: CheckContext) -> list[Finding]:
     """A wheel with native libraries per CUDA minor (bitsandbytes) must carry the one for torch.version.cuda."""
     cuda = torch_cuda(ctx.stack)
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         builds = ext.release.cuda_builds if ext.release is not None else []
         if not builds or cuda is None or not ctx.gpu or cuda in builds:
             continue
@@ -137,7 +137,7 @@ def _cuda_majors(ctx: CheckContext, ext: Extension) -> set[int]:
     """The CUDA majors whose libraries the image has for a package that brings none of its own: torch's wheels',
     the base image's and the CUDA runtimes packages.conda/pip name (plan.packages.cuda_sources), and its own
     ``[ctk]`` extra (cupy-cudaNNx[ctk] installs the CUDA NN toolkit wheels)."""
-    majors = {vtuple(source.version)[0] for source in cuda_sources(ctx.profile, ctx.kb)}
+    majors = {vtuple(source.version)[0] for source in cuda_sources(ctx.profile, ctx.kb, ctx.stack.pip_pins)}
     torch = torch_cuda(ctx.stack)
     if torch is not None:
         majors.add(vtuple(torch)[0])
@@ -151,7 +151,7 @@ def cuda_major(ctx: CheckContext) -> list[Finding]:
     """cupy-cudaNNx loads CUDA NN's libraries, which the image must have; jax[cudaNN] brings its own, and beside a
     torch of another CUDA major puts a second cuDNN in the process."""
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         major = ext.row.cuda_major_for(ext.extras)
         if major is None or not ctx.gpu:
             continue
@@ -179,10 +179,9 @@ def _cudnn_pin(ctx: CheckContext, major: int) -> tuple[str, str, str] | None:
     """(version, who pins it, cite) of the nvidia-cudnn-cu<major> the image gets: the profile's own pin in
     packages.pip, else the one torch's wheel requires."""
     wheel = f"nvidia-cudnn-cu{major}"
-    for spec in ctx.profile.pip_pins:
-        name, _, version = spec.partition("==")
-        if name.strip().lower() == wheel:
-            return version, f"packages.pip pins {wheel}=={version}", "packages.pip"
+    for line in ctx.plan.user_lines:
+        if line.name == wheel and line.exact is not None:
+            return line.exact, f"packages.pip pins {wheel}=={line.exact}", "packages.pip"
     torch, cuda = ctx.profile.torch_version, torch_cuda(ctx.stack)
     if torch is None or cuda is None or vtuple(cuda)[0] != major:
         return None
@@ -194,7 +193,7 @@ def _cudnn_pin(ctx: CheckContext, major: int) -> tuple[str, str, str] | None:
 
 def jax_cudnn(ctx: CheckContext) -> list[Finding]:
     out = []
-    for ext in extensions(ctx.profile, ctx.kb):
+    for ext in ctx.plan.extensions:
         major = ext.row.cuda_major_for(ext.extras)
         spec = ext.release.cudnn.get(str(major)) if ext.release is not None and major else None
         pinned = _cudnn_pin(ctx, major) if spec and major else None
@@ -225,7 +224,7 @@ def other_project(ctx: CheckContext) -> list[Finding]:
             "(torch.optim.AdamW(fused=True)) FusedAdam; NVIDIA Apex itself is built from its repository, outside PyPI",
             ext.cite(),
         )
-        for ext in extensions(ctx.profile, ctx.kb)
+        for ext in ctx.plan.extensions
         if ext.row.pypi_other_project
     ]
 

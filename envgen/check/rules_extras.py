@@ -17,14 +17,14 @@ def extra_moves_tool(ctx: CheckContext) -> list[Finding]:
     profile = ctx.profile
     if profile.installer != "pip" or not profile.packages.pip:
         return []
+    from envgen.plan.lockfile import lock_path
     from envgen.profile.loader import profile_arg, profile_source
-    from envgen.profile.lockfile import lock_path
 
     source = profile_source(profile)
     if source is not None and lock_path(source).is_file():
         return []  # a lock resolves the environment and the extras together
     out = []
-    for line in profile.pip_installed:
+    for line in (r.line for r in ctx.plan.requirements if r.applies and r.stage == "extras"):
         name, pin = line.name, line.requirement
         if name in VENV_TOOLS:
             out.append(finding(

@@ -17,7 +17,7 @@ from envgen.check.util import finding
 
 if TYPE_CHECKING:
     from envgen.errors import InputError
-    from envgen.profile.lockfile import Lock
+    from envgen.plan.lockfile import Lock
 
 _SOURCE = "envgen lock: <profile>.lock.txt (conda: <profile>.conda.txt) beside the profile (README, Locking)"
 
@@ -42,7 +42,7 @@ def _read_lock(ctx: CheckContext) -> _LockRead | None:
         return None
     from envgen.errors import InputError
     from envgen.plan.base import lock_target_refusals
-    from envgen.profile.lockfile import check_inputs, lock_not_pip, lock_path, read_lock
+    from envgen.plan.lockfile import check_inputs, lock_not_pip, lock_path, read_lock
 
     path = lock_path(source, ctx.profile.installer)
     if ctx.profile.installer != "pip":
@@ -123,7 +123,7 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
                    f"packages.pip line {line.text!r}: its marker does not hold in the image (CPython "
                    f"{ctx.profile.python} on Linux x86-64), so pip skips it", "nothing to do, or drop the line",
                    "https://packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers")
-           for line in ctx.profile.pip_lines if not line.applies(ctx.profile.python)]
+           for line in (r.line for r in ctx.plan.requirements if not r.applies)]
     floats = floating(ctx)
     if not floats:
         return out

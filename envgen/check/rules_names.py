@@ -41,7 +41,7 @@ _SOURCE = "pip_names.yaml#common_pip_names and the distributions the knowledge b
 def pip_names(ctx: CheckContext) -> list[Finding]:
     out = []
     known = None
-    for line in ctx.profile.pip_lines:
+    for line in (r.line for r in ctx.plan.requirements):
         spec, rest = line.text, line.extras_text + line.specifier
         row = ctx.kb.pip_name(line.name)
         if row is not None:

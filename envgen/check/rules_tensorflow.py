@@ -91,7 +91,7 @@ def tf_cuda(ctx: CheckContext) -> list[Finding]:
     build, version = ctx.tf_build, ctx.profile.frameworks.tensorflow
     if build is None or version is None or not _brings_own_cuda_libs_elsewhere(ctx):
         return []
-    provided = cuda_sources(ctx.profile, ctx.kb)
+    provided = cuda_sources(ctx.profile, ctx.kb, ctx.stack.pip_pins)
     good = [s for s in provided if ctx.kb.serves_cuda(s.version, build.cuda)]
     if not good:
         have = ", ".join(f"CUDA {s.version} ({s.origin})" for s in provided) or "no CUDA libraries"
@@ -173,7 +173,7 @@ def tf_cudnn(ctx: CheckContext) -> list[Finding]:
 
 def _cudnn_of_major(ctx: CheckContext, cudnn_major: int, cuda_major: int) -> list[LibSource]:
     """The image's cuDNN copies of ``cudnn_major`` built for ``cuda_major`` (any, before CUDA 11)."""
-    return [s for s in cudnn_sources(ctx.profile, ctx.kb)
+    return [s for s in cudnn_sources(ctx.profile, ctx.kb, ctx.stack.pip_pins)
             if vtuple(s.version)[0] == cudnn_major
             and (s.cuda_major is None or s.cuda_major == cuda_major or cuda_major < 11)]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.installs import installed
-from envgen.plan.extensions import extensions
 
 
 def scope_line(ctx: CheckContext) -> str:
@@ -13,7 +12,7 @@ def scope_line(ctx: CheckContext) -> str:
              f"Python {profile.python}"]
     parts += stack.framework_pip
     parts += stack.preinstalled
-    gpu_packages = [e.label for e in extensions(profile, ctx.kb)]
+    gpu_packages = [e.label for e in ctx.plan.extensions]
     if gpu_packages:
         parts.append("GPU extension package(s) " + ", ".join(gpu_packages))
     extra = len(profile.packages.pip) + len(profile.packages.conda) + len(profile.packages.apt) - len(gpu_packages)

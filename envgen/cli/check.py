@@ -58,7 +58,7 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
         from envgen.lock.witness import witness
 
         try:
-            findings += witness(loaded, kb)
+            findings += witness(loaded, kb, plan=ctx.plan)
         except ResolverUnavailable as exc:
             echo(f"envgen: {exc.one_line()}", err=True)
     if as_json:

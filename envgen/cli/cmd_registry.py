@@ -14,7 +14,7 @@ def push_cmd(
     registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
 ) -> None:
     """Publish the profile's validated image."""
-    from envgen.pipeline.registry import push
+    from envgen.pipeline.publish import push
 
     typer.echo(push(profile, registry=registry))
 
@@ -26,7 +26,7 @@ def pull_cmd(
     gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
-    from envgen.pipeline.registry import pull
+    from envgen.pipeline.publish import pull
 
     typer.echo(pull(profile, registry=registry, smoke=not no_smoke, env=route_env(gpu_route)))
 
@@ -51,7 +51,7 @@ def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `en
 
 def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Built and pulled images: profile, hash, size, age, validation status."""
-    from envgen.pipeline.images import image_rows, rows_table
+    from envgen.pipeline.image_list import image_rows, rows_table
 
     rows = image_rows()
     if as_json:

@@ -8,7 +8,7 @@ from envgen.docker.builder import BuilderInfo, detect_builder
 from envgen.docker.client import connect
 from envgen.docker.images import ImageSummary, inspect_image, list_images, remove_image, tag_image
 from envgen.docker.progress import LiveSink, NullSink, PlainSink, ProgressSink, StepEvent, sink_for
-from envgen.docker.registry import probe_image, pull_image, push_image
+from envgen.docker.push_pull import probe_image, pull_image, push_image
 from envgen.docker.run import RunResult, run_container
 
 __all__ = [

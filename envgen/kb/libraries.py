@@ -67,6 +67,13 @@ class NvidiaWheel:
     cuda_major: int
     version: str
 
+    @property
+    def stem(self) -> str:
+        """The wheel's name without its CUDA suffix (nvidia-cudnn-cu12 -> nvidia-cudnn): one library family, one
+        wheel per CUDA major, all installing into the same site-packages/nvidia/<family>/lib."""
+        m = _SUFFIXED.match(f"{self.distribution}=={self.version}")
+        return f"nvidia-{m.group(2)}" if m else self.distribution
+
 
 def nvidia_wheel(spec: str) -> NvidiaWheel | None:
     """nvidia-cudnn-cu11==8.6.0.163, and the suffix-less names the CUDA 13 toolkit wheels use

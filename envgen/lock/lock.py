@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,20 +30,22 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
-from envgen.plan.base import lock_target
-from envgen.profile import Profile, find_profile, load_profile
-from envgen.profile.loader import profile_arg
-from envgen.profile.lockfile import (
+from envgen.plan.image import ImagePlan
+from envgen.plan.lockfile import (
     AptEntry,
     Lock,
     LockEntry,
     LockInputs,
     format_lock,
     lock_path,
+    lock_target,
     sorted_entries,
+    wheelhouse_covers,
 )
+from envgen.profile import Profile, find_profile, load_profile
+from envgen.profile.loader import profile_arg
 from envgen.profile.requirements import canonical as canonical_name
-from envgen.render.plan import RenderPlan, render_context, wheelhouse_covers
+from envgen.render.plan import TemplateInput, render_context
 from envgen.vocabulary import ARGS_PIP_ROUTE, SOURCE_DATE_EPOCH_DEFAULT
 
 if TYPE_CHECKING:
@@ -134,6 +136,22 @@ def split_sets(environment: Mapping[str, LockEntry], combined: Mapping[str, Lock
     return sorted_entries(e for name, e in combined.items() if name not in environment)
 
 
+def environment_set(resolved: Callable[[list[str]], dict[str, LockEntry]], environment: list[str],
+                    extras: list[str], names: Mapping[str, str]) -> tuple[dict[str, LockEntry], list[str], list[str]]:
+    """(the environment set, the pins it was resolved from, the extras left): the plan's environment pins (the
+    frameworks' and the profile's lines they require, ``plan.requirements``) resolved together; a packages.pip line
+    whose distribution the result holds (a dependency of a dependency) joins them and the set is resolved again,
+    so that the extras stage holds only what the frameworks do not need. ``names``: line -> its distribution."""
+    found = resolved(environment)
+    while True:
+        joining = [spec for spec in extras if names.get(spec) in found]
+        if not joining:
+            return found, environment, extras
+        environment = [*environment, *joining]
+        extras = [spec for spec in extras if spec not in joining]
+        found = resolved(environment)
+
+
 def uv_version() -> str:
     from importlib.metadata import version
 
@@ -144,7 +162,7 @@ def uv_version() -> str:
 class Route:
     """Where a resolution for the image's platform looks, and how: what `envgen lock` and `check --resolve` use."""
 
-    plan: RenderPlan
+    plan: TemplateInput
     glibc: str | None
     platforms: tuple[str, ...]
     find_links: list[str]  # the wheelhouse, then the framework's find-links pages
@@ -156,25 +174,26 @@ class Route:
 
 
 def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, environ: Mapping[str, str],
-                     wheelhouse: Path | None = None) -> Route:
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False)
-    house = plan.wheelhouse or configured_wheelhouse(environ)
+                     wheelhouse: Path | None = None, plan: ImagePlan | None = None) -> Route:
+    """Where the profile's pip sets resolve (``plan``: the profile's plan, when the caller made it already)."""
+    written = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False, plan=plan)
+    house = written.wheelhouse or configured_wheelhouse(environ)
     if house is not None and not house.is_dir():
         raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
-    torch_mirror = plan.build_args.get("PYTORCH_WHEELS")  # mirrors.pytorch_wheels, as the build routes it
-    index_urls = [] if wheelhouse_covers(house, plan.pins.pip) else [pytorch_route(u, torch_mirror)
-                                                                      for u in plan.pip.index_urls]
-    find_links = [pytorch_route(u, torch_mirror) for u in plan.pip.find_links]
+    torch_mirror = written.build_args.get("PYTORCH_WHEELS")  # mirrors.pytorch_wheels, as the build routes it
+    index_urls = [] if wheelhouse_covers(house, written.pins.pip) else [pytorch_route(u, torch_mirror)
+                                                                      for u in written.pip.index_urls]
+    find_links = [pytorch_route(u, torch_mirror) for u in written.pip.find_links]
     pip_env = dict(environ)
-    pip_env.update({key: value for key, value in plan.build_args.items() if key in ROUTE_ARGS})
+    pip_env.update({key: value for key, value in written.build_args.items() if key in ROUTE_ARGS})
     pip_env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     uv_env = dict(environ)
     if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
         uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
     glibc = kb.glibc(profile.base)
-    return Route(plan, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
-                 index_urls, plan.build_args.get("PIP_INDEX_URL"),
-                 [*plan.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
+    return Route(written, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
+                 index_urls, written.build_args.get("PIP_INDEX_URL"),
+                 [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
 
 @dataclass(frozen=True)
@@ -208,8 +227,9 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
         return resolve(pins, profile.python_minor, find_links=route.find_links, index_urls=route.index_urls,
                        env=route.pip_env, platforms=route.platforms, runner=runner)
 
-    framework, extras = list(route.plan.pins.pip), list(route.plan.pins.pip_extra)
-    environment = resolved(framework)
+    names = {r.spec: r.name for r in route.plan.image.requirements}
+    environment, framework, extras = environment_set(resolved, list(route.plan.pins.pip),
+                                                     list(route.plan.pins.pip_extra), names)
     combined = resolved(framework + extras) if extras else {}
     split = split_sets(environment, combined, extras)
     if not use_uv:
@@ -259,7 +279,7 @@ class BasePins:
     pin: str = ""
 
 
-def pin_base(client: DockerClient | None, profile: Profile, plan: RenderPlan, config: UserConfig) -> BasePins:
+def pin_base(client: DockerClient | None, profile: Profile, plan: TemplateInput, config: UserConfig) -> BasePins:
     """Read through the Docker engine: the base's digest, then its apt packages' versions."""
     from envgen.docker import connect
     from envgen.lock.lock_base import ensure_local, lock_apt, lock_base
@@ -293,8 +313,10 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     sets = resolve_sets(profile, route, runner, uv_runner)
     fields = header_fields(profile, route, sets, wheelhouse)
     base = pin_base(client, profile, route.plan, config) if engine else BasePins([])
-    pins = route.plan.pins
-    result = Lock(LockInputs(profile.python_minor, tuple(pins.pip), tuple(pins.pip_extra), base.base, base.apt_input),
+    # what the lock was made for: the frameworks' pins and packages.pip as written (``check_inputs``), whichever
+    # stage the plan gives each line
+    result = Lock(LockInputs(profile.python_minor, tuple(route.plan.image.framework_pip),
+                             tuple(route.plan.image.user_pip), base.base, base.apt_input),
                   sorted_entries(sets.environment.values()), sets.extras, tools=sets.tools, apt=base.apt)
     target = lock_path(source.path)
     write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=[*fields, *base.fields]),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from envgen.errors import InputError
 from envgen.imageref import parse_ref
 from envgen.paths import build_scripts_dir
-from envgen.profile.lockfile import AptEntry
+from envgen.plan.lockfile import AptEntry
 
 if TYPE_CHECKING:
     from docker import DockerClient

@@ -28,7 +28,7 @@ from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from envgen.errors import BuildFailed, InputError
-from envgen.profile.lockfile import LockEntry
+from envgen.plan.lockfile import LockEntry
 from envgen.profile.requirements import canonical as canonical_name
 from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 

@@ -14,7 +14,6 @@ fails, fails for the reasons ``--resolve`` names.
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,14 +23,16 @@ from envgen.check.util import finding
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
+from envgen.kb.libraries import nvidia_wheel
 from envgen.lock.lock_uv import uv_platform, uv_resolve
+from envgen.plan.image import ImagePlan
+from envgen.plan.lockfile import LockEntry
 from envgen.profile import Profile
 from envgen.profile.loader import profile_arg
-from envgen.profile.lockfile import LockEntry
+from envgen.profile.requirements import PipLine
 
 _UNREACHABLE = ("Failed to fetch", "error sending request", "tcp connect error", "dns error", "Connection refused",
                 "failed to lookup address", "Could not connect", "Max retries exceeded", "NewConnectionError")
-_NVIDIA = re.compile(r"^nvidia-([a-z0-9-]+)-cu(\d+)==(\S+)")
 SOURCE = "uv pip compile (https://docs.astral.sh/uv/pip/compile/)"
 
 
@@ -88,10 +89,8 @@ def verdict(returncode: int, stdout: str, stderr: str, platform: Platform, pins:
 def _clashes(resolved: Sequence[str]) -> list[Finding]:
     """NVIDIA wheels of one family for two CUDA majors in the resolved set (they share a directory)."""
     families: dict[str, set[str]] = defaultdict(set)
-    for pin in resolved:
-        m = _NVIDIA.match(pin.lower())
-        if m:
-            families[m.group(1)].add(f"nvidia-{m.group(1)}-cu{m.group(2)}=={m.group(3)}")
+    for wheel in filter(None, map(nvidia_wheel, resolved)):
+        families[wheel.stem].add(f"{wheel.distribution}=={wheel.version}")
     both = {family: sorted(pins) for family, pins in families.items() if len(pins) > 1}
     if not both:
         return []
@@ -102,11 +101,14 @@ def _clashes(resolved: Sequence[str]) -> list[Finding]:
                     "see the lib-* findings; one framework's build for the other CUDA major avoids it", SOURCE)]
 
 
-def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None) -> list[Finding]:
+def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None = None,
+            plan: ImagePlan | None = None) -> list[Finding]:
+    """What uv resolves the profile's pip sets to today, for the image's platform (``plan``: the profile's plan,
+    when the check made it already)."""
     from envgen.lock.lock import resolution_route
 
     environ = dict(os.environ if env is None else env)
-    route = resolution_route(profile, kb, load_config(environ), environ)
+    route = resolution_route(profile, kb, load_config(environ), environ, plan=plan)
     pins = [*route.plan.pins.pip, *route.plan.pins.pip_extra]
     if not pins:
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
@@ -132,13 +134,15 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
                      "pin a version of it that publishes a wheel, or add build tools to packages.apt if it compiles",
                      SOURCE) for pin in resolved.sdists]
     return built + verdict(0, "\n".join(f"{e.name}=={e.version}" for e in entries.values()), "", platform, pins,
-                           resolver) + floating_today(profile, entries, platform)
+                           resolver) + floating_today(profile, route.plan.image.user_lines, entries, platform)
 
 
-def floating_today(profile: Profile, entries: Mapping[str, LockEntry], platform: Platform) -> list[Finding]:
-    """What each floating packages.pip line resolves to today (a lock, or the build, would take the same)."""
+def floating_today(profile: Profile, lines: Sequence[PipLine], entries: Mapping[str, LockEntry],
+                   platform: Platform) -> list[Finding]:
+    """What each floating packages.pip line (``lines``: those the plan read, whose marker holds) resolves to today
+    (a lock, or the build, would take the same)."""
     out = []
-    for line in profile.pip_installed:
+    for line in lines:
         entry = entries.get(line.name)
         if line.floats and entry is not None:
             out.append(finding("info", "resolve-floating",

@@ -37,12 +37,14 @@ from envgen.mirrors import mirror_ref
 from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
-from envgen.pipeline.prepare import check_base_labels, checked_profile
+from envgen.pipeline.prepare import check_base_labels, checked_plan
 from envgen.pipeline.smoke import SEALED_REPORT, run_planned
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import host_plan
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile import Profile
-from envgen.render import RenderResult, render, render_in_memory
+from envgen.render import RenderedContext, RenderResult, render_in_memory
+from envgen.render.core import reroute, write_context
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
@@ -100,25 +102,26 @@ class BuildOutcome:
         return "\n".join(lines + self.notes)
 
 
-def _render_for_builder(profile: Profile, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
-                        context_dir: Path, wheelhouse: Path | None, offline: bool, log_dir: Path,
-                        echo: Callable[[str], None], log_name: str) -> RenderResult:
+def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
+                       context_dir: Path, wheelhouse: Path | None, log_dir: Path, echo: Callable[[str], None],
+                       log_name: str, offline: bool = False) -> RenderResult:
+    """Write the context the build rendered once; the classic builder's pip path gets its wheels first."""
+    profile = context.plan.profile
     if builder.uses_buildkit or profile.installer != "pip":
         if not builder.uses_buildkit:
             echo("note: the classic builder has no build secrets; conda downloads inside the build will not "
                  "see a proxy CA bundle")
-        return render(profile, kb, context_dir, config, wheelhouse=wheelhouse, offline=offline)
+        return write_context(context, context_dir)
     # Classic builder: the host downloads every wheel (it trusts the proxy), the build installs offline.
-    first = render(profile, kb, context_dir, config, wheelhouse=wheelhouse, offline=offline)
-    plan = render_in_memory(profile, kb, config).plan
+    first = write_context(context, context_dir)
     house = config.state_dir / "wheelhouse" / f"{profile.name}-{first.content_hash[:12]}"
     find_links = [str(wheelhouse)] if wheelhouse else []
     echo(f"classic builder: downloading wheels on the host into {house}")
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
-             profile.python_minor, find_links=[*find_links, *plan.pip.find_links],
-             index_urls=list(plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
+             profile.python_minor, find_links=[*find_links, *context.plan.pip.find_links],
+             index_urls=list(context.plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
              log_path=log_dir / f"{log_name}-wheels.log", offline=offline)
-    return render(profile, kb, context_dir, config, wheelhouse=house, offline=True)
+    return write_context(reroute(context, config, house, offline=True), context_dir)
 
 
 def freeze(client: DockerClient, image_id: str) -> str:
@@ -170,8 +173,8 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
     from envgen.lock.lock_base import check_local_base, check_registry_base
+    from envgen.plan.lockfile import lock_path, read_lock
     from envgen.profile.loader import profile_arg, profile_source
-    from envgen.profile.lockfile import lock_path, read_lock
 
     source = profile_source(profile)
     if profile.installer == "conda":
@@ -215,11 +218,12 @@ def build(
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     config = load_config(env)
     if push:  # before anything is built: a push with nowhere to go fails now, not after the build
-        from envgen.pipeline.registry import registry_to_use
+        from envgen.pipeline.publish import registry_to_use
 
         registry = registry_to_use(registry, config)
     kb = load_kb()
-    profile = _profile_to_build(ref, kb, check, env, echo)
+    plan = _plan_to_build(ref, kb, check, env, echo)
+    profile = plan.profile
     info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
     check_locked_base(client, profile, echo)
@@ -229,36 +233,35 @@ def build(
     if wheelhouse:
         echo(f"wheelhouse: {wheelhouse}")
     log_dir = config.state_dir / "logs"
-    # The tag is content-addressed and does not depend on the builder or the wheelhouse: look for a
-    # validated image first, before any rendering to disk or downloading.
-    planned = render_in_memory(profile, kb, config)
+    # One render of the plan the check judged. The tag is content-addressed and does not depend on the builder
+    # or the wheelhouse: look for a validated image first, before writing to disk or downloading.
+    planned = render_in_memory(profile, kb, config, plan=plan)
     planned_tag = image_ref(config, profile.name, planned.content_hash)
     with build_lock(config.state_dir, profile.name, echo):
-        return _build_locked(profile, kb, config, info, client, store, planned.content_hash, planned_tag,
-                             smoke=smoke, push=push, wheelhouse=wheelhouse, offline=offline,
-                             registry=registry, sink=sink, echo=echo, log_dir=log_dir,
-                             base_ref=planned.plan.base.from_ref, env=env)
+        return _build_locked(planned, kb, config, info, client, store, planned_tag,
+                             smoke=smoke, push=push, wheelhouse=wheelhouse, offline=offline, registry=registry,
+                             sink=sink, echo=echo, log_dir=log_dir, env=env)
 
 
-def _profile_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
-                      echo: Callable[[str], None]) -> Profile:
-    """The profile, checked (errors stop the build) or, with --no-check, checked only to say what it would have
-    found; its warnings are echoed."""
+def _plan_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
+                   echo: Callable[[str], None]) -> ImagePlan:
+    """The profile's plan, checked (errors stop the build) or, with --no-check, checked only to say what it would
+    have found; its warnings are echoed."""
     if check:
-        profile, findings = checked_profile(ref, kb)
+        plan, findings = checked_plan(ref, kb)
     else:
         from envgen.check import check_profile
         from envgen.profile import load_profile
 
-        profile = load_profile(ref, env, kb=kb)
-        findings = check_profile(profile, kb)
+        plan = plan_image(load_profile(ref, env, kb=kb), kb)
+        findings = check_profile(plan.profile, kb, plan=plan)
         errors = [f for f in findings if f.severity == "error"]
-        echo(f"warning: --no-check: building {profile.name!r} without its compatibility check"
+        echo(f"warning: --no-check: building {plan.profile.name!r} without its compatibility check"
              + (f"; it has {len(errors)} error(s) that would have stopped the build" if errors else ""))
     for finding in findings:
         if finding.severity in ("warning", "error"):
             echo(f"warning: [{finding.code}] {finding.message}")
-    return profile
+    return plan
 
 
 def _wheelhouse(config: UserConfig, given: Path | None, env: Mapping[str, str] | None) -> Path | None:
@@ -274,20 +277,21 @@ def _log_name(profile: Profile, content_hash: str) -> str:
     return f"{profile.name}-{content_hash[:12]}-{stamp}-{os.getpid()}"
 
 
-def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info: BuilderInfo,
-                  client: DockerClient, store: ValidationStore, content_hash: str, planned_tag: str, *,
+def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfig, info: BuilderInfo,
+                  client: DockerClient, store: ValidationStore, planned_tag: str, *,
                   smoke: bool, push: bool, wheelhouse: Path | None, offline: bool, registry: str | None,
-                  sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path, base_ref: str,
+                  sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path,
                   env: Mapping[str, str] | None) -> BuildOutcome:
+    profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
     # Looked up under the lock: a build of the same content that just finished left its image here.
     cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
                      smoke=smoke, push=push, registry=registry)
     if cached is not None:
         return cached
     log_name = _log_name(profile, content_hash)
-    result = _render_for_builder(profile, kb, config, info,
-                                 config.state_dir / "contexts" / profile.name,
-                                 wheelhouse, offline, log_dir, echo, log_name)
+    result = _write_for_builder(reroute(planned, config, wheelhouse, offline), kb, config, info,
+                                config.state_dir / "contexts" / profile.name, wheelhouse, log_dir, echo, log_name,
+                                offline)
     # A registry mirror for the base: the build arg BASE_IMAGE names it; pull it first so that a mirror
     # that does not answer or lacks the image is one clear line, not a builder error.
     mirrored = mirror_ref(base_ref, merge_mirrors(profile.mirrors, config.mirrors).registries)
@@ -313,7 +317,7 @@ def _build_locked(profile: Profile, kb: KnowledgeBase, config: UserConfig, info:
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
-        from envgen.pipeline.registry import push_tag, registry_to_use
+        from envgen.pipeline.publish import push_tag, registry_to_use
 
         outcome.pushed = push_tag(client, tag, profile, registry_to_use(registry, config))
     return outcome
@@ -333,7 +337,7 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
                            validated=bool(record and record.passed),
                            tier=(record.tier or None) if record and record.passed else None)
     if push:
-        from envgen.pipeline.registry import push_tag, registry_to_use
+        from envgen.pipeline.publish import push_tag, registry_to_use
 
         outcome.pushed = push_tag(client, planned_tag, profile, registry_to_use(registry, config))
     return outcome

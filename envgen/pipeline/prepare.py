@@ -13,6 +13,7 @@ from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile import Profile, load_profile
 from envgen.render import RenderResult, export, render
 
@@ -29,17 +30,18 @@ class Prepared:
     render: RenderResult
 
 
-def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[Profile, list[Finding]]:
-    """Load and check; the first error-level finding stops everything (CheckFailed)."""
+def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[ImagePlan, list[Finding]]:
+    """Load, plan and check the plan; the first error-level finding stops everything (CheckFailed)."""
     profile = load_profile(ref, kb=kb)
-    findings = check_profile(profile, kb, host)
+    plan = plan_image(profile, kb)
+    findings = check_profile(profile, kb, host, plan=plan)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more; see `envgen check {shlex.quote(ref)}`)" if len(errors) > 1 else ""
         raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
                           fix=first.fix)
-    return profile, findings
+    return plan, findings
 
 
 def prepare(
@@ -54,12 +56,13 @@ def prepare(
     config = load_config(env)
     kb = load_kb()
     if check:
-        profile, findings = checked_profile(ref, kb)
+        plan, findings = checked_plan(ref, kb)
     else:  # judged all the same, so that what is written can say it (check_notes)
-        profile = load_profile(ref, kb=kb)
-        findings = check_profile(profile, kb)
+        plan = plan_image(load_profile(ref, kb=kb), kb)
+        findings = check_profile(plan.profile, kb, plan=plan)
+    profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
-    result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline)
+    result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
 
 

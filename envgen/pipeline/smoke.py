@@ -13,7 +13,7 @@ from envgen.docker.archive import read_file
 from envgen.errors import HostIncompatible, InputError, SmokeFailed
 from envgen.pipeline.gpus import start_container
 from envgen.pipeline.state import Validation, ValidationStore
-from envgen.pipeline.tiers import TierPlan, host_facts, host_plan, route_for
+from envgen.pipeline.tiers import TierChoice, host_facts, host_plan, route_for
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_GPU_REQUIRED, LABEL_PROFILE
 
@@ -101,7 +101,7 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
     return report
 
 
-def run_planned(client: DockerClient, image: str, plan: TierPlan, **kwargs: Any) -> tuple[SmokeReport, TierPlan]:
+def run_planned(client: DockerClient, image: str, plan: TierChoice, **kwargs: Any) -> tuple[SmokeReport, TierChoice]:
     """run_smoke with a tier plan; when the engine refuses the GPU request, the library tier runs alone
     and the returned plan says why the GPU tier did not."""
     try:

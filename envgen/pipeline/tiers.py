@@ -23,45 +23,45 @@ TIER_LABEL = LABEL_SMOKE_TIER
 
 
 @dataclass(frozen=True)
-class TierPlan:
+class TierChoice:
     tiers: Literal["all", "libraries"]  # the probe's --tier
     gpus: str  # the container's --gpus
     reason: str | None = None  # why the GPU tier does not run here
     route: GpuRoute | None = None  # the CDI route when the GPUs go by CDI; None: through the NVIDIA runtime
 
-    def without_gpu(self, reason: str) -> TierPlan:
-        return TierPlan("libraries", "none", reason)
+    def without_gpu(self, reason: str) -> TierChoice:
+        return TierChoice("libraries", "none", reason)
 
 
 def plan_tiers(gpu_required: bool, facts: HostFacts | None, requested_gpus: str | None = None,
-               gpu_route: str = "auto") -> TierPlan:
+               gpu_route: str = "auto") -> TierChoice:
     """The probe run a profile gets here. ``facts`` None means the host could not be read (then the GPU
     tier is tried through the NVIDIA runtime, and the engine's answer decides)."""
     if not gpu_required:
-        return _with_route(TierPlan("all", requested_gpus or "none"), facts, gpu_route)
+        return _with_route(TierChoice("all", requested_gpus or "none"), facts, gpu_route)
     if requested_gpus == "none":
-        return TierPlan("libraries", "none", "--gpus none was given: the GPU tier needs a GPU in the container")
+        return TierChoice("libraries", "none", "--gpus none was given: the GPU tier needs a GPU in the container")
     if facts is None:
-        return TierPlan("all", requested_gpus or "all")
+        return TierChoice("all", requested_gpus or "all")
     if not facts.gpus:
         why = f" ({facts.gpu_error})" if facts.gpu_error else ""
-        return TierPlan("libraries", "none", f"no GPU on this host{why}: the GPU tier runs on the first "
+        return TierChoice("libraries", "none", f"no GPU on this host{why}: the GPU tier runs on the first "
                         "`envgen run` or `envgen pull` on a GPU host")
     access = facts.gpu_access
     if not facts.docker.reachable or access.route is None and gpu_route == "auto":
         names = ", ".join(gpu.name for gpu in facts.gpus)
         detail = access.detail if facts.docker.reachable else f"no Docker engine ({facts.docker.error})"
         fixes = "; ".join(access.fixes) or "see `envgen doctor`"
-        return TierPlan("libraries", "none", f"this host has {len(facts.gpus)} GPU(s) ({names}) but the Docker "
+        return TierChoice("libraries", "none", f"this host has {len(facts.gpus)} GPU(s) ({names}) but the Docker "
                         f"engine cannot hand them to containers: {detail}; to run the GPU tier: {fixes}")
-    plan = TierPlan("all", requested_gpus or "all")
+    plan = TierChoice("all", requested_gpus or "all")
     try:
         return _with_route(plan, facts, gpu_route)
     except HostIncompatible as exc:
         return plan.without_gpu(f"the GPU cannot be handed to the container: {exc.one_line()}")
 
 
-def _with_route(plan: TierPlan, facts: HostFacts | None, gpu_route: str) -> TierPlan:
+def _with_route(plan: TierChoice, facts: HostFacts | None, gpu_route: str) -> TierChoice:
     """The plan with its GPU request's route: CDI and its device names, or None for the NVIDIA runtime."""
     route = route_for(plan.gpus, facts, gpu_route)
     return replace(plan, route=route if route is not None and route.route == "cdi" else None)
@@ -77,7 +77,7 @@ def route_for(gpus: str, facts: HostFacts | None, gpu_route: str = "auto") -> Gp
 
 
 def host_plan(gpu_required: bool, env: Mapping[str, str] | None = None, requested_gpus: str | None = None,
-              kb: Any = None) -> TierPlan:
+              kb: Any = None) -> TierChoice:
     """plan_tiers with this host's real facts (nvidia-smi/NVML, docker info, CDI specs) and the user's
     GPU route (config `gpu_route`, $ENVGEN_GPU_ROUTE)."""
     if requested_gpus == "none" or not gpu_required and not requested_gpus:

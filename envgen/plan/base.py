@@ -8,6 +8,7 @@ from collections.abc import Collection
 from envgen.kb.families import PythonSetup
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.environment import ENV_PREFIX
+from envgen.plan.lockfile import lock_target
 from envgen.plan.refusals import Refused, base_collisions, refusal
 from envgen.profile.model import Profile
 
@@ -40,11 +41,6 @@ def labelled_base_refusals(profile: Profile, kb: KnowledgeBase, labels: Collecti
     # the family the labels name against the environment the render will make (it reads no labels)
     return [Refused("envgen-base-unnamed", r.message, r.fix)
             for r in base_collisions(family, python_setup_row(profile, kb), profile.base, ENV_PREFIX)]
-
-
-def lock_target(python_minor: str, glibc: str | None) -> str:
-    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64`` (the profile's Python, the base's glibc)."""
-    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
 
 
 def lock_target_refusals(made_for: str | None, where: str, profile: Profile, kb: KnowledgeBase) -> list[Refused]:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.plan.lockfile import exact_conda, lock_path
 from envgen.plan.refusals import Refused, refusal
-from envgen.profile.lockfile import lock_path
 from envgen.profile.model import Profile
 
 EXPLICIT = "@EXPLICIT"
@@ -79,16 +79,6 @@ def read_conda_lock(path: Path, python: str, conda_pip: str, pins: Sequence[str]
         raise InputError(f"{path} was made for conda packages {fields.get('conda-pins')}; the profile now asks "
                          f"for {now}", fix=fix)
     return text
-
-
-def exact_conda(spec: str) -> str:
-    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
-    string ("name=1.2.3=h1234_0") is already exact."""
-    channel, _, rest = spec.rpartition("::")
-    parts = rest.split("=")
-    if len(parts) == 2:
-        rest = f"{parts[0]}=={parts[1]}"
-    return f"{channel}::{rest}" if channel else rest
 
 
 def conda_lock_of(profile: Profile, conda_pins: Sequence[str], conda_pip: str | None) -> str | None:

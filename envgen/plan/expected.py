@@ -1,5 +1,7 @@
 """What the smoke probe compares the image against (``/etc/envgen/profile.json``'s ``expected``): one typed
-document with a schema id, made from the install plan; the probe (stdlib only) reads it as JSON."""
+document with a schema id, made from the image plan; the probe (stdlib only) reads it as JSON, and nothing of the
+profile's own fields as expectations. envgen.expected/2 adds ``torchvision`` and ``torchaudio`` (the probe read them
+from the profile's ``frameworks`` before)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from envgen.kb.versions import vtuple
 from envgen.plan.stack import Stack
 from envgen.records import Record
 
-EXPECTED_SCHEMA = "envgen.expected/1"
+EXPECTED_SCHEMA = "envgen.expected/2"
 
 
 class _Document(Record):
@@ -60,7 +62,9 @@ class Expected(_Document):
     tensorflow_cuda: str | None
     tensorflow_cudnn: str | None
     torch: str | None
-    torch_cuda: str | None
+    torch_cuda: str | None  # the CUDA of the torch build the plan chose (None: a CPU build, or no torch)
+    torchvision: str | None
+    torchaudio: str | None
     cuda: str | None
     cudnn: str | None
     gpu_required: bool

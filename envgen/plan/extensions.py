@@ -12,6 +12,7 @@ from envgen.kb.extensions import ExtensionPackage, ExtensionRelease
 from envgen.kb.versions import cc_tuple, minor
 from envgen.plan.stack import Stack
 from envgen.profile import Profile
+from envgen.profile.requirements import PipLine
 
 
 @dataclass(frozen=True)
@@ -30,15 +31,14 @@ class Extension:
         return self.row.cite_release(self.release) if self.release is not None else self.row.cite()
 
 
-def extensions(profile: Profile, kb: KnowledgeBase) -> list[Extension]:
-    """The profile's ``packages.pip`` entries that have a row in extensions.yaml, in profile order."""
-    out = []
-    for line in profile.pip_installed:
-        version = line.exact
-        row = kb.extension(line.name) if version is not None else None
-        if row is not None and version is not None:
-            out.append(Extension(row, line.text, line.extras_text, version, row.release(version)))
-    return out
+def extension_of(line: PipLine, kb: KnowledgeBase) -> Extension | None:
+    """The extensions.yaml row of an exact ``packages.pip`` pin, None for any other line (the plan asks once per
+    line: ``ImagePlan.extensions``)."""
+    version = line.exact
+    row = kb.extension(line.name) if version is not None else None
+    if row is None or version is None:
+        return None
+    return Extension(row, line.text, line.extras_text, version, row.release(version))
 
 
 def torch_cuda(stack: Stack) -> str | None:
@@ -102,7 +102,7 @@ def cc_min(ext: Extension, kb: KnowledgeBase) -> tuple[str | None, str]:
 
 
 @dataclass(frozen=True)
-class SourceBuildPlan:
+class SourceBuild:
     """How the render builds one sdist-only package: in which stage, with which variables and flags."""
 
     spec: str
@@ -115,10 +115,11 @@ def needs_source_build(ext: Extension) -> bool:
     return ext.row.build is not None and ext.release is not None and not ext.release.wheel
 
 
-def source_build(stack: Stack, ext: Extension) -> SourceBuildPlan | None:
-    """The build of ``ext`` from its sdist, or None when PyPI has a wheel for it (or the KB has no recipe)."""
+def source_build(stack: Stack, ext: Extension) -> SourceBuild | None:
+    """The build of ``ext`` from its sdist, or None when PyPI has a wheel for it (or the KB has no recipe). GPU
+    profiles only: a CPU-only image installs what pip finds, and the check says why that fails."""
     build = ext.row.build
-    if build is None or not needs_source_build(ext):
+    if not stack.gpu or build is None or not needs_source_build(ext):
         return None
     env: list[tuple[str, str]] = []
     ccs = target_ccs(stack)
@@ -130,13 +131,5 @@ def source_build(stack: Stack, ext: Extension) -> SourceBuildPlan | None:
     env.append(("MAX_JOBS", str(build.max_jobs)))
     env.extend(sorted(build.env.items()))
     twin = None if has_nvcc(stack.profile, stack.kb) or not build.nvcc else devel_twin(stack.profile, stack.kb)
-    return SourceBuildPlan(ext.spec, twin, tuple(env), tuple(build.build_requires))
+    return SourceBuild(ext.spec, twin, tuple(env), tuple(build.build_requires))
 
-
-def source_builds(stack: Stack) -> list[SourceBuildPlan]:
-    """One plan per ``packages.pip`` entry built from its sdist, in profile order (GPU profiles only: a CPU-only
-    image installs what pip finds, and the check says why that fails)."""
-    if not stack.gpu:
-        return []
-    plans = (source_build(stack, ext) for ext in extensions(stack.profile, stack.kb))
-    return [plan for plan in plans if plan is not None]

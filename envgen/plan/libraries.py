@@ -44,6 +44,8 @@ class StackRows(Protocol):
     def base(self) -> BaseImageInfo | None: ...
     @property
     def ngc(self) -> NgcRelease | None: ...
+    @property
+    def pip_pins(self) -> tuple[str, ...]: ...
 
 # install stages, in the order the Dockerfile runs them
 BASE, CONDA, ENVIRONMENT, EXTRAS = 0, 1, 2, 3
@@ -172,7 +174,7 @@ def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
                     major_ = vtuple(version)[0] if lib.keyed_by == "cuda" else None
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
                                         "/opt/env/lib (conda prefix)", True, CONDA))
-    for spec in profile.pip_pins:
+    for spec in ctx.pip_pins:
         wheel = nvidia_wheel(spec)
         if wheel is None:
             continue
@@ -189,7 +191,7 @@ def _framework_wheel_deps(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
     """The NVIDIA wheels a framework pulls in itself (torch >= 2.0 CUDA builds, tensorflow[and-cuda]). They land
     in site-packages/nvidia/*/lib, which envgen puts on LD_LIBRARY_PATH only for wheels the profile names."""
     out: list[Provider] = []
-    listed = {wheel.distribution for wheel in map(nvidia_wheel, ctx.profile.pip_pins) if wheel}
+    listed = {wheel.distribution for wheel in map(nvidia_wheel, ctx.pip_pins) if wheel}
     for need in wanted:
         if need.provision != "wheel_deps" or need.distribution is None:
             continue

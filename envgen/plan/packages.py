@@ -3,6 +3,7 @@ and the CUDA/cuDNN of the base image. Pure functions over the profile and the kn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from envgen.kb import BaseImageInfo, KnowledgeBase
@@ -28,10 +29,10 @@ def conda_pins(profile: Profile) -> list[tuple[str, str, str]]:
     return out
 
 
-def _pip(profile: Profile, kb: KnowledgeBase, family: str) -> list[tuple[str, int, str]]:
+def _pip(pip_pins: Sequence[str], kb: KnowledgeBase, family: str) -> list[tuple[str, int, str]]:
     """(version, CUDA major, spec) of each NVIDIA wheel pin that carries ``family`` (the KB's pip names)."""
     out = []
-    for spec in profile.pip_pins:
+    for spec in pip_pins:
         wheel = nvidia_wheel(spec)
         if wheel is not None and any(row.family == family for row in wheel_rows(kb.cuda_libraries, wheel)):
             out.append((wheel.version, wheel.cuda_major, spec))
@@ -62,20 +63,21 @@ def base_cudnn(profile: Profile, info: BaseImageInfo) -> str | None:
     return info.cudnn
 
 
-def cuda_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
-    """CUDA runtimes present in the image (excluding those framework wheels bundle privately)."""
+def cuda_sources(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str]) -> list[LibSource]:
+    """CUDA runtimes present in the image (excluding those framework wheels bundle privately); ``pip_pins``: the
+    profile's exact pip pins (``Stack.pip_pins``)."""
     out: list[LibSource] = []
     info = kb.base_image(profile.base)
     if info is not None and info.cuda is not None and base_provides_cuda(profile, kb):
         out.append(LibSource(minor(info.cuda), None, f"base image {profile.base}"))
     for version, spec in _conda(profile, kb, "cudart"):
         out.append(LibSource(minor(version), None, f"conda {spec}"))
-    for version, major, spec in _pip(profile, kb, "cudart"):
+    for version, major, spec in _pip(pip_pins, kb, "cudart"):
         out.append(LibSource(minor(version), major, f"pip {spec}"))
     return out
 
 
-def cudnn_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
+def cudnn_sources(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str]) -> list[LibSource]:
     out: list[LibSource] = []
     info = kb.base_image(profile.base)
     version = base_cudnn(profile, info) if info is not None and info.cuda else None
@@ -83,6 +85,6 @@ def cudnn_sources(profile: Profile, kb: KnowledgeBase) -> list[LibSource]:
         out.append(LibSource(version, int(info.cuda.split(".")[0]), f"base image {profile.base}"))
     for version, spec in _conda(profile, kb, "cudnn"):
         out.append(LibSource(version, None, f"conda {spec}"))
-    for version, major, spec in _pip(profile, kb, "cudnn"):
+    for version, major, spec in _pip(pip_pins, kb, "cudnn"):
         out.append(LibSource(version, major, f"pip {spec}"))
     return out

@@ -40,10 +40,10 @@ REFUSALS: tuple[Refusal, ...] = (
             "an image envgen built (its labels say so) as the base of a profile that makes its environment anew",
             "the base image's labels, which only the engine has (check recognises an envgen image the profile names: "
             "base_provides.python inside /opt/env)"),
-    Refusal("lock-stale", "envgen.profile.lockfile", "check",
+    Refusal("lock-stale", "envgen.plan.lockfile", "check",
             "a lock beside the profile made for other inputs (python, pins, base, apt packages), or unreadable",
             severity="warning"),
-    Refusal("lock-not-pip", "envgen.profile.lockfile", "check",
+    Refusal("lock-not-pip", "envgen.plan.lockfile", "check",
             "a pip lock file beside a conda profile"),
     Refusal("conda-lock-stale", "envgen.plan.condalock", "check",
             "a conda lock (<profile>.conda.txt) made for other conda specs, or not an explicit list"),

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import at_least, minor, vtuple
-from envgen.plan.stack import Stack, cuda_in_use
+from envgen.plan.stack import Stack
 
 _OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 _OP_CHARS = "<>=!"
@@ -115,7 +115,7 @@ def _oldest_cuda_running(kb: KnowledgeBase, version: str) -> str:
 def required_cuda(stack: Stack) -> str | None:
     """The X of ``cuda>=X`` the image declares; None when its code calls no CUDA runtime, or when the NGC base's
     own requirement covers what envgen adds (the base's value then stays)."""
-    used = [version for version, _ in cuda_in_use(stack)] if stack.gpu or stack.profile.cuda else []
+    used = [version for version, _ in stack.cuda_in_use] if stack.gpu or stack.profile.cuda else []
     floors = [_oldest_cuda_running(stack.kb, v) for v in used]
     need = max(floors, key=vtuple, default=None)
     # an NGC base's own CUDA: its release row's, else (a release without a row) the profile's, which describes it

@@ -15,6 +15,7 @@ from envgen.kb.versions import minor, vtuple
 from envgen.plan.libraries import Libraries, survey
 from envgen.plan.packages import cuda_sources
 from envgen.profile import Profile
+from envgen.profile.requirements import PipLine
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,23 @@ class Stack:
     @property
     def gpu(self) -> bool:
         return self.profile.is_gpu
+
+    @functools.cached_property
+    def pip_lines(self) -> tuple[PipLine, ...]:
+        """``packages.pip`` read once (name, extras, specifier, marker), in profile order."""
+        return tuple(self.profile.pip_lines)
+
+    @functools.cached_property
+    def pip_pins(self) -> tuple[str, ...]:
+        """The exact ``packages.pip`` pins the image gets, without their markers: "nvidia-cudnn-cu12==9.1.0.70"."""
+        python = self.profile.python
+        return tuple(line.requirement for line in self.pip_lines if line.applies(python) and not line.floats)
+
+    @functools.cached_property
+    def cuda_in_use(self) -> list[tuple[str, str]]:
+        """(CUDA minor, why) for every CUDA runtime the image's code will call, worked out once: the driver rules
+        and NVIDIA_REQUIRE_CUDA (``plan.require``) read it."""
+        return cuda_in_use(self)
 
     @functools.cached_property
     def libraries(self) -> Libraries:
@@ -112,7 +130,7 @@ def cuda_in_use(stack: Stack) -> list[tuple[str, str]]:
     if stack.tf_build is not None and stack.ngc is None and stack.tf_package != "tensorflow-cpu":
         if stack.tf_package == "tensorflow[and-cuda]":
             used.append((stack.tf_build.cuda, f"tensorflow[and-cuda] {stack.tf_build.series}"))
-        for source in cuda_sources(stack.profile, stack.kb):
+        for source in cuda_sources(stack.profile, stack.kb, stack.pip_pins):
             used.append((source.version, source.origin))
     seen: dict[str, str] = {}
     for version, why in used:

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from envgen.render.core import RenderedContext, RenderResult, image_tag, render, render_in_memory
     from envgen.render.exports import EXPORT_FORMATS, export
-    from envgen.render.plan import RenderPlan, render_context
+    from envgen.render.plan import TemplateInput, render_context
 
 _EXPORTS = {
     "RenderedContext": "core", "RenderResult": "core", "image_tag": "core", "render": "core",
-    "render_in_memory": "core", "EXPORT_FORMATS": "exports", "export": "exports", "RenderPlan": "plan",
+    "render_in_memory": "core", "EXPORT_FORMATS": "exports", "export": "exports", "TemplateInput": "plan",
     "render_context": "plan",
 }
 
 __all__ = [
     "EXPORT_FORMATS",
-    "RenderPlan",
+    "TemplateInput",
     "RenderResult",
     "RenderedContext",
     "export",

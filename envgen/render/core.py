@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,12 +12,12 @@ import jinja2
 from envgen.config import DEFAULT_NAMESPACE, UserConfig
 from envgen.errors import RenderError
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.plan.install import InstallPlan
+from envgen.plan.image import ImagePlan
 from envgen.profile.model import Profile
 from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
-from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan, render_context
-from envgen.render.writer import write_atomically
+from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput, render_context
+from envgen.render.writer import replace_directory
 
 if TYPE_CHECKING:
     from envgen.docker.builder import BuilderInfo
@@ -29,7 +29,7 @@ WHEELHOUSE_SUFFIXES = (".whl", ".tar.gz", ".zip")
 class RenderedContext:
     """The build context in memory, hashes filled in."""
 
-    plan: RenderPlan
+    plan: TemplateInput
     files: Mapping[str, bytes]
     executable: frozenset[str]
     content_hash: str
@@ -89,7 +89,7 @@ def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE)
     return f"{namespace}/{profile_name}:{chash[:12]}"
 
 
-def finish(plan: RenderPlan, rendered: ContextFiles) -> RenderedContext:
+def finish(plan: TemplateInput, rendered: ContextFiles) -> RenderedContext:
     """Hash the files as rendered with placeholders, then put the hash in."""
     chash = content_hash(rendered.files)
     long_token, short_token = CONTENT_HASH_TOKEN.encode(), SHORT_HASH_TOKEN.encode()
@@ -107,13 +107,13 @@ def render_in_memory(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    install: InstallPlan | None = None,
+    plan: ImagePlan | None = None,
     env: jinja2.Environment | None = None,
     use_lock: bool = True,
 ) -> RenderedContext:
-    plan = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, install=install,
-                          use_lock=use_lock)
-    return finish(plan, render_files(plan, env))
+    written = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan,
+                             use_lock=use_lock)
+    return finish(written, render_files(written, env))
 
 
 def wheelhouse_files(wheelhouse: Path | None) -> list[Path]:
@@ -133,12 +133,28 @@ def render(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    install: InstallPlan | None = None,
+    plan: ImagePlan | None = None,
 ) -> RenderResult:
     """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
-    context = render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, install=install)
+    return write_context(render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan),
+                         out_dir)
+
+
+def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path | None,
+            offline: bool) -> RenderedContext:
+    """The context rendered once, its packages taken from ``wheelhouse`` (a build's --wheelhouse, the classic
+    builder's host download) or ``offline``: the same files and hash, other build args and wheels."""
+    from envgen.config import merge_mirrors
+    from envgen.render.plan import rerouted
+
+    mirrors = merge_mirrors(context.plan.profile.mirrors, config.mirrors)
+    return replace(context, plan=rerouted(context.plan, mirrors, wheelhouse, offline))
+
+
+def write_context(context: RenderedContext, out_dir: Path) -> RenderResult:
+    """Write a rendered context to ``out_dir`` (replaced atomically), with the wheels of its wheelhouse."""
     wheels = wheelhouse_files(context.plan.wheelhouse)
-    write_atomically(out_dir, context.files, context.executable, wheels)
+    replace_directory(out_dir, context.files, context.executable, wheels)
     return RenderResult(
         dir=out_dir.absolute(),
         files=tuple(context.files),

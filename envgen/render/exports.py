@@ -19,7 +19,7 @@ from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
-from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
+from envgen.render.core import RenderedContext, image_tag, render_in_memory, write_context
 from envgen.render.jinja import make_environment, render_template
 from envgen.vocabulary import ARGS_FORWARDED, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
@@ -135,8 +135,7 @@ def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig
     """Renders each profile's context into out/contexts/<profile>/ and one docker-bake.hcl."""
     items = []
     for ctx in ctxs:
-        result = render(ctx.plan.profile, kb, out / "contexts" / ctx.plan.profile.name, config,
-                        wheelhouse=ctx.plan.wheelhouse)
+        result = write_context(ctx, out / "contexts" / ctx.plan.profile.name)
         base = _item(ctx, config)
         items.append(ExportItem(base.profile, image_tag(base.profile.name, result.content_hash, config.namespace),
                                 result.content_hash, base.gpu, base.target,

@@ -13,7 +13,7 @@ from envgen.paths import probe_dir
 from envgen.plan.condalock import conda_python_spec
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import make_environment, render_template
-from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, RenderPlan
+from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput
 from envgen.render.scripts import build_scripts
 
 # path in the context -> template; rendered with the plan's context (buildkit flag where it matters)
@@ -53,14 +53,14 @@ def probe_files(directory: Path | None = None) -> dict[str, bytes]:
     return out
 
 
-def profile_document(plan: RenderPlan) -> dict[str, Any]:
+def profile_document(plan: TemplateInput) -> dict[str, Any]:
     """/etc/envgen/profile.json: the profile's identity (no mirrors) and the expected facts."""
     doc = dict(plan.profile.identity())
     doc["expected"] = dict(plan.expected)
     return doc
 
 
-def render_document(plan: RenderPlan) -> dict[str, Any]:
+def render_document(plan: TemplateInput) -> dict[str, Any]:
     """envgen/render.json: the lock information of this context."""
     doc: dict[str, Any] = {
         "schema": "envgen.render/1",
@@ -104,7 +104,7 @@ def render_document(plan: RenderPlan) -> dict[str, Any]:
     return doc
 
 
-def render_files(plan: RenderPlan, env: jinja2.Environment | None = None) -> ContextFiles:
+def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> ContextFiles:
     env = env or make_environment()
     out: dict[str, bytes] = {}
     specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())

@@ -1,4 +1,5 @@
-"""Everything the templates need for one profile, computed once: the render plan.
+"""Everything the templates need for one profile, written from its image plan (``envgen.plan.image``): the
+template input (``TemplateInput``).
 
 Pure: no files written, no Docker. Mirror values become build args (never template input), so
 they change neither the rendered files nor the hashes.
@@ -20,11 +21,11 @@ from envgen.imageref import parse_ref
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
 from envgen.plan.base import base_refusals, lock_target_refusals, python_setup_row
-from envgen.plan.condalock import conda_lock_of, conda_pip_version, conda_python_spec, exact_conda
-from envgen.plan.extensions import SourceBuildPlan
-from envgen.plan.install import InstallPlan, resolve_stack
+from envgen.plan.condalock import conda_lock_of, conda_pip_version, conda_python_spec
+from envgen.plan.extensions import SourceBuild
+from envgen.plan.image import ImagePlan, plan_image
+from envgen.plan.lockfile import Lock, Pins, find_lock, wheelhouse_covers
 from envgen.plan.refusals import refuse
-from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
 from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
@@ -78,22 +79,15 @@ class PythonSetup:
 
 
 @dataclass(frozen=True)
-class Pins:
-    conda: tuple[str, ...]
-    pip: tuple[str, ...]
-    pip_extra: tuple[str, ...]
-    apt: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class PipSources:
     index_urls: tuple[str, ...]
     find_links: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class RenderPlan:
-    """Template input for one profile, plus what the builder needs beside the files."""
+class TemplateInput:
+    """Template input for one profile (its image plan as the templates read it), plus what the builder needs beside
+    the files."""
 
     profile: Profile
     version: str
@@ -109,6 +103,7 @@ class RenderPlan:
     labels: tuple[tuple[str, str], ...]
     runtime_apt: tuple[str, ...]
     expected: Mapping[str, Any]  # what the smoke probe compares the image against: the plan's Expected.document()
+    image: ImagePlan = field(repr=False, compare=False)  # the plan this writes (``plan.image.plan_image``)
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
@@ -118,7 +113,7 @@ class RenderPlan:
     # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
     conda_lock: str | None = None
     # packages.pip entries PyPI has as an sdist only, built in stages of their own (plan.extensions)
-    source_builds: tuple[SourceBuildPlan, ...] = ()
+    source_builds: tuple[SourceBuild, ...] = ()
 
     @property
     def uv_install(self) -> bool:
@@ -224,21 +219,6 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
     return tuple(sorted(values.items()))
 
 
-def wheelhouse_covers(wheelhouse: Path | None, pins: Sequence[str]) -> bool:
-    """True when every pin with a local version (``torch==2.13.0+cpu``) has its wheel in the
-    wheelhouse, so the framework's own index is not needed."""
-    local = [pin for pin in pins if "+" in pin.split("==")[-1]]
-    if not local or wheelhouse is None or not wheelhouse.is_dir():
-        return False
-    names = {w.name.lower() for w in wheelhouse.glob("*.whl")}
-    for pin in local:
-        dist, version = pin.split("==")
-        prefix = f"{dist.replace('-', '_').lower()}-{version.lower()}-"
-        if not any(name.startswith(prefix) for name in names):
-            return False
-    return True
-
-
 def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
                base_ref: str | None = None) -> dict[str, str]:
     """Build args for the builder; none of them reaches a rendered file. ``base_ref`` is the
@@ -276,25 +256,25 @@ def render_context(
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    install: InstallPlan | None = None,
+    plan: ImagePlan | None = None,
     use_lock: bool = True,
-) -> RenderPlan:
-    """The plan for one profile (``install``: ``envgen.plan.resolve_stack(profile, kb)``). ``use_lock``: read the
-    lock file beside the profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
+) -> TemplateInput:
+    """The template input for one profile, written from its image plan (``plan``: the one the command made with
+    ``envgen.plan.image.plan_image``; made here when not given). ``use_lock``: read the lock file beside the
+    profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
-    install = resolve_stack(profile, kb) if install is None else install
+    install = plan_image(profile, kb) if plan is None else plan
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     refuse(base_refusals(profile, kb))
     setup = python_setup(profile, kb)
-    pins = _pins(profile, install)
-    compilers = runtime_compiler_apt(profile, kb, kb.python_setup(setup.key))
+    pins = install.pins
+    compilers = runtime_compiler_apt(install, kb.python_setup(setup.key))
     runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
-    lock = _lock_for(profile, kb, pins, runtime_apt) if use_lock else None
+    lock = _lock_for(profile, kb, install.framework_pip, runtime_apt) if use_lock else None
     base = base_pin(profile, kb, lock)
     phash = profile_hash(profile)
-    wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
-    return RenderPlan(
+    written = TemplateInput(
         profile=profile,
         version=__version__,
         profile_hash=phash,
@@ -309,25 +289,24 @@ def render_context(
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
         expected=install.expected.document(),
-        build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
-                              base_ref=base.from_ref),
+        image=install,
         secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
-        wheelhouse=wheelhouse,
         lock=lock,
-        conda_lock=conda_lock_of(profile, pins.conda, None) if use_lock else None,
+        conda_lock=conda_lock_of(profile, pins.conda, str(tools["conda_pip"]["version"])) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
+    return rerouted(written, mirrors, wheelhouse, offline)
 
 
-def _pins(profile: Profile, install: InstallPlan) -> Pins:
-    """What each installer is given: conda specs made exact, the framework pins, the user's pip packages (but
-    the ones built from source), apt packages."""
-    return Pins(
-        conda=tuple(exact_conda(p) for p in install.user_conda),
-        pip=tuple(install.framework_pip),
-        pip_extra=tuple(p for p in install.user_pip if p not in {b.spec for b in install.source_builds}),
-        apt=tuple(profile.packages.apt),
-    )
+def rerouted(plan: TemplateInput, mirrors: Mirrors, wheelhouse: Path | None, offline: bool) -> TemplateInput:
+    """The same input with another route for its packages (``wheelhouse``, else mirrors.wheelhouse; ``offline``):
+    the build args and the wheels the context carries change, its files and hashes do not."""
+    from dataclasses import replace
+
+    wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
+    framework_index = not wheelhouse_covers(wheelhouse, plan.pins.pip)
+    return replace(plan, wheelhouse=wheelhouse, build_args=build_args(mirrors, offline, framework_index=framework_index,
+                                                                      base_ref=plan.base.from_ref))
 
 
 def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
@@ -338,9 +317,11 @@ def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
                        row.venv)
 
 
-def _lock_for(profile: Profile, kb: KnowledgeBase, pins: Pins, runtime_apt: tuple[str, ...]) -> Lock | None:
-    """The lock beside the profile, when there is one; a lock made for another target is an error."""
-    lock = find_lock(profile, pins.pip, runtime_apt)
+def _lock_for(profile: Profile, kb: KnowledgeBase, framework: Sequence[str],
+              runtime_apt: tuple[str, ...]) -> Lock | None:
+    """The lock beside the profile, when there is one, checked against the profile's inputs; a lock made for another
+    target is refused (plan.refusals: lock-target)."""
+    lock = find_lock(profile, framework, runtime_apt)
     if lock is not None:
         refuse(lock_target_refusals(lock.field("target"), str(lock.path or "lock"), profile, kb))
     return lock

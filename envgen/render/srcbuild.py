@@ -4,17 +4,15 @@ that compiles native code when it runs (Triton's launcher)."""
 
 from __future__ import annotations
 
-from envgen.kb import KnowledgeBase
 from envgen.kb.families import PythonSetup
-from envgen.plan.extensions import extensions
-from envgen.profile import Profile
+from envgen.plan.image import ImagePlan
 
 
-def runtime_compiler_apt(profile: Profile, kb: KnowledgeBase, setup: PythonSetup) -> tuple[str, ...]:
+def runtime_compiler_apt(plan: ImagePlan, setup: PythonSetup) -> tuple[str, ...]:
     """apt packages the image needs because a ``packages.pip`` entry compiles C at run time (GPU profiles): the
     base family's C compiler with the C library headers, and the headers of the Python the environment runs where
     its setup names them (the system Python of Debian and Ubuntu bases; python images and conda environments carry
     their own)."""
-    if not profile.gpu.required or not any(e.row.runtime_cc for e in extensions(profile, kb)):
+    if not plan.profile.gpu.required or not any(e.row.runtime_cc for e in plan.extensions):
         return ()
-    return tuple(kb.base_family(profile).compiler_apt) + tuple(setup.headers_apt)
+    return tuple(plan.stack.family.compiler_apt) + tuple(setup.headers_apt)

@@ -39,9 +39,11 @@ def _fill(root: Path, files: Mapping[str, bytes], executable: Iterable[str], whe
         _place_wheel(wheel, wheel_dir / wheel.name)
 
 
-def write_atomically(
+def replace_directory(
     target: Path, files: Mapping[str, bytes], executable: Iterable[str] = (), wheels: Iterable[Path] = ()
 ) -> None:
+    """Make ``target`` a directory holding exactly ``files`` (and ``wheels`` under wheels/): filled beside it, then
+    renamed over it (one file is written with ``envgen.files.write_atomically``)."""
     target = target.absolute()
     if target.exists() and not target.is_dir():
         raise RenderError(f"output path {target} exists and is not a directory", fix="choose another -o DIR")

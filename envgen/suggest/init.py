@@ -88,7 +88,8 @@ def _cpu_profile(kb: KnowledgeBase, recipes: Recipes, req: InitRequest) -> str:
                                    "gpu": {"required": False}}
         if frameworks:
             data["frameworks"] = frameworks
-        findings = check_profile(with_safe_pins(kb, data)[0], kb, HostSpec())
+        plan = with_safe_pins(kb, data)[0]
+        findings = check_profile(plan.profile, kb, HostSpec(), plan=plan)
         if not any(f.severity in ("error", "warning") and not f.code.startswith("lock-") for f in findings):
             head = (f"# Written by `envgen init`: a CPU image ({base}, its own Python {minor(python)})"
                     + (f" with {', '.join(f'{k} {v}' for k, v in frameworks.items() if k != 'tensorflow_package')}"

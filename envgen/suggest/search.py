@@ -22,6 +22,7 @@ from envgen.check.rules_packages import safe_pins
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import PackageBreak
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile.model import FRAMEWORK_NAMES, Profile
 from envgen.suggest.candidates import candidates
 from envgen.suggest.compose import build_profile
@@ -63,27 +64,28 @@ class SuggestResult:
 # --- the search -----------------------------------------------------------------------------------
 
 
-def with_safe_pins(kb: KnowledgeBase, data: dict[str, object]) -> tuple[Profile, list[tuple[str, PackageBreak]]]:
-    """The profile ``data`` describes, with the pins that keep pip out of a known break (numpy 2 beside torch < 2.3)
-    added to its packages.pip (``data`` gains them too), and those pins with their rows."""
+def with_safe_pins(kb: KnowledgeBase, data: dict[str, object]) -> tuple[ImagePlan, list[tuple[str, PackageBreak]]]:
+    """The plan of the profile ``data`` describes, with the pins that keep pip out of a known break (numpy 2 beside
+    torch < 2.3) added to its packages.pip (``data`` gains them too), and those pins with their rows. One plan; a
+    second only where pins were added (the profile it plans is then another)."""
     names = {FRAMEWORK_NAMES: kb.framework_names}  # the KB's own, not its file read again per candidate
-    profile = Profile.model_validate(data, context=names)
-    pins = safe_pins(build_context(profile, kb, None))
+    plan = plan_image(Profile.model_validate(data, context=names), kb)
+    pins = safe_pins(build_context(plan.profile, kb, None, plan))
     if pins:
         packages = data.setdefault("packages", {})
         assert isinstance(packages, dict)
         packages["pip"] = [*packages.get("pip", []), *(pin for pin, _ in pins)]
-        profile = Profile.model_validate(data, context=names)
-    return profile, pins
+        plan = plan_image(Profile.model_validate(data, context=names), kb)
+    return plan, pins
 
 
 def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Suggestion:
     gpu = kb.gpu(req.gpu)
     target = req.gpu if gpu is not None and gpu.segment == "synthetic" else None  # "8.6" stays "8.6"
     data, comments = build_profile(kb, req, c, gpu_label, target)
-    profile, pins = with_safe_pins(kb, data)
+    plan, pins = with_safe_pins(kb, data)
     comments += [f"{pin}: {row.shows} fails with a newer one [{row.cite()}]" for pin, row in pins]
-    findings = check_profile(profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver))
+    findings = check_profile(plan.profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver), plan=plan)
     return Suggestion(c, data, findings, comments)
 
 

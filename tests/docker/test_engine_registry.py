@@ -11,7 +11,7 @@ import pytest
 
 from envgen.docker import BuilderInfo, build_image, inspect_image, pull_image, push_image, remove_image
 from envgen.docker.images import tag_image
-from envgen.docker.registry import explain
+from envgen.docker.push_pull import explain
 from envgen.errors import RegistryError
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from envgen.docker import inspect_image, remove_image
 from envgen.errors import BundleError
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.bundle import IMAGE, MANIFEST, load, save
-from envgen.pipeline.images import image_rows
+from envgen.pipeline.image_list import image_rows
 from envgen.pipeline.run import run
 from envgen.pipeline.state import ValidationStore
 from tests.pipeline.conftest import alias, minimal_profile

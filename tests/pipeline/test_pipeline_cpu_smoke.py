@@ -17,7 +17,7 @@ import pytest
 
 from envgen.docker import inspect_image, remove_image
 from envgen.pipeline.build import BuildOutcome, build
-from envgen.pipeline.registry import pull, push, remote_ref
+from envgen.pipeline.publish import pull, push, remote_ref
 from envgen.pipeline.run import run
 from tests.pipeline.conftest import alias, publish_registry
 

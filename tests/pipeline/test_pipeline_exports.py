@@ -18,7 +18,7 @@ import yaml
 from envgen.docker import inspect_image, remove_image
 from envgen.pipeline.build import BuildOutcome, build
 from envgen.pipeline.prepare import export_profiles
-from envgen.pipeline.registry import push
+from envgen.pipeline.publish import push
 from tests.pipeline.conftest import alias, minimal_profile, publish_registry, pushed_ref
 
 if TYPE_CHECKING:

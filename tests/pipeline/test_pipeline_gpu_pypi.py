@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from envgen.docker import inspect_image, remove_image
 from envgen.errors import CheckFailed, HostIncompatible, SmokeFailed
 from envgen.pipeline.build import BuildOutcome, build
-from envgen.pipeline.registry import pull, push
+from envgen.pipeline.publish import pull, push
 from envgen.pipeline.run import run
 from envgen.pipeline.smoke import run_smoke
 from envgen.pipeline.state import ValidationStore
@@ -199,9 +199,9 @@ def test_engine_refusing_the_gpu_falls_back_to_the_library_tier_and_says_why(
     if expected_tier != "libraries":
         pytest.skip("this engine hands out GPUs")
     from envgen.pipeline.smoke import run_planned
-    from envgen.pipeline.tiers import TierPlan
+    from envgen.pipeline.tiers import TierChoice
 
-    report, plan = run_planned(docker_client, outcome.tag, TierPlan("all", "all"), profile_name="a100-pypi",
+    report, plan = run_planned(docker_client, outcome.tag, TierChoice("all", "all"), profile_name="a100-pypi",
                                content_hash="", store=ValidationStore(envgen_home / "state" / "fallback"))
     assert report.passed and report.tier == "libraries" and plan.tiers == "libraries"
     assert plan.reason and plan.reason.startswith("the engine refused the GPU request: the Docker engine cannot "

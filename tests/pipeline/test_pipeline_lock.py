@@ -17,7 +17,7 @@ import pytest
 from envgen.errors import BuildFailed
 from envgen.lock.lock import lock
 from envgen.pipeline.build import build
-from envgen.profile.lockfile import parse_lock
+from envgen.plan.lockfile import parse_lock
 from tests.pipeline.conftest import alias, minimal_profile
 
 if TYPE_CHECKING:

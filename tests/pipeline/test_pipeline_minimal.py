@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.conftest import session_namespace
+from tests.counting import count_plans
 from tests.pipeline.conftest import alias, minimal_profile, publish_registry
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 from envgen.docker import inspect_image, remove_image
 from envgen.errors import BuildFailed, ImageMismatch, ImageNotValidated, RegistryError
 from envgen.pipeline.build import build
-from envgen.pipeline.registry import pull, push, remote_ref
+from envgen.pipeline.publish import pull, push, remote_ref
 from envgen.pipeline.run import run
 from envgen.pipeline.state import ValidationStore
 from envgen.render import render_in_memory
@@ -66,9 +67,11 @@ def test_the_seals_freeze_against_the_real_engine(built, docker_client: DockerCl
         remove_image(docker_client, child, force=True)
 
 
-def test_unchanged_profile_is_a_cache_hit(built) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_profile_is_a_cache_hit(built, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    counts = count_plans(monkeypatch)
     again = build("pipe-min")
     assert again.cached and again.image_id == built.image_id and again.tag == built.tag
+    assert (counts.plans, counts.renders) == (1, 1)  # the check's plan, rendered once for the tag
 
 
 def test_run_uses_uid_workdir_and_env_path(built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -173,10 +176,14 @@ def test_changing_an_extra_package_reuses_the_environment_layer(  # type: ignore
 
 
 def test_classic_builder_builds_offline_from_a_host_wheelhouse(  # type: ignore[no-untyped-def]
-        write_profile: Callable[[str, str], str], cleanup_tags: list[str], envgen_home: Path) -> None:
-    """The classic builder has no secrets: the host downloads the wheels, the build installs offline."""
+        write_profile: Callable[[str, str], str], cleanup_tags: list[str], envgen_home: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The classic builder has no secrets: the host downloads the wheels, the build installs offline. One plan,
+    one render (it was 5 and 4: the host's download re-rendered the context twice)."""
     name = write_profile("pipe-classic", minimal_profile('"six==1.16.0"'))
+    counts = count_plans(monkeypatch)
     outcome = build(name, builder="classic")
+    assert (counts.plans, counts.renders) == (1, 1)
     cleanup_tags += [outcome.tag, alias(name)]
     assert outcome.builder == "classic" and outcome.smoke is not None and outcome.smoke.passed
     houses = list((envgen_home / "state" / "wheelhouse").glob("pipe-classic-*"))
@@ -184,7 +191,7 @@ def test_classic_builder_builds_offline_from_a_host_wheelhouse(  # type: ignore[
 
 
 def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyped-def]
-    from envgen.pipeline.images import image_rows, rows_table
+    from envgen.pipeline.image_list import image_rows, rows_table
 
     rows = {row["profile"]: row for row in image_rows()}
     assert rows["pipe-min"]["validation"] == "pass (cpu-only)"
@@ -195,7 +202,7 @@ def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyp
 def test_images_of_another_namespace_are_not_listed(built, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """Issue 32 item 9: with ENVGEN_NAMESPACE=other, images tagged only in another namespace (here the suite's own,
     validated through the same state directory) were listed."""
-    from envgen.pipeline.images import image_rows
+    from envgen.pipeline.image_list import image_rows
 
     monkeypatch.setenv("ENVGEN_NAMESPACE", f"{session_namespace()}-other")
     rows = image_rows()

@@ -142,7 +142,7 @@ def test_mirror_without_the_image(envgen_home: Path, write_profile: Callable[[st
 def test_pull_takes_the_same_mirrors(mirrored_base: tuple[str, str], envgen_home: Path, local_registry: str,
                                      built_tags: list[str], docker_client: DockerClient) -> None:
     """`envgen pull` from a registry this host cannot reach, through a mirror of it (localhost:5000)."""
-    from envgen.pipeline.registry import pull, push
+    from envgen.pipeline.publish import pull, push
 
     namespace = session_namespace()  # what the session publishes is removed with the session's namespace
     pushed = push("mirror-tag", registry=f"{local_registry}/{namespace}")

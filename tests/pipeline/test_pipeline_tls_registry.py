@@ -29,7 +29,7 @@ import pytest
 from envgen.docker import inspect_image, remove_image
 from envgen.errors import RegistryError
 from envgen.pipeline.build import BuildOutcome, build
-from envgen.pipeline.registry import remote_ref
+from envgen.pipeline.publish import remote_ref
 from tests.conftest import session_namespace
 from tests.pipeline.conftest import alias, minimal_profile
 from tests.tlsregistry import (

@@ -11,7 +11,7 @@ import yaml
 from envgen.check import check_profile
 from envgen.errors import InputError
 from envgen.kb import load_kb
-from envgen.plan.install import resolve_stack
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
@@ -45,7 +45,7 @@ def test_bad_base_provides_is_one_line_naming_the_field(tmp_path: Path, changes:
 def test_the_plan_installs_no_provided_framework(tmp_path: Path) -> None:
     kb = load_kb()
     p = profile(tmp_path)
-    stack = resolve_stack(p, kb)
+    stack = plan_image(p, kb)
     assert stack.pip == ["rich==13.7.1"] and stack.preinstalled == ["torch==2.4.0+cu121"]
     assert stack.framework_pip == [] and stack.user_pip == ["rich==13.7.1"]
     assert stack.pip_index_urls == [] and stack.expected.base_provides is not None

@@ -8,7 +8,7 @@ import pytest
 
 from envgen.check import Finding, HostSpec, check_profile, findings_to_json, format_findings
 from envgen.kb import KnowledgeBase
-from envgen.plan.install import resolve_stack
+from envgen.plan.image import plan_image
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
 
@@ -255,7 +255,7 @@ def test_findings_render(kb: KnowledgeBase) -> None:
 
 
 def test_resolve_stack_legacy(kb: KnowledgeBase) -> None:
-    stack = resolve_stack(load_profile("legacy-maxwell"), kb)
+    stack = plan_image(load_profile("legacy-maxwell"), kb)
     assert stack.pip[:4] == [
         "tensorflow==2.1.0",
         "torch==1.7.1+cu101",
@@ -270,21 +270,21 @@ def test_resolve_stack_legacy(kb: KnowledgeBase) -> None:
 
 
 def test_resolve_stack_modern_and_choice(kb: KnowledgeBase) -> None:
-    stack = resolve_stack(load_profile("modern-a100"), kb)
+    stack = plan_image(load_profile("modern-a100"), kb)
     assert "torch==2.1.2+cu118" in stack.pip and stack.pip_index_urls == [
         "https://download.pytorch.org/whl/cu118"
     ]
     assert stack.nvidia_require_cuda == "cuda>=12.0" and stack.expected["tensorflow_cuda"] == "11.8"
-    chosen = resolve_stack(variant("modern-a100", frameworks={"pytorch": "2.1.2"}), kb)
+    chosen = plan_image(variant("modern-a100", frameworks={"pytorch": "2.1.2"}), kb)
     assert chosen.torch_variant is not None and chosen.torch_variant.tag == "cu121"
     assert any("chose torch 2.1.2+cu121" in n for n in chosen.notes)
 
 
 def test_resolve_stack_ngc_and_cpu(kb: KnowledgeBase) -> None:
-    ngc = resolve_stack(load_profile("ngc-tensorflow"), kb)
+    ngc = plan_image(load_profile("ngc-tensorflow"), kb)
     assert ngc.preinstalled == ["tensorflow==2.14.0"] and not any(p.startswith("tensorflow") for p in ngc.pip)
     assert ngc.nvidia_require_cuda is None  # the NGC base's own requirement stays (plan.require)
-    cpu = resolve_stack(load_profile("cpu-smoke"), kb)
+    cpu = plan_image(load_profile("cpu-smoke"), kb)
     assert cpu.pip[:2] == ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"]
     assert cpu.nvidia_require_cuda is None and cpu.expected["gpu_required"] is False
 

@@ -12,7 +12,7 @@ from envgen.check import Finding, HostSpec, check_profile, format_findings
 from envgen.check.findings import parse_driver
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
-from envgen.plan.install import resolve_stack
+from envgen.plan.image import plan_image
 from envgen.plan.packages import cudnn_sources
 from envgen.profile import Profile, load_profile
 from envgen.profile.loader import deep_merge
@@ -79,10 +79,10 @@ def test_bare_cudnn_tag_is_cudnn9(kb: KnowledgeBase) -> None:
     profile = pip_profile(base="nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", cuda="12.4", cudnn="9.1")
     findings = check_profile(profile, kb)
     assert "base-no-cudnn" not in codes(findings), format_findings(findings)
-    sources = cudnn_sources(profile, kb)
+    sources = cudnn_sources(profile, kb, profile.pip_pins)
     assert [(s.version, s.cuda_major) for s in sources] == [("9.1", 12)]
     unstated = pip_profile(base="nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", cuda="12.4")
-    assert [s.version for s in cudnn_sources(unstated, kb)] == ["9"]
+    assert [s.version for s in cudnn_sources(unstated, kb, unstated.pip_pins)] == ["9"]
     cudnn8 = pip_profile(base="nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", cuda="12.4", cudnn="8.9")
     assert "base-cudnn-mismatch" in codes(check_profile(cudnn8, kb), "error")
 
@@ -105,7 +105,7 @@ def test_gpu_profile_with_cpu_torch_is_an_error(kb: KnowledgeBase) -> None:
 
 def test_companion_tag_must_match_torch_variant(kb: KnowledgeBase) -> None:
     profile = pip_profile(frameworks={"pytorch": "2.1.2", "torchvision": "0.16.2+cu121"})
-    assert resolve_stack(profile, kb).pip[:2] == ["torch==2.1.2+cu118", "torchvision==0.16.2+cu121"]
+    assert plan_image(profile, kb).pip[:2] == ["torch==2.1.2+cu118", "torchvision==0.16.2+cu121"]
     bad = [f for f in check_profile(profile, kb) if f.code == "torchvision-variant-mismatch"]
     assert bad and bad[0].severity == "error"
     assert "+cu121" in bad[0].message and "2.1.2+cu118" in bad[0].message

@@ -1,4 +1,4 @@
-"""Lock files (envgen.profile.lockfile, envgen.lock.lock): parsing, writing, report reading,
+"""Lock files (envgen.plan.lockfile, envgen.lock.lock): parsing, writing, report reading,
 and rendering a profile that has a lock beside it. No network: pip is never run here."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.lock.lock import entries_from_report, lock, resolve_command, split_sets
-from envgen.profile import Profile, load_profile
-from envgen.profile.lockfile import (
+from envgen.plan.lockfile import (
     Lock,
     LockEntry,
     LockInputs,
@@ -22,6 +21,7 @@ from envgen.profile.lockfile import (
     lock_path,
     parse_lock,
 )
+from envgen.profile import Profile, load_profile
 from envgen.render.core import render, render_in_memory
 
 H1, H2, H3 = "a" * 64, "b" * 64, "c" * 64

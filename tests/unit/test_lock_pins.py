@@ -13,8 +13,8 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.lock.lock_base import apt_script, parse_simulation
 from envgen.lock.lock_uv import choose_wheels, image_tags, uv_platform, uv_serves
 from envgen.lock.wheels import manylinux_platforms
+from envgen.plan.lockfile import format_lock, parse_lock
 from envgen.profile import load_profile
-from envgen.profile.lockfile import format_lock, parse_lock
 from envgen.render.core import render_in_memory
 
 H1, H2, H3, H4 = "1" * 64, "2" * 64, "3" * 64, "4" * 64

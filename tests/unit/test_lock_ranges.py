@@ -16,8 +16,8 @@ from envgen.kb import KnowledgeBase
 from envgen.kb.specifiers import contains
 from envgen.lock.lock import lock
 from envgen.lock.witness import witness
+from envgen.plan.lockfile import parse_lock
 from envgen.profile import load_profile
-from envgen.profile.lockfile import parse_lock
 
 PROFILE = """\
 name: ranges

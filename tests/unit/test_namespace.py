@@ -10,7 +10,7 @@ import pytest
 from envgen.config import DEFAULT_NAMESPACE, load_config
 from envgen.errors import InputError
 from envgen.pipeline.naming import alias_ref, image_ref, in_namespace
-from envgen.pipeline.registry import remote_ref
+from envgen.pipeline.publish import remote_ref
 from tests.isolation import guarded_ref
 
 

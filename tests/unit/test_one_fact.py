@@ -75,10 +75,11 @@ def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPat
     from typer.testing import CliRunner
 
     import envgen.check.context as context
+    import envgen.plan.image as image
     from envgen.cli import app
 
     calls = {"rows": 0, "plan": 0}
-    rows, plan = context.resolve_rows, context.install_plan
+    rows, plan = image.resolve_rows, image.image_plan
 
     def counted_rows(*args: Any) -> Any:
         calls["rows"] += 1
@@ -88,10 +89,9 @@ def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPat
         calls["plan"] += 1
         return plan(*args)
 
-    monkeypatch.setattr(context, "resolve_rows", counted_rows)
-    monkeypatch.setattr(context, "install_plan", counted_plan)
-    monkeypatch.setattr("envgen.plan.install.resolve_rows", counted_rows)
-    monkeypatch.setattr("envgen.plan.install.install_plan", counted_plan)
+    assert not hasattr(context, "resolve_rows")  # the check's context takes the plan plan_image made
+    monkeypatch.setattr(image, "resolve_rows", counted_rows)
+    monkeypatch.setattr(image, "image_plan", counted_plan)
     result = CliRunner().invoke(app, ["check", "a100-pypi"])
     assert "looked at:" in result.output, result.output
     assert calls == {"rows": 1, "plan": 1}
@@ -204,8 +204,8 @@ def test_cuda_sources_are_read_from_the_library_rows(kb: KnowledgeBase) -> None:
 
     profile = _profile(base="ubuntu:24.04", cuda="13.0", python="3.12",
                        packages={"pip": ["nvidia-cuda-runtime==13.0.96", "nvidia-cudnn-cu13==9.13.0.50"]})
-    assert [(s.version, s.cuda_major) for s in cuda_sources(profile, kb)] == [("13.0", 13)]
-    assert [(s.version, s.cuda_major) for s in cudnn_sources(profile, kb)] == [("9.13.0.50", 13)]
+    assert [(s.version, s.cuda_major) for s in cuda_sources(profile, kb, profile.pip_pins)] == [("13.0", 13)]
+    assert [(s.version, s.cuda_major) for s in cudnn_sources(profile, kb, profile.pip_pins)] == [("9.13.0.50", 13)]
     assert kb.cudart_soname("11.8") == "libcudart.so.11.0" and kb.serves_cuda("11.2", "11.8")
     assert not kb.serves_cuda("10.2", "10.1") and kb.serves_cuda("12.1", "12.4")
     flavours = {tag: base_provides_cuda(_profile(base=f"nvidia/cuda:{tag}", cuda="12.1", python="3.10"), kb)

@@ -120,7 +120,7 @@ def test_kb_rows_validate_like_the_models_did() -> None:
 
 
 def test_the_models_import_without_pydantic() -> None:
-    code = ("import sys, envgen.kb.knowledge, envgen.profile.loader, envgen.plan.install\n"
+    code = ("import sys, envgen.kb.knowledge, envgen.profile.loader, envgen.plan.image\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -159,7 +159,7 @@ def test_layering_on_an_envgen_image_is_no_collision(tmp_path: Path, kb: Knowled
 
 # Where the render and the build's preparation can refuse: each module raising an InputError or RenderError (or
 # calling a function that makes one) is named by an entry of the list. CheckFailed (prepare.py) is check's own verdict.
-SCANNED = ("render/*.py", "plan/*.py", "pipeline/prepare.py", "pipeline/build.py", "profile/lockfile.py",
+SCANNED = ("render/*.py", "plan/*.py", "pipeline/prepare.py", "pipeline/build.py", "plan/lockfile.py",
            "lock/lock_base.py")
 
 
@@ -183,7 +183,7 @@ def _refusing_modules() -> set[str]:
 def test_every_module_that_refuses_is_in_the_list() -> None:
     listed = {r.raised_in for r in REFUSALS}
     refusing = _refusing_modules()
-    assert {"envgen.render.plan", "envgen.plan.condalock", "envgen.profile.lockfile"} <= refusing
+    assert {"envgen.render.plan", "envgen.plan.condalock", "envgen.plan.lockfile"} <= refusing
     assert refusing <= listed, sorted(refusing - listed)
 
 

@@ -82,7 +82,8 @@ def test_user_mirrors_fill_and_override_profile_mirrors() -> None:
 
 
 def test_wheelhouse_with_framework_wheels_drops_framework_index(tmp_path: Path) -> None:
-    from envgen.render.plan import build_args, wheelhouse_covers
+    from envgen.plan.lockfile import wheelhouse_covers
+    from envgen.render.plan import build_args
 
     pins = ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"]
     assert not wheelhouse_covers(tmp_path, pins)

@@ -13,7 +13,7 @@ from envgen.host.model import HostFacts, RuntimeFacts
 from envgen.host.route import gpu_access
 from envgen.kb import load_kb
 from envgen.pipeline.state import Validation
-from envgen.pipeline.tiers import TIER_LABEL, TierPlan, plan_tiers, tier_of
+from envgen.pipeline.tiers import TIER_LABEL, TierChoice, plan_tiers, tier_of
 
 HOSTS = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
 
@@ -25,8 +25,8 @@ def facts() -> dict[str, HostFacts]:
 
 
 def test_gpu_host_with_a_runtime_runs_both_tiers(facts: dict[str, HostFacts]) -> None:
-    assert plan_tiers(True, facts["a100-525"]) == TierPlan("all", "all", None)
-    assert plan_tiers(True, facts["a100-525"], "1") == TierPlan("all", "1", None)
+    assert plan_tiers(True, facts["a100-525"]) == TierChoice("all", "all", None)
+    assert plan_tiers(True, facts["a100-525"], "1") == TierChoice("all", "1", None)
 
 
 def test_host_without_gpu_runs_the_library_tier_and_says_why(facts: dict[str, HostFacts]) -> None:
@@ -49,11 +49,11 @@ def test_gpu_host_whose_engine_cannot_hand_out_gpus_says_so(facts: dict[str, Hos
 
 
 def test_cpu_profiles_and_explicit_no_gpu(facts: dict[str, HostFacts]) -> None:
-    assert plan_tiers(False, facts["a100-525"]) == TierPlan("all", "none", None)
+    assert plan_tiers(False, facts["a100-525"]) == TierChoice("all", "none", None)
     plan = plan_tiers(True, facts["a100-525"], "none")
     assert plan.tiers == "libraries" and plan.reason and "--gpus none" in plan.reason
     # unreadable host facts: the GPU tier is tried and the engine's answer decides
-    assert plan_tiers(True, None) == TierPlan("all", "all", None)
+    assert plan_tiers(True, None) == TierChoice("all", "all", None)
 
 
 def _record(status: str, tier: str) -> Validation:

@@ -75,7 +75,7 @@ def test_no_default_registry_push_says_so(tmp_path: Path) -> None:
     """A push with no registry given fails at once with the way out (no build, no engine call first)."""
     from envgen.config import load_config
     from envgen.errors import InputError
-    from envgen.pipeline.registry import registry_to_use
+    from envgen.pipeline.publish import registry_to_use
 
     config = load_config({"HOME": str(tmp_path)})
     assert config.registry is None

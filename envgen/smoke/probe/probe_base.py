@@ -8,7 +8,7 @@ distributions' metadata for torchvision/torchaudio."""
 import os
 
 from probe_common import Fail
-from probe_versions import cuda_from_variant, version_matches
+from probe_versions import version_matches
 
 TIER = "libraries"
 ENV_PREFIX = "/opt/env"
@@ -46,9 +46,9 @@ def _actual(ctx, key):
     return version, facts.get("cuda"), _module_path(module) if version else None
 
 
-def _declared_cuda(ctx, key, declared):
+def _declared_cuda(ctx, key):
     if key == "pytorch":
-        return cuda_from_variant(declared) or ctx.expected("torch_cuda")
+        return ctx.expected("torch_cuda")
     if key == "tensorflow":
         return ctx.expected("tensorflow_cuda")
     return None
@@ -62,7 +62,7 @@ def check_base_frameworks(ctx):
     for key in sorted(frameworks):
         declared = frameworks[key]
         version, cuda, where = _actual(ctx, key)
-        want_cuda = _declared_cuda(ctx, key, declared)
+        want_cuda = _declared_cuda(ctx, key)
         rows[key] = {"declared": declared, "found": version, "cuda": cuda, "declared_cuda": want_cuda,
                      "from": where}
         if version is None:

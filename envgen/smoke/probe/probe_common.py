@@ -14,6 +14,8 @@ import time
 import traceback
 import warnings
 
+from probe_versions import cuda_from_variant
+
 SCHEMA = "envgen.smoke/1"
 PASS, FAIL, SKIPPED = "pass", "fail", "skipped"
 DIAGNOSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnoses.json")
@@ -106,12 +108,33 @@ class CaptureStderr(object):
 
 # --- the run context --------------------------------------------------------------------------
 
+def expectations(doc):
+    """What the probe compares the image against, read once: the ``expected`` document envgen's plan writes
+    (envgen.expected/N, envgen/plan/expected.py: every key present, None meaning "nothing expected"), whose keys
+    are never overridden. Only a profile JSON given by hand (``--expect`` with no ``expected`` document, or one
+    naming some keys) has the keys it leaves out stated from its own fields, here and nowhere else."""
+    frameworks = doc.get("frameworks") or {}
+    gpu = doc.get("gpu") or {}
+    torch = frameworks.get("pytorch")
+    required = bool(gpu.get("required", True))
+    stated = {"python": doc.get("python"), "torch": torch, "tensorflow": frameworks.get("tensorflow"),
+              "torchvision": frameworks.get("torchvision"), "torchaudio": frameworks.get("torchaudio"),
+              "cuda": doc.get("cuda"), "cudnn": doc.get("cudnn")}
+    if torch and required and not str(torch).endswith("+cpu"):
+        stated["torch_cuda"] = cuda_from_variant(torch) or doc.get("cuda")
+    if doc:
+        stated["gpu_required"] = required
+    stated.update(doc.get("expected") or {})
+    return stated
+
+
 class Context(object):
     """What every check may read: the expectation, the sizes, the GPUs seen, and the results."""
 
     def __init__(self, expect, arch_override=None, diagnoses=None, started=None):
         self.expect = expect or {}
         self.has_expect = bool(expect)
+        self.expectations = expectations(self.expect)
         self.arch_override = arch_override
         self.diagnoses = diagnoses if diagnoses is not None else load_diagnoses()
         self.started = started if started is not None else time.time()
@@ -129,22 +152,10 @@ class Context(object):
         self.library_table = {"families": {}, "tensorflow": []}  # libraries.json, read by the library tier
         self.library_frameworks = {}  # framework -> built-with facts, from the library tier
 
-    # expectations, tolerant of missing keys
     def expected(self, key):
-        exp = self.expect.get("expected") or {}
-        if exp.get(key) not in (None, ""):
-            return exp.get(key)
-        frameworks = self.expect.get("frameworks") or {}
-        fallback = {
-            "python": self.expect.get("python"),
-            "torch": frameworks.get("pytorch"),
-            "tensorflow": frameworks.get("tensorflow"),
-            "torchvision": frameworks.get("torchvision"),
-            "torchaudio": frameworks.get("torchaudio"),
-            "cuda": self.expect.get("cuda"),
-            "cudnn": self.expect.get("cudnn"),
-        }
-        return fallback.get(key)
+        """One expectation (``expectations``); None: none."""
+        value = self.expectations.get(key)
+        return None if value in (None, "") else value
 
     def expected_for(self, key, framework):
         """``cuda``/``cudnn`` for one framework: a dict keyed by framework, ``<framework>_<key>``,
@@ -159,14 +170,9 @@ class Context(object):
         return value, False
 
     def gpu_required(self):
-        """True/False from the profile; None without --expect."""
-        if not self.has_expect:
-            return None
-        gpu = self.expect.get("gpu") or {}
-        exp = self.expect.get("expected") or {}
-        if "gpu_required" in exp:
-            return bool(exp["gpu_required"])
-        return bool(gpu.get("required", True))
+        """True/False from the expectations; None without them."""
+        value = self.expectations.get("gpu_required")
+        return None if value is None else bool(value)
 
     def expects_framework(self, name):
         return bool(self.expected(name))

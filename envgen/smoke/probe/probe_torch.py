@@ -14,7 +14,7 @@ from probe_torch_base import FRAMEWORK, _facts, _import_torch, _require_gpu, _re
 from probe_torch_compute import check_amp, check_conv, check_matmul, check_train
 from probe_torch_dist import check_allreduce
 from probe_torch_speed import check_speed
-from probe_versions import compare_versions, cuda_from_variant, cudnn_text
+from probe_versions import compare_versions, cudnn_text
 
 __all__ = ["FRAMEWORK", "checks", "facts_after"]
 
@@ -68,14 +68,12 @@ def check_version(ctx):
 
 
 def _expected_cuda(ctx, torch):
-    """(cuda, cudnn, cudnn depth) the profile expects of torch; None where it says nothing."""
-    wanted = ctx.expected("torch")
+    """(cuda, cudnn, cudnn depth) the plan expects of torch (its ``torch_cuda``: the CUDA of the build the plan
+    chose, none for a CPU build); None where it says nothing."""
     cuda, specific = ctx.expected_for("cuda", "torch")
     cudnn, cudnn_specific = ctx.expected_for("cudnn", "torch")
     if not specific:
-        cuda = cuda_from_variant(wanted) or cuda
-        if (wanted and str(wanted).endswith("+cpu")) or ctx.gpu_required() is False:
-            cuda = None
+        cuda = None
     if torch.version.cuda is None and cuda is None:
         cudnn = None
     # a plain profile-wide cuDNN is compared on its major version only: torch wheels bundle their own

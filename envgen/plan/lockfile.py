@@ -68,6 +68,27 @@ _SECTION_RE = re.compile(r"^# \[(?P<section>[a-z]+)\]")
 
 
 @dataclass(frozen=True)
+class Pins:
+    """What each installer is given (``ImagePlan.pins``), and what a lock is resolved from: conda specs made exact,
+    the environment stage's pip set, the extras stage's, the apt packages."""
+
+    conda: tuple[str, ...]
+    pip: tuple[str, ...]
+    pip_extra: tuple[str, ...]
+    apt: tuple[str, ...]
+
+
+def exact_conda(spec: str) -> str:
+    """conda reads "name=1.2.3" as 1.2.3.* (fuzzy); "name==1.2.3" is exact. A spec with a build
+    string ("name=1.2.3=h1234_0") is already exact."""
+    channel, _, rest = spec.rpartition("::")
+    parts = rest.split("=")
+    if len(parts) == 2:
+        rest = f"{parts[0]}=={parts[1]}"
+    return f"{channel}::{rest}" if channel else rest
+
+
+@dataclass(frozen=True)
 class LockEntry:
     name: str  # canonical
     version: str
@@ -339,3 +360,23 @@ def find_lock(profile: Profile, framework: Sequence[str], apt: Sequence[str] = (
     lock = read_lock(path)
     check_inputs(lock, profile, framework, apt)
     return lock
+
+
+def lock_target(python_minor: str, glibc: str | None) -> str:
+    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
+    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
+
+
+def wheelhouse_covers(wheelhouse: Path | None, pins: Sequence[str]) -> bool:
+    """True when every pin with a local version (``torch==2.13.0+cpu``) has its wheel in the
+    wheelhouse, so the framework's own index is not needed."""
+    local = [pin for pin in pins if "+" in pin.split("==")[-1]]
+    if not local or wheelhouse is None or not wheelhouse.is_dir():
+        return False
+    names = {w.name.lower() for w in wheelhouse.glob("*.whl")}
+    for pin in local:
+        dist, version = pin.split("==")
+        prefix = f"{dist.replace('-', '_').lower()}-{version.lower()}-"
+        if not any(name.startswith(prefix) for name in names):
+            return False
+    return True

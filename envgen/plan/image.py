@@ -1,46 +1,110 @@
-"""The install plan: what the image installs, in which stage, from where, with which environment, and what the
-smoke probe then expects. Made once from the profile's stack (``plan.stack``); ``check`` judges it, ``render``
-writes it, neither works it out again."""
+"""The image plan: what the image installs, in which stage, from where, with which environment, and what the
+smoke probe then expects. ``plan_image`` makes it once per command from the profile and the knowledge base (the
+rows the profile points at: ``plan.stack``); ``check`` judges it, ``render`` writes it, ``suggest`` judges one per
+candidate, and none of them works it out again."""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
 
-from envgen.kb import KnowledgeBase, TorchVariant
+from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
 from envgen.plan.environment import environment, own_environment
 from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
-from envgen.plan.extensions import SourceBuildPlan, extensions, source_builds
+from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.libraries import STAGES
+from envgen.plan.lockfile import Pins, exact_conda
 from envgen.plan.require import requirement
+from envgen.plan.requirements import PlannedRequirement, plan_requirements
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
 
 
 @dataclass(frozen=True)
-class InstallPlan:
+class CudaChoices:
+    """Every CUDA the image's plan decided, in one place: the check, the render and the probe's ``expected`` read
+    them here."""
+
+    profile: str | None  # the profile's ``cuda`` as loaded ("12.1"; for torch +cuXXX without one, that build's)
+    torch: str | None  # the CUDA of the torch build chosen (torch.version.cuda); None: a CPU build, or no torch
+    tensorflow: str | None  # the CUDA TensorFlow calls: the NGC release's, or the tested one of a GPU build
+    tensorflow_cudnn: str | None  # the cuDNN of that TensorFlow build (not for NGC: NVIDIA builds its own)
+    in_use: tuple[tuple[str, str], ...]  # (CUDA minor, why) of every runtime the image's code calls
+    require: str | None  # NVIDIA_REQUIRE_CUDA (plan.require); None: no CUDA used, or an NGC base's own stays
+
+
+def cuda_choices(stack: Stack) -> CudaChoices:
+    ngc, tf_build = stack.ngc, stack.tf_build
+    tf_cuda = None
+    if ngc is not None and ngc.framework == "tensorflow":
+        tf_cuda = ngc.cuda
+    elif tf_build is not None and stack.gpu and stack.tf_package != "tensorflow-cpu":
+        tf_cuda = tf_build.cuda
+    variant = stack.torch_variant
+    return CudaChoices(
+        profile=stack.profile.cuda, torch=variant.cuda if variant is not None else None, tensorflow=tf_cuda,
+        tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
+        in_use=tuple(stack.cuda_in_use), require=requirement(stack))
+
+
+@dataclass(frozen=True)
+class ImagePlan:
     profile: Profile
     kb: KnowledgeBase
     framework_pip: list[str]  # the frameworks' pins "name==version", the environment stage
-    user_pip: list[str]  # the profile's packages.pip, the extras stage
+    user_pip: list[str]  # the profile's packages.pip, as written (``requirements`` says which stage takes each)
     pip_index_urls: list[str]  # --extra-index-url for framework wheels (new-style torch indexes)
     pip_find_links: list[str]  # --find-links pages (old torch_stable.html wheels)
     user_conda: list[str]  # the profile's conda pins (installer conda only)
     preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
-    nvidia_require_cuda: str | None  # the image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used,
-    # or an NGC base whose own value stays
+    cuda: CudaChoices
     stack: Stack = field(repr=False, compare=False)  # what the plan was made from (``expected`` reads it)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
-    source_builds: list[SourceBuildPlan] = field(default_factory=list)
+    source_builds: list[SourceBuild] = field(default_factory=list)
+    # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
+    requirements: tuple[PlannedRequirement, ...] = ()
+
+    @property
+    def nvidia_require_cuda(self) -> str | None:
+        """The image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used."""
+        return self.cuda.require
+
+    @property
+    def base(self) -> BaseImageInfo | None:
+        """The base image's row (None: not in the knowledge base)."""
+        return self.stack.base
 
     @property
     def pip(self) -> list[str]:
         """Every pip pin in install order: the frameworks', then the profile's own."""
         return [*self.framework_pip, *self.user_pip]
+
+    @property
+    def environment_pip(self) -> list[str]:
+        """The environment stage's set: the frameworks' pins, then the profile's lines the frameworks require
+        (resolved together: ``plan.requirements``)."""
+        return [*self.framework_pip, *(r.spec for r in self.requirements if r.stage == "environment")]
+
+    @property
+    def extras_pip(self) -> list[str]:
+        """The extras stage's set: the profile's lines the frameworks do not need (source builds apart)."""
+        return [r.spec for r in self.requirements if r.stage == "extras"]
+
+    @property
+    def pins(self) -> Pins:
+        """What each installer is given: conda specs made exact, the environment stage's pip set, the extras
+        stage's (source builds apart), the apt packages."""
+        return Pins(conda=tuple(exact_conda(p) for p in self.user_conda), pip=tuple(self.environment_pip),
+                    pip_extra=tuple(self.extras_pip), apt=tuple(self.profile.packages.apt))
+
+    @property
+    def extensions(self) -> list[Extension]:
+        """The GPU extension packages of packages.pip (kb/data/extensions.yaml rows), in profile order."""
+        return [r.extension for r in self.requirements if r.extension is not None]
 
     @property
     def conda(self) -> list[str]:
@@ -52,20 +116,19 @@ class InstallPlan:
     @property
     def stages(self) -> list[str]:
         """The install stages the image runs, in order (``plan.libraries.STAGES``)."""
-        present = {"base": True, "conda": bool(self.conda), "environment": bool(self.framework_pip),
-                   "extras": bool(self.user_pip)}
+        present = {"base": True, "conda": bool(self.conda), "environment": bool(self.environment_pip),
+                   "extras": bool(self.extras_pip)}
         return [name for name in STAGES if present[name]]
 
-    @functools.cached_property
+    @property
     def user_lines(self) -> list[PipLine]:
-        """``packages.pip`` read, the lines whose marker holds in the image: read once per plan (the check's rules
-        ask for them many times)."""
-        return self.profile.pip_installed
+        """``packages.pip`` read, the lines whose marker holds in the image (read once, by ``plan_image``)."""
+        return [r.line for r in self.requirements if r.applies]
 
     @functools.cached_property
     def expected(self) -> Expected:
         """What the smoke probe compares the image against; made when asked (a check never asks)."""
-        return expected_of(self.stack)
+        return expected_of(self.stack, self.cuda, self.extensions)
 
     @functools.cached_property
     def env(self) -> tuple[tuple[str, str], ...]:
@@ -122,24 +185,21 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     return [f"{stack.tf_package}=={version}"], []
 
 
-def expected_of(stack: Stack) -> Expected:
-    profile, ngc, tf_build, variant = stack.profile, stack.ngc, stack.tf_build, stack.torch_variant
+def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension]) -> Expected:
+    profile, ngc, variant = stack.profile, stack.ngc, stack.torch_variant
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
-    tf_cuda = None
-    if ngc is not None and ngc_tf:
-        tf_cuda = ngc.cuda
-    elif tf_build is not None and stack.gpu and stack.tf_package != "tensorflow-cpu":
-        tf_cuda = tf_build.cuda
     return Expected(
         python=profile.python,
         tensorflow=(ngc.framework_version or profile.frameworks.tensorflow) if ngc is not None and ngc_tf
         else profile.frameworks.tensorflow,
-        tensorflow_cuda=tf_cuda,
-        tensorflow_cudnn=tf_build.cudnn if tf_build is not None and tf_cuda and ngc is None else None,
+        tensorflow_cuda=cuda.tensorflow,
+        tensorflow_cudnn=cuda.tensorflow_cudnn,
         torch=_local(profile.frameworks.pytorch, variant) if profile.frameworks.pytorch else None,
-        torch_cuda=variant.cuda if variant is not None else None,
-        cuda=profile.cuda,
+        torch_cuda=cuda.torch,
+        torchvision=profile.frameworks.torchvision,
+        torchaudio=profile.frameworks.torchaudio,
+        cuda=cuda.profile,
         cudnn=profile.cudnn,
         gpu_required=stack.gpu,
         arch_list=list(variant.arch_list) if variant is not None else [],
@@ -152,11 +212,12 @@ def expected_of(stack: Stack) -> Expected:
             python=profile.base_provides.python,
             frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
         extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
-                    for e in extensions(profile, stack.kb)] or None,
+                    for e in exts] or None,
     )
 
 
-def install_plan(stack: Stack) -> InstallPlan:
+def image_plan(stack: Stack) -> ImagePlan:
+    """The plan of the profile the stack was looked up for (``plan_image`` looks it up and calls this)."""
     profile, notes = stack.profile, list[str]()
     provided = profile.base_frameworks  # what the base image holds is not installed again
     tf_pins, preinstalled = _tensorflow(stack, notes)
@@ -167,10 +228,13 @@ def install_plan(stack: Stack) -> InstallPlan:
     variant = stack.torch_variant if "pytorch" not in provided else None
     index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
     find_links = [variant.index_url] if variant is not None and variant.find_links else []
-    return InstallPlan(
+    framework_pip = [*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)]
+    requirements = plan_requirements(profile, stack.pip_lines, stack.kb, framework_pip,
+                                     lambda ext: source_build(stack, ext))
+    return ImagePlan(
         profile=profile,
         kb=stack.kb,
-        framework_pip=[*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)],
+        framework_pip=framework_pip,
         user_pip=list(profile.packages.pip),
         pip_index_urls=index_urls,
         pip_find_links=find_links,
@@ -178,13 +242,14 @@ def install_plan(stack: Stack) -> InstallPlan:
         preinstalled=preinstalled,
         tensorflow_package=stack.tf_package,
         torch_variant=stack.torch_variant,
-        nvidia_require_cuda=requirement(stack),
+        cuda=cuda_choices(stack),
         stack=stack,
         notes=notes,
-        source_builds=source_builds(stack),
+        source_builds=[r.source_build for r in requirements if r.source_build is not None],
+        requirements=requirements,
     )
 
 
-def resolve_stack(profile: Profile, kb: KnowledgeBase) -> InstallPlan:
-    """The install plan of one profile (the check's context holds the same one as ``ctx.plan``)."""
-    return install_plan(resolve_rows(profile, kb))
+def plan_image(profile: Profile, kb: KnowledgeBase) -> ImagePlan:
+    """The one plan of one profile: ``check`` judges it (``CheckContext.plan``), ``render`` writes it."""
+    return image_plan(resolve_rows(profile, kb))
