@@ -42,11 +42,13 @@ _CP = re.compile(r"^cp(\d)(\d+)$")
 _CUDART = re.compile(r"^(nvidia-cuda-runtime(-cu\d+)?|cuda-toolkit)$")
 HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires-Dist, read from the core metadata of\n"
           "# its CPython manylinux x86_64 wheel on PyPI (never typed by hand). Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.requires 'tensorflow>=2.0' 'tensorflow-gpu>=2.0,<2.12' \\\n"
-          "#     'tensorflow-cpu>=2.1' 'torch>=1.13' --into envgen/kb/data/framework_requires.yaml\n"
+          "#   python -m envgen.kb.refresh.requires 'tensorflow>=1.15' 'tensorflow-gpu>=1.15,<2.12' \\\n"
+          "#     'tensorflow-cpu>=2.1' 'torch>=1.4' 'torchvision>=0.5' 'torchaudio>=0.4' \\\n"
+          "#     --into envgen/kb/data/framework_requires.yaml\n"
+          "# (every release `envgen suggest` can pick: pytorch.yaml's from 1.4, tensorflow.yaml's from 1.15)\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"
-          "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/rules_packages.py.\n")
+          "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/combined.py.\n")
 
 
 def _get(url: str, headers: dict[str, str] | None = None) -> bytes:
