@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from envgen.check.installs import Installed
 from envgen.kb import KnowledgeBase
+from envgen.kb.indexed import PinnedRelease
 from envgen.kb.pypackages import FrameworkRequires, Requirement
 from envgen.kb.specifiers import exact, overlaps
 from envgen.kb.versions import vtuple
@@ -131,16 +132,45 @@ def first_disjoint(said: list[Stated]) -> tuple[int, int] | None:
     return None
 
 
+Index = dict[tuple[str, str], PinnedRelease]
+
+
+def index_of(kb: KnowledgeBase) -> Index:
+    """What PyPI serves of each exactly pinned release (``pinned_releases.yaml``), by (name, version)."""
+    return {(row.name, row.version): row for row in kb.pinned_releases}
+
+
+def unserved(said: list[Stated], pinned: set[str], python: str, index: Index) -> list[tuple[Stated, PinnedRelease]]:
+    """The exact pins (on names pip must choose) PyPI has neither a wheel for this Python nor an sdist of."""
+    out = []
+    for s in said:
+        version = exact(s.req.spec)
+        row = index.get((s.req.name, version)) if version is not None and s.req.name not in pinned else None
+        if row is not None and not row.installs(python):
+            out.append((s, row))
+    return out
+
+
+def _served(reqs: list[Requirement], python: str, index: Index) -> bool:
+    for r in reqs:
+        row = index.get((r.name, exact(r.spec) or ""))
+        if row is not None and not row.installs(python):
+            return False
+    return True
+
+
 def meeting(kb: KnowledgeBase, moved: Installed, fixed: list[Stated], python: str) -> list[str]:
     """The recorded releases of ``moved``'s distribution nearest to its version (the closest older and newer one)
-    whose requirements meet every one of ``fixed`` (the other side's), with wheels for this Python."""
+    with wheels for this Python, whose requirements meet every one of ``fixed`` (the other side's) and whose exact
+    pins PyPI serves for this Python."""
     want = {s.req.name: s.req.spec for s in fixed}
+    index = index_of(kb)
     found: dict[str, tuple[int, ...]] = {}
     for row in kb.framework_requires:
         if row.distribution != moved.name or row.version in found or (row.python and python not in row.python):
             continue
         reqs = row.active(python, moved.extras)
-        if all(overlaps(r.spec, want[r.name]) for r in reqs if r.name in want):
+        if all(overlaps(r.spec, want[r.name]) for r in reqs if r.name in want) and _served(reqs, python, index):
             found[row.version] = vtuple(row.version)
     here = vtuple(moved.version)
     older = [v for v, t in found.items() if t < here]

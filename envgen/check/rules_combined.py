@@ -1,11 +1,12 @@
 """The combined set as a rule: two distributions the image installs whose recorded Requires-Dist admit no common
 release of a third (``check.combined``): pip refuses the set. Exact pins that differ are ``pkg-pin-conflict``,
 ranges that do not meet ``pkg-range-conflict``; both name the two requirements and the recorded releases that
-would meet."""
+would meet. A pin PyPI serves nothing of for the image's Python (``tensorflow[and-cuda]==2.15.0``'s
+``tensorrt-libs==8.6.1``) is ``pkg-pin-unserved``."""
 
 from __future__ import annotations
 
-from envgen.check.combined import Conflict, conflicts, meeting, stated
+from envgen.check.combined import Conflict, conflicts, index_of, meeting, stated, unserved
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.installs import Installed, installed
@@ -49,6 +50,23 @@ def _finding(ctx: CheckContext, found: list[Conflict]) -> Finding:
         f"releases that would meet: {ways}; or build one image per framework", cite)
 
 
+def unserved_pins(ctx: CheckContext) -> list[Finding]:
+    """A distribution whose Requires-Dist pins a release PyPI serves nothing of for the image's Python."""
+    have, python = installed(ctx), ctx.profile.python_minor
+    said = stated(ctx.kb, have.values(), python)
+    out = []
+    for s, row in unserved(said, set(have), python, index_of(ctx.kb)):
+        has = (f"PyPI has wheels of it for CPython {', '.join(row.pythons)} only, and no sdist" if row.pythons
+               else "PyPI has no file of that release")
+        ways = meeting(ctx.kb, s.by, [], python)
+        out.append(finding(
+            "error", "pkg-pin-unserved",
+            f"{s.by.label} requires {s.said()}, and {has}: pip cannot install {s.by.label} on CPython {python}",
+            f"releases that would install: {', '.join(ways) or 'none recorded'}; or another Python",
+            f"{s.row.cite()}; {row.cite()}"))
+    return out
+
+
 def combined_set(ctx: CheckContext) -> list[Finding]:
     """One error per pair of installed distributions whose requirements on some name admit no release."""
     pairs: dict[tuple[str, str], list[Conflict]] = {}
@@ -57,4 +75,4 @@ def combined_set(ctx: CheckContext) -> list[Finding]:
     return [_finding(ctx, found) for found in pairs.values()]
 
 
-RULES = [combined_set]
+RULES = [combined_set, unserved_pins]

@@ -1,11 +1,12 @@
 """A candidate must be installable before it is ranked: the frameworks it names (TensorFlow's distribution with its
 extras, torch of its CUDA build, torchvision and torchaudio of the release) go through `check`'s combined set
-(``check.combined``: the recorded Requires-Dist, intersected per distribution), and a candidate whose set admits no
-release of something is refused with the reason, before any profile is written or judged."""
+(``check.combined``: the recorded Requires-Dist, intersected per distribution, and the exact pins PyPI serves for
+the candidate's Python), and a candidate whose set pip refuses is refused with the reason, before any profile is
+written or judged."""
 
 from __future__ import annotations
 
-from envgen.check.combined import Stated, among, first_disjoint, stated
+from envgen.check.combined import Stated, among, first_disjoint, index_of, stated, unserved
 from envgen.check.installs import Installed
 from envgen.kb import KnowledgeBase
 from envgen.suggest.parts import Candidate
@@ -38,6 +39,7 @@ class CombinedSet:
         self.kb = kb
         self._stated: dict[tuple[Installed, str], list[Stated]] = {}
         self._disjoint: dict[tuple[tuple[str, str], ...], tuple[int, int] | None] = {}
+        self._index = index_of(kb)
 
     def _of(self, item: Installed, python: str) -> list[Stated]:
         key = (item, python)
@@ -55,7 +57,8 @@ class CombinedSet:
         """Why pip refuses the candidate's set (the two requirements that do not meet), or None."""
         items = installs(c)
         said = [s for item in items for s in self._of(item, c.python)]
-        found = among(said, {item.name for item in items}, self._first_disjoint)
-        if not found:
-            return None
-        return f"{c.label()}: pip refuses the set, " + "; ".join(f"{x.a.said()} against {x.b.said()}" for x in found)
+        pinned = {item.name for item in items}
+        found = [f"{x.a.said()} against {x.b.said()}" for x in among(said, pinned, self._first_disjoint)]
+        found += [f"{s.said()}, which PyPI serves nothing of for CPython {c.python}"
+                  for s, _ in unserved(said, pinned, c.python, self._index)]
+        return f"{c.label()}: pip refuses the set, {'; '.join(found)}" if found else None
