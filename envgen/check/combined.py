@@ -7,8 +7,12 @@ refuses the set (ResolutionImpossible), whatever else is pinned. Exact pins are 
 test. A distribution the plan itself pins is judged against each requirement by ``rules_packages.framework_requires``
 (the pin is the release); here only the names pip has to choose.
 
+An exact pin must also exist for the image's Python: ``unserved`` reads ``pinned_releases.yaml`` (what PyPI serves of
+each release the rows pin exactly) and names the pins pip finds nothing of.
+
 The entry points are small so that `envgen suggest` can ask before it ranks a candidate: ``stated`` (who requires
-what), ``conflicts`` (the names no release satisfies) and ``meeting`` (the recorded releases that would).
+what), ``conflicts`` / ``among`` (the names no release satisfies), ``unserved`` (the pins PyPI lacks) and
+``meeting`` (the recorded releases that would do).
 """
 
 from __future__ import annotations
@@ -79,17 +83,19 @@ def row_of(kb: KnowledgeBase, item: Installed) -> tuple[FrameworkRequires, bool]
     return (other, True) if other is not None else None
 
 
+def read(kb: KnowledgeBase, item: Installed, python: str) -> tuple[FrameworkRequires, list[Stated]] | None:
+    """``item``'s recorded row and the requirements it holds for this CPython minor with the item's extras."""
+    found = row_of(kb, item)
+    if found is None:
+        return None
+    row, partial = found
+    return row, [Stated(item, req, row, partial) for req in row.active(python, item.extras)
+                 if not (partial and _BUILD_TIED.match(req.name))]
+
+
 def stated(kb: KnowledgeBase, items: Iterable[Installed], python: str) -> list[Stated]:
     """Every requirement the recorded rows of ``items`` hold for this CPython minor, with the items' extras."""
-    out = []
-    for item in items:
-        found = row_of(kb, item)
-        if found is None:
-            continue
-        row, partial = found
-        out += [Stated(item, req, row, partial) for req in row.active(python, item.extras)
-                if not (partial and _BUILD_TIED.match(req.name))]
-    return out
+    return [s for item in items for s in (read(kb, item, python) or (None, []))[1]]
 
 
 def conflicts(kb: KnowledgeBase, items: Iterable[Installed], python: str) -> list[Conflict]:
@@ -165,15 +171,15 @@ def meeting(kb: KnowledgeBase, moved: Installed, fixed: list[Stated], python: st
     pins PyPI serves for this Python."""
     want = {s.req.name: s.req.spec for s in fixed}
     index = index_of(kb)
-    found: dict[str, tuple[int, ...]] = {}
-    for row in kb.framework_requires:
-        if row.distribution != moved.name or row.version in found or (row.python and python not in row.python):
-            continue
+
+    def fits(row: FrameworkRequires) -> bool:
+        if row.python and python not in row.python:
+            return False
         reqs = row.active(python, moved.extras)
-        if all(overlaps(r.spec, want[r.name]) for r in reqs if r.name in want) and _served(reqs, python, index):
-            found[row.version] = vtuple(row.version)
+        return all(overlaps(r.spec, want[r.name]) for r in reqs if r.name in want) and _served(reqs, python, index)
+
     here = vtuple(moved.version)
-    older = [v for v, t in found.items() if t < here]
-    newer = [v for v, t in found.items() if t > here]
-    picks = ([max(older, key=vtuple)] if older else []) + ([min(newer, key=vtuple)] if newer else [])
-    return [f"{moved.name} {v}" for v in picks]
+    rows = sorted((r for r in kb.framework_requires if r.distribution == moved.name), key=lambda r: vtuple(r.version))
+    older = next((r.version for r in reversed(rows) if vtuple(r.version) < here and fits(r)), None)
+    newer = next((r.version for r in rows if vtuple(r.version) > here and fits(r)), None)
+    return [f"{moved.name} {v}" for v in (older, newer) if v is not None]

@@ -4,7 +4,7 @@ profile's pins. Two distributions whose requirements on a third disagree: ``rule
 
 from __future__ import annotations
 
-from envgen.check.combined import row_of, stated
+from envgen.check.combined import read
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding, Severity
 from envgen.check.installs import Floating, Installed, floating, installed
@@ -200,11 +200,10 @@ def _requires(ctx: CheckContext, have: dict[str, Installed]) -> Stated:
     """Each installed distribution with a recorded Requires-Dist, its row and the requirements that hold
     (``check.combined``: a torch build not recorded keeps its release's requirements, not another build's pins)."""
     out = []
-    python = ctx.profile.python_minor
     for item in have.values():
-        found = row_of(ctx.kb, item)
+        found = read(ctx.kb, item, ctx.profile.python_minor)
         if found is not None:
-            out.append((item, found[0], [s.req for s in stated(ctx.kb, [item], python)]))
+            out.append((item, found[0], [s.req for s in found[1]]))
     return out
 
 
