@@ -54,10 +54,12 @@ def _proven(kb: KnowledgeBase, found: list[Candidate], refused: list[str]) -> li
     ``refused``, once."""
     proof = CombinedSet(kb)
     kept: list[Candidate] = []
+    seen = set(refused)
     for c in found:
         refusal = proof.refusal(c)
         if refusal is None:
             kept.append(c)
-        elif refusal not in refused:
+        elif refusal not in seen:
+            seen.add(refusal)
             refused.append(refusal)
     return kept

@@ -27,7 +27,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from envgen.kb.refresh.requires import _JSON, SIMPLE, _get
+from envgen.kb.refresh.requires import _JSON, SIMPLE, _get, emit
 
 PYTHONS = [f"3.{m}" for m in range(5, 15)]
 _CP = re.compile(r"^cp3(\d+)$")
@@ -109,11 +109,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--into", type=Path, help="write the table here instead of printing it")
     args = parser.parse_args(argv)
     found = rows(exact_pins(args.requires), datetime.date.today().isoformat())
-    text = HEADER + yaml.safe_dump({"pinned_releases": found}, sort_keys=False, width=120, default_flow_style=None)
-    if args.into:
-        args.into.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    emit(HEADER + yaml.safe_dump({"pinned_releases": found}, sort_keys=False, width=120, default_flow_style=None),
+         args.into)
     return 0
 
 
