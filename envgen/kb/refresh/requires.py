@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from packaging.markers import Marker
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
@@ -41,11 +42,13 @@ _CP = re.compile(r"^cp(\d)(\d+)$")
 # the pin that names a build's CUDA: nvidia-cuda-runtime-cu12==12.1.105 (torch <= 2.10), cuda-toolkit==13.0.2 (2.11+)
 _CUDART = re.compile(r"^(nvidia-cuda-runtime(-cu\d+)?|cuda-toolkit)$")
 HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires-Dist, read from the core metadata of\n"
-          "# its CPython manylinux x86_64 wheel on PyPI (never typed by hand). Made and refreshed by\n"
+          "# its CPython (else pure-Python) manylinux x86_64 wheel on PyPI (never by hand). Made and refreshed by\n"
           "#   python -m envgen.kb.refresh.requires 'tensorflow>=1.15' 'tensorflow-gpu>=1.15,<2.12' \\\n"
           "#     'tensorflow-cpu>=2.1' 'torch>=1.4' 'torchvision>=0.5' 'torchaudio>=0.4' \\\n"
-          "#     --into envgen/kb/data/framework_requires.yaml\n"
-          "# (every release `envgen suggest` can pick: pytorch.yaml's from 1.4, tensorflow.yaml's from 1.15)\n"
+          "#     'jax>=0.4.26,<0.13' 'xformers>=0.0.22' 'bitsandbytes>=0.43,<0.51' 'cupy-cuda11x>=12,<14' \\\n"
+          "#     'cupy-cuda12x>=12,<15' 'cupy-cuda13x>=14,<15' --into envgen/kb/data/framework_requires.yaml\n"
+          "# (every release `envgen suggest` can pick: pytorch.yaml's from 1.4, tensorflow.yaml's from 1.15; the GPU\n"
+          "# extensions.yaml rows with wheels; a pure-Python wheel's Pythons are its Requires-Python's)\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"
           "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/combined.py.\n")
@@ -83,9 +86,26 @@ def pick_wheels(files: list[dict[str, Any]], name: str, version: str) -> tuple[d
             if cp and "manylinux" in tag.platform and tag.platform.endswith("x86_64"):
                 chosen.append(((int(cp.group(1)), int(cp.group(2))), entry))
     if not chosen:
-        raise SystemExit(f"{name}=={version}: no CPython manylinux x86_64 wheel on the index")
+        return _pure_wheel(files, name, version)
     pythons = sorted({py for py, _ in chosen})
     return max(chosen, key=lambda item: item[0])[1], [f"{a}.{b}" for a, b in pythons]
+
+
+def _pure_wheel(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
+    """A release with no CPython wheel (jax, bitsandbytes): its ``py3`` wheel for any or manylinux x86_64, and
+    the CPython minors (3.6-3.14) its Requires-Python admits."""
+    for entry in files:
+        filename = entry["filename"]
+        if not filename.endswith(".whl") or entry.get("yanked"):
+            continue
+        dist, wheel_version, _, tags = parse_wheel_filename(filename)
+        if dist != canonicalize_name(name) or wheel_version != Version(version):
+            continue
+        if any(t.interpreter == "py3" and (t.platform == "any" or (t.platform.startswith("manylinux")
+                                                                    and t.platform.endswith("x86_64"))) for t in tags):
+            spec = SpecifierSet(entry.get("requires-python") or "")
+            return entry, [f"3.{m}" for m in range(6, 15) if spec.contains(f"3.{m}.0")]
+    raise SystemExit(f"{name}=={version}: no CPython or pure-Python manylinux x86_64 wheel on the index")
 
 
 def requirements(metadata: str, pythons: list[str]) -> list[dict[str, Any]]:
@@ -150,7 +170,8 @@ def releases(files: list[dict[str, Any]], req: Requirement) -> list[str]:
         if not entry["filename"].endswith(".whl") or entry.get("yanked"):
             continue
         dist, version, _, tags = parse_wheel_filename(entry["filename"])
-        linux = any(_CP.match(t.interpreter) and "manylinux" in t.platform and t.platform.endswith("x86_64")
+        linux = any((_CP.match(t.interpreter) or t.interpreter == "py3")
+                    and (t.platform == "any" or ("manylinux" in t.platform and t.platform.endswith("x86_64")))
                     for t in tags)
         if dist == canonicalize_name(req.name) and linux and not version.is_prerelease and not version.local:
             found.add(version)
