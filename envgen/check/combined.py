@@ -146,23 +146,21 @@ def index_of(kb: KnowledgeBase) -> Index:
     return {(row.name, row.version): row for row in kb.pinned_releases}
 
 
+def _lacking(req: Requirement, python: str, index: Index) -> PinnedRelease | None:
+    """The row of an exact pin PyPI has neither a wheel for this Python nor an sdist of, else None. A pin with a
+    local label (jax[cuda12_pip]'s ``jaxlib==0.4.26+cuda12.cudnn89``) names a build PyPI never holds: its project's
+    own index serves it (``-f``), so it is left out."""
+    version = exact(req.spec)
+    if version is None or "+" in version:
+        return None
+    row = index.get((req.name, version))
+    return row if row is not None and not row.installs(python) else None
+
+
 def unserved(said: list[Stated], pinned: set[str], python: str, index: Index) -> list[tuple[Stated, PinnedRelease]]:
-    """The exact pins (on names pip must choose) PyPI has neither a wheel for this Python nor an sdist of."""
-    out = []
-    for s in said:
-        version = exact(s.req.spec)
-        row = index.get((s.req.name, version)) if version is not None and s.req.name not in pinned else None
-        if row is not None and not row.installs(python):
-            out.append((s, row))
-    return out
-
-
-def _served(reqs: list[Requirement], python: str, index: Index) -> bool:
-    for r in reqs:
-        row = index.get((r.name, exact(r.spec) or ""))
-        if row is not None and not row.installs(python):
-            return False
-    return True
+    """The exact pins (on names pip must choose) PyPI serves nothing of for this Python."""
+    return [(s, row) for s in said if s.req.name not in pinned
+            for row in [_lacking(s.req, python, index)] if row is not None]
 
 
 def meeting(kb: KnowledgeBase, moved: Installed, fixed: list[Stated], python: str) -> list[str]:
@@ -176,7 +174,8 @@ def meeting(kb: KnowledgeBase, moved: Installed, fixed: list[Stated], python: st
         if row.python and python not in row.python:
             return False
         reqs = row.active(python, moved.extras)
-        return all(overlaps(r.spec, want[r.name]) for r in reqs if r.name in want) and _served(reqs, python, index)
+        return all(overlaps(r.spec, want[r.name]) for r in reqs if r.name in want) and not any(
+            _lacking(r, python, index) for r in reqs)
 
     here = vtuple(moved.version)
     rows = sorted((r for r in kb.framework_requires if r.distribution == moved.name), key=lambda r: vtuple(r.version))

@@ -125,3 +125,10 @@ def test_the_kb_records_requires_dist_for_every_release_suggest_can_pick(kb: Kno
         if kb.requires_of(name, version) is None:
             missing.append(f"{name}=={version}")
     assert not missing, f"refresh with python -m envgen.kb.refresh.requires: {missing}"
+
+
+def test_a_pin_with_a_local_label_is_left_to_its_own_index(kb: KnowledgeBase) -> None:
+    """jax[cuda12_pip] 0.4.26 pins jaxlib==0.4.26+cuda12.cudnn89, which Google's index serves (-f), never PyPI."""
+    profile = _profile(base="debian:bookworm-slim", local_base=True, cuda="12.2", python="3.11",
+                       packages={"pip": ["jax[cuda12_pip]==0.4.26"]}, gpu={"targets": ["A100"]})
+    assert "pkg-pin-unserved" not in _errors(profile, kb)
