@@ -24,6 +24,7 @@ import re
 import sys
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ import yaml
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
@@ -71,16 +73,21 @@ def wheel_metadata(url: str, size: int) -> str:
         return wheel.read(member).decode("utf-8")
 
 
-def pick_wheels(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
-    """The newest CPython manylinux x86_64 wheel of ``version``, and every CPython minor it has such wheels for."""
-    chosen: list[tuple[tuple[int, int], dict[str, Any]]] = []
+def _wheels(files: list[dict[str, Any]], name: str, version: str) -> Iterator[tuple[dict[str, Any], frozenset[Tag]]]:
+    """The index entries of ``version``'s wheels that are not yanked, with their tags."""
     for entry in files:
         filename = entry["filename"]
         if not filename.endswith(".whl") or entry.get("yanked"):
             continue
         dist, wheel_version, _, tags = parse_wheel_filename(filename)
-        if dist != canonicalize_name(name) or wheel_version != Version(version):
-            continue
+        if dist == canonicalize_name(name) and wheel_version == Version(version):
+            yield entry, tags
+
+
+def pick_wheels(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
+    """The newest CPython manylinux x86_64 wheel of ``version``, and every CPython minor it has such wheels for."""
+    chosen: list[tuple[tuple[int, int], dict[str, Any]]] = []
+    for entry, tags in _wheels(files, name, version):
         for tag in tags:
             cp = _CP.match(tag.interpreter)
             if cp and "manylinux" in tag.platform and tag.platform.endswith("x86_64"):
@@ -94,13 +101,7 @@ def pick_wheels(files: list[dict[str, Any]], name: str, version: str) -> tuple[d
 def _pure_wheel(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
     """A release with no CPython wheel (jax, bitsandbytes): its ``py3`` wheel for any or manylinux x86_64, and
     the CPython minors (3.6-3.14) its Requires-Python admits."""
-    for entry in files:
-        filename = entry["filename"]
-        if not filename.endswith(".whl") or entry.get("yanked"):
-            continue
-        dist, wheel_version, _, tags = parse_wheel_filename(filename)
-        if dist != canonicalize_name(name) or wheel_version != Version(version):
-            continue
+    for entry, tags in _wheels(files, name, version):
         if any(t.interpreter == "py3" and (t.platform == "any" or (t.platform.startswith("manylinux")
                                                                     and t.platform.endswith("x86_64"))) for t in tags):
             spec = SpecifierSet(entry.get("requires-python") or "")
