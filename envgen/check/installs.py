@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass
 
 from envgen.check.context import CheckContext
-from envgen.kb import KnowledgeBase
-from envgen.kb.pypackages import FrameworkRequires
 from envgen.profile.requirements import PipLine, canonical
 
 _PIP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?==(.+)$")
@@ -31,12 +29,6 @@ class Installed:
         extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
         build = f"+{self.build}" if self.build and self.build != "unknown" else ""
         return f"{self.name}{extras}=={self.version}{build}"
-
-    def requires_row(self, kb: KnowledgeBase) -> FrameworkRequires | None:
-        """The recorded Requires-Dist of this wheel: only for what pip installs from the index."""
-        if self.origin != "frameworks":
-            return None
-        return kb.requires_of(self.name, self.version, self.build if self.name == "torch" else None)
 
 
 def _pin(spec: str, origin: str) -> Installed | None:

@@ -1,15 +1,16 @@
 """The Python-package layer: pairs that install yet break when used, limits the metadata states
 (``python_packages.yaml``), the frameworks' own Requires-Dist (``framework_requires.yaml``) against the
-profile's pins, and two frameworks whose exact pins of one distribution disagree (pip refuses the pair)."""
+profile's pins. Two distributions whose requirements on a third disagree: ``rules_combined``."""
 
 from __future__ import annotations
 
+from envgen.check.combined import read
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding, Severity
 from envgen.check.installs import Floating, Installed, floating, installed
 from envgen.check.util import finding
 from envgen.kb.pypackages import FrameworkRequires, PackageBreak, Requirement, Side
-from envgen.kb.specifiers import contains, exact, overlaps, within
+from envgen.kb.specifiers import contains, overlaps, within
 from envgen.kb.versions import minor, vtuple
 
 _SEVERITY: dict[str, Severity] = {"runtime": "error", "ceiling": "error", "notice": "info"}
@@ -197,11 +198,13 @@ def _reported(ctx: CheckContext, have: dict[str, Installed]) -> set[tuple[str, s
 
 
 def _requires(ctx: CheckContext, have: dict[str, Installed]) -> Stated:
+    """Each installed distribution with a recorded Requires-Dist, its row and the requirements that hold
+    (``check.combined``: a torch build not recorded keeps its release's requirements, not another build's pins)."""
     out = []
     for item in have.values():
-        row = item.requires_row(ctx.kb)
-        if row is not None:
-            out.append((item, row, row.active(ctx.profile.python_minor, item.extras)))
+        found = read(ctx.kb, item, ctx.profile.python_minor)
+        if found is not None:
+            out.append((item, found[0], [s.req for s in found[1]]))
     return out
 
 
@@ -237,47 +240,4 @@ def framework_requires(ctx: CheckContext) -> list[Finding]:
     return out
 
 
-def _exact_pins(reqs: list[Requirement]) -> dict[str, str]:
-    return {r.name: v for r in reqs for v in [exact(r.spec)] if v is not None}
-
-
-def _agreeing(ctx: CheckContext, fixed: dict[str, str], other: Installed) -> list[str]:
-    """The newest two recorded releases of ``other``'s distribution whose exact pins agree with ``fixed``."""
-    out = []
-    for row in ctx.kb.framework_requires:
-        if row.distribution != other.name:
-            continue
-        theirs = _exact_pins(row.active(ctx.profile.python_minor, other.extras))
-        shared = set(fixed) & set(theirs)
-        if shared and all(fixed[n] == theirs[n] for n in shared):
-            out.append(f"{other.name} {row.version}" + (f"+{row.build}" if row.build else ""))
-    return out[-2:]
-
-
-def _pin_fix(ctx: CheckContext, a: tuple[Installed, dict[str, str]], b: tuple[Installed, dict[str, str]]) -> str:
-    ways = [f"{', '.join(found)} (pins agree with {fixed.label})"
-            for (fixed, pins), (other, _) in ((a, b), (b, a)) for found in [_agreeing(ctx, pins, other)] if found]
-    if not ways:
-        ways = ["no recorded release pair agrees"]
-    return ("; ".join(ways) + "; or let one framework take the other's libraries (TensorFlow as `tensorflow`, "
-            "without [and-cuda]: envgen's library rules then check the libraries fit), or build one image per "
-            "framework")
-
-
-def pin_conflicts(ctx: CheckContext) -> list[Finding]:
-    """Two frameworks that pin one distribution exactly, to different versions: no install holds both."""
-    stated = [(item, row, _exact_pins(reqs)) for item, row, reqs in _requires(ctx, installed(ctx))]
-    out = []
-    for i, (a, ra, pa) in enumerate(stated):
-        for b, rb, pb in stated[i + 1:]:
-            clash = [f"{n}=={pa[n]} against {n}=={pb[n]}" for n in sorted(set(pa) & set(pb)) if pa[n] != pb[n]]
-            if clash:
-                out.append(finding(
-                    "error", "pkg-pin-conflict",
-                    f"{a.label} and {b.label} pin the same distributions exactly, to different versions "
-                    f"({'; '.join(clash)}): pip cannot install both (ResolutionImpossible)",
-                    _pin_fix(ctx, (a, pa), (b, pb)), f"{ra.cite()}; {rb.cite()}"))
-    return out
-
-
-RULES = [package_breaks, framework_requires, pin_conflicts]
+RULES = [package_breaks, framework_requires]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from envgen.check.combined import row_of
 from envgen.check.context import CheckContext
 from envgen.check.installs import installed
 
@@ -23,7 +24,7 @@ def scope_line(ctx: CheckContext) -> str:
         origins = {p.origin for p in ctx.libraries.providers if p.soname in wanted}
         parts.append(f"{len(wanted)} CUDA soname(s) the frameworks load, from {len(origins)} distribution(s)")
     have = installed(ctx)
-    stated = [i.label for i in have.values() if i.requires_row(ctx.kb) is not None]
+    stated = [i.label for i in have.values() if row_of(ctx.kb, i) is not None]
     if stated:
         parts.append(f"the Requires-Dist of {', '.join(stated)}")
     parts.append(f"{len(have)} distribution(s) against {len(ctx.kb.package_breaks)} known package breaks")

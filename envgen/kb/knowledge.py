@@ -114,11 +114,19 @@ class KnowledgeBase(Tables):
 
     # --- the Python-package layer ----------------------------------------------------------
 
+    @functools.cached_property
+    def _requires_by_distribution(self) -> dict[str, list[FrameworkRequires]]:
+        """framework_requires.yaml's rows by distribution (check asks for a few, suggest for thousands)."""
+        out: dict[str, list[FrameworkRequires]] = {}
+        for row in self.framework_requires:
+            out.setdefault(row.distribution, []).append(row)
+        return out
+
     def requires_of(self, distribution: str, version: str, build: str | None = None) -> FrameworkRequires | None:
         """The recorded Requires-Dist of exactly this release (and, for torch, CUDA build), else None."""
         base = version.split("+", 1)[0]
-        rows = [r for r in self.framework_requires if r.distribution == distribution
-                and same_version(r.version, base) and (r.build is None or build is None or r.build == build)]
+        rows = [r for r in self._requires_by_distribution.get(distribution, ())
+                if same_version(r.version, base) and (r.build is None or build is None or r.build == build)]
         return next((r for r in rows if r.version == base), rows[0] if rows else None)
 
     def pip_name(self, name: str) -> PipName | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.families import BaseFamily, PythonSetup
+from envgen.kb.indexed import PinnedRelease
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     CudaImageRow,
@@ -52,6 +53,7 @@ class Tables:
     torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
     package_breaks: list[PackageBreak] = field(default_factory=list)
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
+    pinned_releases: list[PinnedRelease] = field(default_factory=list)
     pip_names: list[PipName] = field(default_factory=list)
     common_pip_names: list[CommonPipNames] = field(default_factory=list)
     framework_pip: list[FrameworkPip] = field(default_factory=list)
@@ -111,6 +113,7 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
     "python_packages": (PackageBreak, "package_breaks"),
     "framework_requires": (FrameworkRequires, "framework_requires"),
+    "pinned_releases": (PinnedRelease, "pinned_releases"),
     "framework_pip": (FrameworkPip, "framework_pip"),
     "framework_conda": (FrameworkConda, "framework_conda"),
     "framework_refused": (FrameworkRefused, "framework_refused"),

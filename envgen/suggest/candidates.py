@@ -1,11 +1,13 @@
 """The candidates of a search: the parts that match the request, paired when both frameworks are asked for
-(Python windows must meet, the NVIDIA libraries must share one site-packages), in the order they are judged."""
+(Python windows must meet, the NVIDIA libraries must share one site-packages), the sets pip refuses left out
+(``proof``: check's combined set), in the order they are judged."""
 
 from __future__ import annotations
 
 from envgen.kb import KnowledgeBase
 from envgen.suggest.pairing import share
 from envgen.suggest.parts import Candidate, tf_parts, torch_parts
+from envgen.suggest.proof import CombinedSet
 from envgen.suggest.pythons import python_choices, torch_window
 from envgen.suggest.ranking import Ranker
 from envgen.suggest.recipes import Recipes
@@ -42,5 +44,22 @@ def candidates(kb: KnowledgeBase, recipes: Recipes, req: Request, cc: str) -> tu
     else:
         for torch in torches:
             out += [Candidate(None, torch, py) for py in python_choices(req, [torch_window(torch)])]
-    out.sort(key=Ranker(kb, req, cc).key)
-    return out, refused
+    kept = _proven(kb, out, refused)
+    kept.sort(key=Ranker(kb, req, cc).key)
+    return kept, refused
+
+
+def _proven(kb: KnowledgeBase, found: list[Candidate], refused: list[str]) -> list[Candidate]:
+    """The candidates whose set pip can install (check's combined set); each other one's reason goes to
+    ``refused``, once."""
+    proof = CombinedSet(kb)
+    kept: list[Candidate] = []
+    seen = set(refused)
+    for c in found:
+        refusal = proof.refusal(c)
+        if refusal is None:
+            kept.append(c)
+        elif refusal not in seen:
+            seen.add(refusal)
+            refused.append(refusal)
+    return kept

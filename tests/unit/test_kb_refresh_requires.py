@@ -170,3 +170,19 @@ def test_a_zip64_wheel_streams_like_any_other(tmp_path: Path) -> None:
         assert got == {name: wheel.read(name) for name in wheel.namelist() if name.endswith(".py")}
     assert result.sha256 == hashlib.sha256(wheel_path.read_bytes()).hexdigest()
     assert result.members == [f"big/part{index}.py" for index in range(3)]
+
+
+# recorded from https://pypi.org/simple/jax/ (PEP 691 JSON, 2026-12-01): jax 0.4.26 has a pure-Python wheel only
+JAX = [{"filename": "jax-0.4.26-py3-none-any.whl", "requires-python": ">=3.9", "yanked": False,
+        "url": "https://files.pythonhosted.org/packages/dc/d9/f387d9dfb2cf00f814b24e0f8bf6f4c68ae01870994dc436993fadd73563/"
+               "jax-0.4.26-py3-none-any.whl"},
+       {"filename": "jax-0.4.26.tar.gz", "requires-python": ">=3.9", "yanked": False}]
+
+
+def test_a_release_without_a_cpython_wheel_takes_its_pure_wheel() -> None:
+    from packaging.requirements import Requirement
+
+    wheel, pythons = requires.pick_wheels(JAX, "jax", "0.4.26")
+    assert wheel["filename"] == "jax-0.4.26-py3-none-any.whl"
+    assert pythons == ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]  # its Requires-Python, up to 3.14
+    assert requires.releases(JAX, Requirement("jax>=0.4")) == ["0.4.26"]

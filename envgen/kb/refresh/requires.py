@@ -24,12 +24,15 @@ import re
 import sys
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 from packaging.markers import Marker
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
@@ -41,12 +44,16 @@ _CP = re.compile(r"^cp(\d)(\d+)$")
 # the pin that names a build's CUDA: nvidia-cuda-runtime-cu12==12.1.105 (torch <= 2.10), cuda-toolkit==13.0.2 (2.11+)
 _CUDART = re.compile(r"^(nvidia-cuda-runtime(-cu\d+)?|cuda-toolkit)$")
 HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires-Dist, read from the core metadata of\n"
-          "# its CPython manylinux x86_64 wheel on PyPI (never typed by hand). Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.requires 'tensorflow>=2.0' 'tensorflow-gpu>=2.0,<2.12' \\\n"
-          "#     'tensorflow-cpu>=2.1' 'torch>=1.13' --into envgen/kb/data/framework_requires.yaml\n"
+          "# its CPython (else pure-Python) manylinux x86_64 wheel on PyPI (never by hand). Made and refreshed by\n"
+          "#   python -m envgen.kb.refresh.requires 'tensorflow>=1.15' 'tensorflow-gpu>=1.15,<2.12' \\\n"
+          "#     'tensorflow-cpu>=2.1' 'torch>=1.4' 'torchvision>=0.5' 'torchaudio>=0.4' \\\n"
+          "#     'jax>=0.4.26,<0.13' 'xformers>=0.0.22' 'bitsandbytes>=0.43,<0.51' 'cupy-cuda11x>=12,<14' \\\n"
+          "#     'cupy-cuda12x>=12,<15' 'cupy-cuda13x>=14,<15' --into envgen/kb/data/framework_requires.yaml\n"
+          "# (every release `envgen suggest` can pick: pytorch.yaml's from 1.4, tensorflow.yaml's from 1.15; the GPU\n"
+          "# extensions.yaml rows with wheels; a pure-Python wheel's Pythons are its Requires-Python's)\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"
-          "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/rules_packages.py.\n")
+          "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/combined.py.\n")
 
 
 def _get(url: str, headers: dict[str, str] | None = None) -> bytes:
@@ -66,24 +73,40 @@ def wheel_metadata(url: str, size: int) -> str:
         return wheel.read(member).decode("utf-8")
 
 
-def pick_wheels(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
-    """The newest CPython manylinux x86_64 wheel of ``version``, and every CPython minor it has such wheels for."""
-    chosen: list[tuple[tuple[int, int], dict[str, Any]]] = []
+def _wheels(files: list[dict[str, Any]], name: str, version: str) -> Iterator[tuple[dict[str, Any], frozenset[Tag]]]:
+    """The index entries of ``version``'s wheels that are not yanked, with their tags."""
     for entry in files:
         filename = entry["filename"]
         if not filename.endswith(".whl") or entry.get("yanked"):
             continue
         dist, wheel_version, _, tags = parse_wheel_filename(filename)
-        if dist != canonicalize_name(name) or wheel_version != Version(version):
-            continue
+        if dist == canonicalize_name(name) and wheel_version == Version(version):
+            yield entry, tags
+
+
+def pick_wheels(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
+    """The newest CPython manylinux x86_64 wheel of ``version``, and every CPython minor it has such wheels for."""
+    chosen: list[tuple[tuple[int, int], dict[str, Any]]] = []
+    for entry, tags in _wheels(files, name, version):
         for tag in tags:
             cp = _CP.match(tag.interpreter)
             if cp and "manylinux" in tag.platform and tag.platform.endswith("x86_64"):
                 chosen.append(((int(cp.group(1)), int(cp.group(2))), entry))
     if not chosen:
-        raise SystemExit(f"{name}=={version}: no CPython manylinux x86_64 wheel on the index")
+        return _pure_wheel(files, name, version)
     pythons = sorted({py for py, _ in chosen})
     return max(chosen, key=lambda item: item[0])[1], [f"{a}.{b}" for a, b in pythons]
+
+
+def _pure_wheel(files: list[dict[str, Any]], name: str, version: str) -> tuple[dict[str, Any], list[str]]:
+    """A release with no CPython wheel (jax, bitsandbytes): its ``py3`` wheel for any or manylinux x86_64, and
+    the CPython minors (3.6-3.14) its Requires-Python admits."""
+    for entry, tags in _wheels(files, name, version):
+        if any(t.interpreter == "py3" and (t.platform == "any" or (t.platform.startswith("manylinux")
+                                                                    and t.platform.endswith("x86_64"))) for t in tags):
+            spec = SpecifierSet(entry.get("requires-python") or "")
+            return entry, [f"3.{m}" for m in range(6, 15) if spec.contains(f"3.{m}.0")]
+    raise SystemExit(f"{name}=={version}: no CPython or pure-Python manylinux x86_64 wheel on the index")
 
 
 def requirements(metadata: str, pythons: list[str]) -> list[dict[str, Any]]:
@@ -148,7 +171,8 @@ def releases(files: list[dict[str, Any]], req: Requirement) -> list[str]:
         if not entry["filename"].endswith(".whl") or entry.get("yanked"):
             continue
         dist, version, _, tags = parse_wheel_filename(entry["filename"])
-        linux = any(_CP.match(t.interpreter) and "manylinux" in t.platform and t.platform.endswith("x86_64")
+        linux = any((_CP.match(t.interpreter) or t.interpreter == "py3")
+                    and (t.platform == "any" or ("manylinux" in t.platform and t.platform.endswith("x86_64")))
                     for t in tags)
         if dist == canonicalize_name(req.name) and linux and not version.is_prerelease and not version.local:
             found.add(version)
@@ -198,12 +222,17 @@ def main(argv: list[str]) -> int:
         rows = [row(str(dist), str(version), url, sha, args.metadata.read_text(encoding="utf-8"), args.python)]
     else:
         rows = [r for spec in args.specs for r in fetch(spec)]
-    text = merge(args.into, rows) if args.into else yaml.safe_dump({"framework_requires": rows}, sort_keys=False)
-    if args.into:
-        args.into.write_text(text, encoding="utf-8")
+    emit(merge(args.into, rows) if args.into else yaml.safe_dump({"framework_requires": rows}, sort_keys=False),
+         args.into)
+    return 0
+
+
+def emit(text: str, into: Path | None) -> None:
+    """Write the table to ``into``, or print it."""
+    if into:
+        into.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return 0
 
 
 if __name__ == "__main__":

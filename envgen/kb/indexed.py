@@ -1,0 +1,27 @@
+"""Rows of ``pinned_releases.yaml``: for each release a framework's Requires-Dist pins exactly
+(``tensorflow[and-cuda]==2.15.0`` pins ``tensorrt-libs==8.6.1``), what PyPI serves of it: the CPython minors with a
+Linux x86_64 wheel, and whether there is an sdist. A pin PyPI has nothing of for the image's Python makes the
+whole set uninstallable, however well the ranges meet. Read from PyPI's simple index by
+``envgen.kb.refresh.pins``, never typed by hand."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from envgen.kb.models import Row
+
+
+class PinnedRelease(Row):
+    FILE: ClassVar[str] = "pinned_releases.yaml"
+
+    name: str  # PEP 503
+    version: str
+    pythons: list[str]  # CPython minors with a wheel pip installs on Linux x86_64 (py3/abi3/any included)
+    sdist: bool  # an sdist pip may build for the others
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def installs(self, python: str) -> bool:
+        return self.sdist or python in self.pythons
