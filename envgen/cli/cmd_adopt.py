@@ -1,0 +1,64 @@
+"""`envgen init --from SOURCE`: a profile adopted from a requirements.txt, an environment.yml or a pyproject.toml
+(``envgen.suggest.adopt``), written, then judged by `envgen check` (its findings printed, its exit code kept)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import typer
+
+from envgen.cli.common import err
+from envgen.errors import InputError
+
+
+def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | None, python: str | None,
+              group: str | None, base: str | None, name: str) -> int:
+    """Write the adopted profile (stdout without ``out``), print what was not taken and check's verdict."""
+    from envgen.check.findings import parse_driver
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.suggest.adopt import AdoptOptions, adopt, read_source
+
+    kb = load_kb_cached(cache_dir(os.environ))
+    gpus: tuple[str, ...] = ()
+    driver = parse_driver(driver)
+    if gpu == "here":
+        from envgen.suggest.adopt.here import host_gpus
+
+        gpus, found = host_gpus(kb)
+        driver = driver or found
+        err(f"--gpu here: {', '.join(gpus)}, driver {found or 'unknown'}")
+    elif gpu:
+        gpus = (gpu,)
+    adopted = adopt(read_source(source, group), str(source), kb,
+                    AdoptOptions(name=name, python=python, gpus=gpus, driver=driver, base=base))
+    for line in adopted.notes:
+        err(f"note: {line}")
+    if out is None:
+        typer.echo(adopted.text, nl=False)
+        with tempfile.TemporaryDirectory(prefix="envgen-adopt-") as tmp:
+            path = Path(tmp) / f"{name}.yaml"
+            path.write_text(adopted.text, encoding="utf-8")
+            return _check(str(path), gpus, driver)
+    from envgen.files import USER_FILE, write_atomically
+
+    write_atomically(out, adopted.text, USER_FILE)
+    err(f"wrote {out} (profile {name}, from {source}); envgen check {out}:")
+    return _check(str(out), gpus, driver)
+
+
+def _check(profile: str, gpus: tuple[str, ...], driver: str | None) -> int:
+    from envgen.cli.check import check
+
+    return check(profile, list(gpus) or None, None, driver, "linux", False, False, echo=_to_stderr)
+
+
+def _to_stderr(text: str = "", err: bool = False) -> None:
+    typer.echo(text, err=True)
+
+
+def refuse_mixed(frameworks: str | None) -> None:
+    if frameworks is not None:
+        raise InputError("option --frameworks: with --from, the frameworks are the source's",
+                         fix="leave --frameworks out, or pin the framework in the source")
