@@ -6,11 +6,15 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from envgen.cli.common import err
 from envgen.errors import InputError
+
+if TYPE_CHECKING:
+    from envgen.suggest.adopt.model import Read
 
 
 def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | None, python: str | None,
@@ -18,7 +22,7 @@ def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | Non
     """Write the adopted profile (stdout without ``out``), print what was not taken and check's verdict."""
     from envgen.check.findings import parse_driver
     from envgen.kb.cache import cache_dir, load_kb_cached
-    from envgen.suggest.adopt import AdoptOptions, adopt, read_source
+    from envgen.suggest.adopt import AdoptOptions, adopt
 
     kb = load_kb_cached(cache_dir(os.environ))
     gpus: tuple[str, ...] = ()
@@ -31,8 +35,9 @@ def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | Non
         err(f"--gpu here: {', '.join(gpus)}, driver {found or 'unknown'}")
     elif gpu:
         gpus = (gpu,)
-    adopted = adopt(read_source(source, group), str(source), kb,
-                    AdoptOptions(name=name, python=python, gpus=gpus, driver=driver, base=base))
+    read = _read(source, group, python)
+    adopted = adopt(read, str(source), kb, AdoptOptions(name=name, python=None if read.kind == "image" else python,
+                                                         gpus=gpus, driver=driver, base=base))
     for line in adopted.notes:
         err(f"note: {line}")
     if out is None:
@@ -46,6 +51,22 @@ def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | Non
     write_atomically(out, adopted.text, USER_FILE)
     err(f"wrote {out} (profile {name}, from {source}); envgen check {out}:")
     return _check(str(out), gpus, driver)
+
+
+def _read(source: Path, group: str | None, python: str | None) -> Read:
+    """A file by its kind; a name that is no file but an image on the engine: the image (``python``: its
+    interpreter's path inside it, where it is not found by itself)."""
+    from envgen.suggest.adopt import read_source
+
+    if not source.exists() and group is None:
+        from envgen.docker import connect, inspect_image
+
+        client = connect()
+        if inspect_image(client, str(source)) is not None:
+            from envgen.suggest.adopt.image import read_image
+
+            return read_image(client, str(source), python)
+    return read_source(source, group)
 
 
 def _check(profile: str, gpus: tuple[str, ...], driver: str | None) -> int:

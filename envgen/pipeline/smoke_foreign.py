@@ -5,12 +5,10 @@ verdict recorded against the image ID as *inspected*: the image is neither seale
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envgen.docker.foreign import directory_tar, run_with_files
+from envgen.docker.foreign import directory_tar, run_with_files, with_python
 from envgen.errors import GpuRequestRefused, InputError
 from envgen.host.engine_errors import host_incompatible
 from envgen.paths import probe_dir
@@ -26,26 +24,13 @@ if TYPE_CHECKING:
 
 PROBE_PARENT = "/tmp"  # exists in every image with a shell; the probe lands in /tmp/envgen-probe
 PROBE_NAME = "envgen-probe"
-# where images keep their Python, in the order they are tried: PATH first (a venv or conda put there by ENV PATH)
-INTERPRETERS = ("python3", "python", "/opt/conda/bin/python", "/opt/venv/bin/python", "/venv/bin/python",
-                "/usr/local/bin/python3", "/usr/bin/python3")
-_PYTHON_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+$|^[A-Za-z0-9._+-]+$")
 
 
 def probe_command(tier: str, python: str | None) -> list[str]:
     """The shell line that finds the interpreter, runs the probe, and prints the marker and the report."""
-    if python is not None and not _PYTHON_RE.match(python):
-        raise InputError(f"option --python = {python!r} is not an interpreter path or name",
-                         fix="give the interpreter's absolute path in the image, such as /opt/venv/bin/python")
-    candidates = " ".join(shlex.quote(p) for p in ([python] if python else INTERPRETERS))
     option = "" if tier == "all" else f" --tier {tier}"
-    script = (f'PY=; for p in {candidates}; do if command -v "$p" >/dev/null 2>&1; then PY=$(command -v "$p"); '
-              'break; fi; done; if [ -z "$PY" ]; then echo "envgen: no Python interpreter in the image (looked '
-              f'for {candidates}); name it with --python" >&2; exit 127; fi; '
-              'echo "envgen: the probe runs with $PY" >&2; '
-              f'"$PY" {PROBE_PARENT}/{PROBE_NAME}/envgen_probe.py{option} --out /tmp/envgen-smoke.json; rc=$?; '
-              f"echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc")
-    return ["/bin/sh", "-c", script]
+    return with_python(python, f"{PROBE_PARENT}/{PROBE_NAME}/envgen_probe.py{option} --out /tmp/envgen-smoke.json; "
+                       f"rc=$?; echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc")
 
 
 def smoke_foreign(client: DockerClient, image_id: str, plan: TierPlan, store: ValidationStore,

@@ -23,7 +23,7 @@ def read_source(path: Path, group: str | None = None) -> Read:
     else a requirements file."""
     if not path.is_file():
         raise InputError(f"option --from = {str(path)!r}: no such file",
-                         fix="give a requirements.txt, an environment.yml or a pyproject.toml")
+                         fix="give a requirements.txt, an environment.yml, a pyproject.toml or an image on the engine")
     if group is not None and path.suffix != ".toml":
         raise InputError(f"option --group = {group!r}: groups are a pyproject.toml's", fix="leave --group out")
     if path.suffix == ".toml":

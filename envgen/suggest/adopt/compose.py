@@ -152,18 +152,30 @@ def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str,
     return {**out, "pip": pip} if pip else out
 
 
+def _image_base(kb: KnowledgeBase, read: Read, python: str) -> str | None:
+    """An image's own base, where the knowledge base knows its python3 is the profile's Python."""
+    if read.base is None:
+        return None
+    row = kb.base_image(read.base.text)
+    return read.base.text if row is not None and row.python and minor(row.python) == python else None
+
+
 def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> Adopted:
     """The profile ``read`` describes, as commented YAML. Raises InputError when nothing valid can be made."""
     names, notes, comments = load_names(), list(read.notes), Comments()
     lifted = lift(kb, names, read)
     installer = "conda" if read.kind == "environment" else "pip"
     python, python_origin = choose_python(kb, read, lifted, options.python, installer)
-    base = options.base or _plain_base(kb, python if installer == "pip" else PYTHON_DEFAULT)
+    base = options.base or _image_base(kb, read, python) or _plain_base(
+        kb, python if installer == "pip" else PYTHON_DEFAULT)
     data: dict[str, Any] = {"name": options.name, "description": f"adopted from {source}"[:200], "base": base,
                             "installer": installer, "python": python}
     comments[("python",)] = python_origin
-    comments[("base",)] = "--base" if options.base else "a plain base whose own python3 is the profile's" \
-        if installer == "pip" else "conda brings the Python"
+    comments[("base",)] = "--base" if options.base else str(read.base.origin) if read.base and base == \
+        read.base.text else "a plain base whose own python3 is the profile's" if installer == "pip" else \
+        "conda brings the Python"
+    if read.local_base and base == (read.base.text if read.base else None):
+        data["local_base"], comments[("local_base",)] = True, "made on this engine: no registry digest"
     frameworks = dict(lifted.fields)
     data["frameworks"] = frameworks
     if "pytorch" in frameworks:
@@ -193,8 +205,8 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     return _finish(kb, data, comments, read, source, notes)
 
 
-_ORDER = ("name", "description", "base", "installer", "cuda", "python", "frameworks", "gpu", "channels", "packages",
-          "mirrors")
+_ORDER = ("name", "description", "base", "local_base", "installer", "cuda", "python", "frameworks", "gpu",
+          "channels", "packages", "mirrors")
 
 
 def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: AdoptOptions, comments: Comments,

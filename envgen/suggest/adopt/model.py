@@ -54,5 +54,6 @@ class Read:
     trusted_hosts: list[Item] = field(default_factory=list)
     torch_build: Item | None = None
     base: Item | None = None
+    local_base: bool = False  # the base was made on this engine (no registry digest)
     skipped: list[Skip] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
