@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +69,29 @@ def _read(source: Path, group: str | None, python: str | None) -> Read:
 
             return read_image(client, str(source), python)
     return read_source(source, group)
+
+
+@contextlib.contextmanager
+def image_profile(image: str, gpus: list[str], driver: str | None) -> Iterator[Path]:
+    """The profile of ``image``'s actual stack, in a temporary file for as long as the block runs."""
+    from envgen.check.findings import parse_driver
+    from envgen.docker import connect, inspect_image
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.suggest.adopt import AdoptOptions, adopt
+    from envgen.suggest.adopt.image import read_image
+
+    client = connect()
+    if inspect_image(client, image) is None:
+        raise InputError(f"--image {image}: no such image on this engine", fix="give an image from `docker images`")
+    kb = load_kb_cached(cache_dir(os.environ))
+    adopted = adopt(read_image(client, image), image, kb, AdoptOptions(name="image", gpus=tuple(gpus),
+                                                                          driver=parse_driver(driver)))
+    for line in adopted.notes:
+        err(f"note: {line}")
+    with tempfile.TemporaryDirectory(prefix="envgen-image-") as tmp:
+        path = Path(tmp) / "image.yaml"
+        path.write_text(adopted.text, encoding="utf-8")
+        yield path
 
 
 def _check(profile: str, gpus: tuple[str, ...], driver: str | None) -> int:

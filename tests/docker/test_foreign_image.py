@@ -60,3 +60,21 @@ def test_an_image_without_python_is_refused_with_the_reason(base_image: str) -> 
     result = CliRunner().invoke(app, ["smoke", base_image])
     assert result.exit_code != 0
     assert "no Python interpreter in the image" in result.output and "--python" in result.output
+
+
+def test_check_image_judges_the_stack_an_image_holds(docker_client: DockerClient, buildkit_builder: BuilderInfo,
+                                                     base_image: str, tmp_path: Path,
+                                                     new_tag: Callable[[str], str]) -> None:
+    from envgen.config import default_ca_bundle
+    from envgen.docker import build_image
+
+    ref = new_tag("foreign")
+    bundle = default_ca_bundle(os.environ)
+    build_image(FOREIGN, builder=buildkit_builder, tags=[ref], log_path=tmp_path / "build.log",
+                secrets={"ca_bundle": str(bundle)} if bundle else {})
+    result = CliRunner().invoke(app, ["check", "--image", ref, "--driver", "550.54.14"])
+    assert result.exit_code == 0, result.output
+    assert "judging the stack read from image" in result.output and "0 error(s)" in result.output
+    assert "base debian:bookworm-slim" in result.output and "Python 3.11" in result.output
+    missing = CliRunner().invoke(app, ["check", "--image", "envgen-no-such/image:1"])
+    assert missing.exit_code == 2 and "no such image on this engine" in missing.output
