@@ -42,9 +42,11 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
           platform: str, as_json: bool, resolve: bool, image: bool = False, echo: Echo = _echo) -> int:
     """Judge ``profile``; print the findings and what was looked at; 1 when any finding is an error."""
     if image:
-        from envgen.cli.cmd_adopt import image_profile
+        from envgen.suggest.adopt.image import image_profile
 
-        with image_profile(profile, [*(gpu or []), *(compute_capability or [])], driver) as path:
+        with image_profile(profile, [*(gpu or []), *(compute_capability or [])], driver) as (path, notes):
+            for line in notes:
+                echo(f"note: {line}", err=True)
             echo(f"judging the stack read from image {profile} (`envgen init --from {profile}` writes it as a "
                  "profile)", err=True)
             return check(str(path), gpu, compute_capability, driver, platform, as_json, resolve, echo=echo)

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,6 +58,10 @@ def _read(source: Path, group: str | None, python: str | None) -> Read:
     interpreter's path inside it, where it is not found by itself)."""
     from envgen.suggest.adopt import read_source
 
+    if source.is_dir() or source.name.startswith("python") and os.access(source, os.X_OK):
+        from envgen.suggest.adopt.local import read_python
+
+        return read_python(source)
     if not source.exists() and group is None:
         from envgen.docker import connect, inspect_image
 
@@ -71,27 +73,17 @@ def _read(source: Path, group: str | None, python: str | None) -> Read:
     return read_source(source, group)
 
 
-@contextlib.contextmanager
-def image_profile(image: str, gpus: list[str], driver: str | None) -> Iterator[Path]:
-    """The profile of ``image``'s actual stack, in a temporary file for as long as the block runs."""
-    from envgen.check.findings import parse_driver
-    from envgen.docker import connect, inspect_image
+def doctor_python(path: Path) -> int:
+    """`envgen doctor --python PATH`: the report, and 1 when the probe or check finds an error."""
+    from envgen.host import RealProvider, collect
     from envgen.kb.cache import cache_dir, load_kb_cached
-    from envgen.suggest.adopt import AdoptOptions, adopt
-    from envgen.suggest.adopt.image import read_image
+    from envgen.suggest.adopt.doctor import doctor_python as judge
 
-    client = connect()
-    if inspect_image(client, image) is None:
-        raise InputError(f"--image {image}: no such image on this engine", fix="give an image from `docker images`")
     kb = load_kb_cached(cache_dir(os.environ))
-    adopted = adopt(read_image(client, image), image, kb, AdoptOptions(name="image", gpus=tuple(gpus),
-                                                                          driver=parse_driver(driver)))
-    for line in adopted.notes:
-        err(f"note: {line}")
-    with tempfile.TemporaryDirectory(prefix="envgen-image-") as tmp:
-        path = Path(tmp) / "image.yaml"
-        path.write_text(adopted.text, encoding="utf-8")
-        yield path
+    facts = collect(RealProvider(), kb)
+    result = judge(path, kb, tuple(dict.fromkeys(g.name for g in facts.gpus)), facts.driver)
+    typer.echo(result.text(), nl=False)
+    return 0 if result.ok else 1
 
 
 def _check(profile: str, gpus: tuple[str, ...], driver: str | None) -> int:

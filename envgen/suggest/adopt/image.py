@@ -4,9 +4,13 @@ frameworks' builds as they report them (torch's CUDA: its build tag), and its ba
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import tarfile
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,23 +47,30 @@ def image_facts(client: DockerClient, image: str, python: str | None = None) -> 
     return facts
 
 
-def read_image(client: DockerClient, image: str, python: str | None = None) -> Read:
-    from envgen.docker.foreign import base_of
-
-    facts = image_facts(client, image, python)
-    where = f"{image} ({facts['python']})"
-    read = Read(kind="image")
+def facts_read(facts: dict[str, Any], source: str, kind: str) -> Read:
+    """What ``image_facts.py`` printed, as a ``Read``: the Python, each distribution pinned at its version (torch's
+    CUDA build named where PyPI's wheel does not say it: its local version is bare), the frameworks that failed to
+    import noted."""
+    where = f"{source} ({facts['python']})"
+    read = Read(kind=kind)
     read.python = Item(str(facts["version"]), Origin(f"{where}: its Python"))
     torch = facts.get("frameworks", {}).get("torch") or {}
     for dist in facts["distributions"]:
         name, version = dist["name"], dist["version"]
         if name.lower() == "torch" and torch.get("cuda") and "+" not in version:
             cuda = str(torch["cuda"]).split(".")
-            version = f"{version}+cu{cuda[0]}{cuda[1]}"  # PyPI's default wheel is a CUDA build: name it
+            version = f"{version}+cu{cuda[0]}{cuda[1]}"
         read.pip.append(Item(f"{name}=={version}", Origin(f"{where}: installed")))
     for name, reported in sorted(facts.get("frameworks", {}).items()):
         if "error" in reported:
-            read.notes.append(f"{image}: importing {name} failed ({reported['error']}): its build is not read")
+            read.notes.append(f"{source}: importing {name} failed ({reported['error']}): its build is not read")
+    return read
+
+
+def read_image(client: DockerClient, image: str, python: str | None = None) -> Read:
+    from envgen.docker.foreign import base_of
+
+    read = facts_read(image_facts(client, image, python), image, "image")
     base = base_of(client, image)
     if base is not None:
         from envgen.docker.images import inspect_image
@@ -68,3 +79,25 @@ def read_image(client: DockerClient, image: str, python: str | None = None) -> R
         found = inspect_image(client, base[0])
         read.local_base = found is not None and not found.digests
     return read
+
+
+@contextlib.contextmanager
+def image_profile(image: str, gpus: list[str], driver: str | None,
+                  env: Mapping[str, str] | None = None) -> Iterator[tuple[Path, list[str]]]:
+    """(a temporary profile of ``image``'s actual stack, the adoption's notes), for as long as the block runs:
+    what `envgen check --image` judges."""
+    from envgen.check.findings import parse_driver
+    from envgen.docker import connect, inspect_image
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.suggest.adopt.compose import AdoptOptions, adopt
+
+    client = connect()
+    if inspect_image(client, image) is None:
+        raise InputError(f"--image {image}: no such image on this engine", fix="give an image from `docker images`")
+    kb = load_kb_cached(cache_dir(os.environ if env is None else env))
+    adopted = adopt(read_image(client, image), image, kb, AdoptOptions(name="image", gpus=tuple(gpus),
+                                                                          driver=parse_driver(driver)))
+    with tempfile.TemporaryDirectory(prefix="envgen-image-") as tmp:
+        path = Path(tmp) / "image.yaml"
+        path.write_text(adopted.text, encoding="utf-8")
+        yield path, adopted.notes
