@@ -42,6 +42,13 @@ CASES = [
     ("pyproject-app.toml", [], {"frameworks.pytorch": None}, []),
     ("pyproject-app.toml", ["--group", "ml", "--gpu", "A100"], {"frameworks.pytorch": "2.3.1+cu121"}, []),
     ("pyproject-groups.toml", ["--group", "test"], {"python": "3.11"}, []),
+    ("Dockerfile.venv", [], {"base": "debian:bookworm-slim", "python": "3.11",
+                             "packages.apt": ["python3", "python3-venv"]},
+     ["'ENV PATH=/opt/venv/bin:$PATH' not taken", "'RUN python3 -m venv /opt/venv' not taken"]),
+    ("Dockerfile.cuda", ["--gpu", "A100"], {"base": "nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04", "python": "3.10",
+                                            "frameworks.pytorch": "2.2.2+cu121",
+                                            "env": {"DEBIAN_FRONTEND": "noninteractive", "PYTHONUNBUFFERED": "1"}},
+     ["'COPY requirements-base.txt .' not taken", "install.sh | sh' not taken", "'CMD [\"python3\", \"train.py\"]'"]),
 ]
 
 

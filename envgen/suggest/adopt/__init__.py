@@ -19,13 +19,17 @@ __all__ = ["AdoptOptions", "Adopted", "adopt", "read_source"]
 
 
 def read_source(path: Path, group: str | None = None) -> Read:
-    """``path`` read by its kind: ``*.toml`` a pyproject.toml, ``*.yml``/``*.yaml`` an environment.yml, anything
-    else a requirements file."""
+    """``path`` read by its kind: ``Dockerfile*``/``*.dockerfile`` a Dockerfile, ``*.toml`` a pyproject.toml,
+    ``*.yml``/``*.yaml`` an environment.yml, anything else a requirements file."""
     if not path.is_file():
         raise InputError(f"option --from = {str(path)!r}: no such file",
                          fix="give a requirements.txt, an environment.yml, a pyproject.toml or an image on the engine")
     if group is not None and path.suffix != ".toml":
         raise InputError(f"option --group = {group!r}: groups are a pyproject.toml's", fix="leave --group out")
+    if path.name.startswith("Dockerfile") or path.suffix == ".dockerfile":
+        from envgen.suggest.adopt.dockerfile import read_dockerfile
+
+        return read_dockerfile(path)
     if path.suffix == ".toml":
         from envgen.suggest.adopt.pyproject import read_pyproject
 

@@ -152,6 +152,15 @@ def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str,
     return {**out, "pip": pip} if pip else out
 
 
+def _base_python(kb: KnowledgeBase, read: Read) -> None:
+    """A Dockerfile's Python is its base's python3, where the knowledge base knows the base."""
+    if read.kind != "dockerfile" or read.base is None or read.python is not None:
+        return
+    row = kb.base_image(read.base.text)
+    if row is not None and row.python:
+        read.python = Item(minor(row.python), Origin(f"{read.base.origin}: FROM {read.base.text}'s python3"))
+
+
 def _image_base(kb: KnowledgeBase, read: Read, python: str) -> str | None:
     """An image's own base, where the knowledge base knows its python3 is the profile's Python."""
     if read.base is None:
@@ -165,6 +174,7 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     names, notes, comments = load_names(), list(read.notes), Comments()
     lifted = lift(kb, names, read)
     installer = "conda" if read.kind == "environment" else "pip"
+    _base_python(kb, read)
     python, python_origin = choose_python(kb, read, lifted, options.python, installer)
     base = options.base or _image_base(kb, read, python) or _plain_base(
         kb, python if installer == "pip" else PYTHON_DEFAULT)
@@ -199,6 +209,15 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     packages = _packages(read, lifted, names, installer, comments)
     if packages:
         data["packages"] = packages
+    if read.apt:
+        data.setdefault("packages", {})["apt"] = [a.text for a in read.apt]
+        comments.update({("packages", "apt", i): str(a.origin) for i, a in enumerate(read.apt)})
+    if read.env:
+        data["env"] = {k: v.text for k, v in read.env.items()}
+        comments.update({("env", k): str(v.origin) for k, v in read.env.items()})
+    if read.base is not None and read.kind == "dockerfile" and data["base"] != read.base.text:
+        notes.append(f"{read.base.origin}: FROM {read.base.text} not kept: the knowledge base does not know it has "
+                     f"Python {python} as its python3; the profile builds on {data['base']} (or pass --base)")
     mirrors = _mirrors(kb, read, comments, notes)
     if mirrors:
         data["mirrors"] = mirrors
@@ -206,7 +225,7 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
 
 
 _ORDER = ("name", "description", "base", "local_base", "installer", "cuda", "python", "frameworks", "gpu",
-          "channels", "packages", "mirrors")
+          "channels", "packages", "env", "mirrors")
 
 
 def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: AdoptOptions, comments: Comments,

@@ -55,5 +55,7 @@ class Read:
     torch_build: Item | None = None
     base: Item | None = None
     local_base: bool = False  # the base was made on this engine (no registry digest)
+    apt: list[Item] = field(default_factory=list)  # Debian/Ubuntu packages (a Dockerfile's apt-get install)
+    env: dict[str, Item] = field(default_factory=dict)  # a Dockerfile's ENV
     skipped: list[Skip] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -20,7 +20,7 @@ _TAKEN = {"-i": "index_url", "--index-url": "index_url", "--extra-index-url": "e
 _MAX_DEPTH = 16
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str) -> list[tuple[int, str]]:
     """(first line number, line) with comments removed and backslash continuations joined, blank lines left out."""
     out: list[tuple[int, str]] = []
     pending, start = "", 0
@@ -103,7 +103,7 @@ def _read_file(path: Path, read: Read, depth: int, shown: str) -> None:
     except OSError as exc:
         raise InputError(f"{shown}: cannot read it ({exc.strerror or exc})",
                          fix="give the path of an existing requirements file") from None
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         take_line(line, Origin(shown, number), read, path, depth)
 
 
