@@ -1,5 +1,6 @@
-"""`envgen init --from SOURCE`: a profile adopted from a requirements.txt, an environment.yml or a pyproject.toml
-(``envgen.suggest.adopt``), written, then judged by `envgen check` (its findings printed, its exit code kept)."""
+"""`envgen init --from SOURCE`: a profile adopted (``envgen.suggest.adopt``) from a requirements.txt, an
+environment.yml, a pyproject.toml, a Dockerfile, an image on the engine or a Python environment on this host, written,
+then judged by `envgen check` (its findings printed, its exit code kept); and `envgen doctor --python PATH`."""
 
 from __future__ import annotations
 
