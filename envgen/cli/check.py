@@ -26,6 +26,8 @@ PARAMS: tuple[Param, ...] = (
     switch("as_json", "--json", "Machine-readable list of findings."),
     switch("resolve", "--resolve", "Also resolve the pip set for the image's platform with uv (needs the "
            "package index)."),
+    switch("image", "--image", "PROFILE is an image on the engine (any image with a Python): judge the stack it "
+           "actually holds, as `envgen init --from IMAGE` reads it."),
 )
 PLATFORMS = ("linux", "windows", "wsl2")
 
@@ -37,8 +39,17 @@ def _echo(text: str = "", err: bool = False) -> None:
 
 
 def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | None, driver: str | None,
-          platform: str, as_json: bool, resolve: bool, echo: Echo = _echo) -> int:
+          platform: str, as_json: bool, resolve: bool, image: bool = False, echo: Echo = _echo) -> int:
     """Judge ``profile``; print the findings and what was looked at; 1 when any finding is an error."""
+    if image:
+        from envgen.suggest.adopt.image import image_profile
+
+        with image_profile(profile, [*(gpu or []), *(compute_capability or [])], driver) as (path, notes):
+            for line in notes:
+                echo(f"note: {line}", err=True)
+            echo(f"judging the stack read from image {profile} (`envgen init --from {profile}` writes it as a "
+                 "profile)", err=True)
+            return check(str(path), gpu, compute_capability, driver, platform, as_json, resolve, echo=echo)
     from envgen.check import HostSpec, build_context, judge
     from envgen.check.report import findings_to_json, format_findings
     from envgen.kb.cache import cache_dir, load_kb_keyed

@@ -42,11 +42,16 @@ def smoke_cmd(
     tier: str | None = typer.Option(None, "--tier", help="libraries | gpu | all (default: what this host can "
                                     "run: the library tier alone where no GPU can be handed out)"),
     gpu_route: str | None = gpu_route_option(),
+    python: str | None = typer.Option(None, "--python", metavar="PATH",
+                                      help="An image envgen did not build: the interpreter to probe with (default: "
+                                           "python3/python on PATH, /opt/conda, a venv)."),
 ) -> None:
-    """Run the built-in smoke test inside an image and record the result against its image ID."""
-    from envgen.pipeline.smoke import report_json, smoke
+    """Run the built-in smoke test inside an image (any image with a Python: the probe is copied into a container
+    that is never committed) and record the result against its image ID."""
+    from envgen.pipeline.smoke import report_json
+    from envgen.pipeline.smoke_foreign import smoke_any
 
-    report = smoke(target, gpus=gpus, tier=tier, env=route_env(gpu_route))
+    report = smoke_any(target, gpus=gpus, tier=tier, env=route_env(gpu_route), python=python)
     typer.echo(report_json(report) if as_json else report.table())
     if not report.passed:
         raise typer.Exit(1)

@@ -119,8 +119,14 @@ def init_cmd(
     python: str | None = typer.Option(None, "--python", help="Python X.Y (CPU default 3.11)."),
     driver: str | None = typer.Option(None, "--driver", help="Host driver version (with --gpu)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+    source: Path | None = typer.Option(None, "--from", help="Adopt what you have: a requirements.txt, an "
+                                       "environment.yml or a pyproject.toml (each value's comment names its line)."),
+    group: str | None = typer.Option(None, "--group", help="With --from pyproject.toml: also an optional group."),
+    base: str | None = typer.Option(None, "--base", help="With --from: the base image (default: a plain base whose "
+                                                         "python3 is the profile's)."),
 ) -> None:
-    """Write a first profile from a few options (no questions): it passes `envgen check`."""
+    """Write a first profile from a few options (no questions), or adopt one with --from: it passes `envgen check`
+    (or check's findings say why not). --gpu here reads this host's GPUs and driver."""
     from envgen.check.findings import parse_driver
     from envgen.kb.cache import cache_dir, load_kb_cached
     from envgen.suggest.init import InitRequest, init_profile
@@ -132,6 +138,15 @@ def init_cmd(
         raise InputError(f"option -o = {str(out)!r}: the file exists", fix="choose another file, or add --force")
     if python is not None and not (len(python.split(".")) in (2, 3) and all(p.isdigit() for p in python.split("."))):
         raise InputError(f"option --python = {python!r} is not a Python version", fix="write it as 3.11")
+    if source is not None:
+        from envgen.cli.cmd_adopt import init_from, refuse_mixed
+
+        refuse_mixed(frameworks)
+        code = init_from(source, out, gpu, driver, python, group, base,
+                         file_profile_name(out) if out else "my-profile")
+        if code:
+            raise typer.Exit(code)
+        return
     request = InitRequest(name=file_profile_name(out) if out else "my-profile",
                           frameworks=parse_frameworks(frameworks) if frameworks else {}, gpu=gpu,
                           driver=parse_driver(driver), python=python)

@@ -63,8 +63,15 @@ def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
 def doctor_cmd(
     profile: str | None = typer.Option(None, "--profile", help="Judge only this profile."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable report."),
+    python: Path | None = typer.Option(None, "--python", metavar="PATH", help="Judge a venv, conda env or "
+                                       "interpreter on this host instead: its frameworks' builds, the CUDA libraries "
+                                       "it loads, its stack against this GPU and driver."),
 ) -> None:
     """What this host can run: Docker, NVIDIA runtime, GPUs, driver, and a verdict per profile."""
+    if python is not None:
+        from envgen.cli.cmd_adopt import doctor_python
+
+        raise typer.Exit(doctor_python(python))
     from envgen.pipeline.doctor import doctor_report
 
     report = doctor_report(profile)

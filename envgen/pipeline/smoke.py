@@ -20,6 +20,7 @@ from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_GPU_REQUIRED, LABEL_PROF
 if TYPE_CHECKING:
     from docker import DockerClient
 
+    from envgen.docker.run import RunResult
     from envgen.host.route import GpuRoute
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
@@ -68,6 +69,14 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
     if it overruns that by a margin (a hung driver call, a deadlocked all-reduce)."""
     result = start_container(client, image, smoke_command(tier), gpus=gpus, route=route, on_output=on_output,
                              timeout_s=timeout_s + TIMEOUT_MARGIN_S)
+    return record_result(client, image, result, timeout_s=timeout_s, store=store, profile_name=profile_name,
+                         content_hash=content_hash)
+
+
+def record_result(client: DockerClient, image: str, result: RunResult, *, timeout_s: float, store: ValidationStore,
+                  profile_name: str, content_hash: str, origin: str = "built") -> SmokeReport:
+    """The report of a finished probe run in ``image``, recorded against the image ID (``origin``: "built" for
+    envgen's images, "inspected" for one it did not build); SmokeFailed when the run produced no report."""
     if result.timed_out:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
         raise SmokeFailed(f"the smoke test in {image} did not finish within {timeout_s + TIMEOUT_MARGIN_S:.0f}s "
@@ -97,6 +106,7 @@ def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str,
         checked_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         report=report.raw,
         tier=(report.tier or "") if report.passed else "",
+        origin=origin,
     ))
     return report
 
@@ -116,7 +126,8 @@ def run_planned(client: DockerClient, image: str, plan: TierChoice, **kwargs: An
 def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
           env: Mapping[str, str] | None = None) -> SmokeReport:
     """`envgen smoke IMAGE|PROFILE`: a profile name means that profile's current image tag. Without
-    ``tier``, the tiers this host can run (the library tier alone where no GPU can be handed out)."""
+    ``tier``, the tiers this host can run (the library tier alone where no GPU can be handed out). An image
+    envgen did not build: ``envgen.pipeline.smoke_foreign.smoke_any``."""
     from envgen.pipeline.resolve import resolve_image
 
     if tier is not None and tier not in ("libraries", "gpu", "all"):

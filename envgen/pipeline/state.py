@@ -26,6 +26,9 @@ class Validation:
     # what a pass proves: "libraries" (no GPU used), "gpu" (both tiers), "cpu" (CPU-only profile);
     # "" for a failure or a record written before the tiers
     tier: str = ""
+    # "built": an image envgen built (or pulled, or loaded); "inspected": any other image `envgen smoke` probed,
+    # never sealed or tagged
+    origin: str = "built"
 
     @property
     def passed(self) -> bool:

@@ -1,0 +1,278 @@
+"""A source, read (``Read``), made into profile fields with a comment on each naming where it came from; what was not
+taken goes into the file's closing comment and ``Adopted.notes``. The profile is validated as `envgen check` loads it
+(``with_safe_pins``: the pins that keep pip out of a known break are added, and say so)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from envgen.check import HostSpec, check_profile
+from envgen.errors import InputError, ProfileError
+from envgen.kb import KnowledgeBase
+from envgen.kb.versions import minor, vtuple
+from envgen.profile.model import URL_RE
+from envgen.profile.requirements import parse_line
+from envgen.suggest.adopt.emit import emit
+from envgen.suggest.adopt.frameworks import Lifted, lift
+from envgen.suggest.adopt.model import Item, Origin, Read, Skip
+from envgen.suggest.adopt.names import CondaNames, load_names
+from envgen.suggest.adopt.pythons import choose_python
+from envgen.suggest.adopt.specs import read_conda_spec
+from envgen.suggest.init import PYTHON_DEFAULT, _plain_base
+from envgen.suggest.search import with_safe_pins
+
+Comments = dict[tuple[object, ...], str]
+
+
+@dataclass(frozen=True)
+class AdoptOptions:
+    name: str = "my-profile"
+    python: str | None = None
+    gpus: tuple[str, ...] = ()
+    driver: str | None = None
+    base: str | None = None  # --base: the image the profile builds on (default: a plain base of its Python)
+
+
+@dataclass(frozen=True)
+class Adopted:
+    text: str
+    data: dict[str, Any]
+    notes: list[str] = field(default_factory=list)  # what was not taken, and why; what changed on the way
+
+
+def _torch_indexes(kb: KnowledgeBase) -> dict[str, str]:
+    return {v.index_url.rstrip("/"): v.tag for r in kb.pytorch for v in r.variants if not v.find_links}
+
+
+def _build_from_check(kb: KnowledgeBase, data: dict[str, Any], version: str, options: AdoptOptions) -> str | None:
+    """The newest CUDA build of torch ``version`` that `envgen check` passes for the GPUs and driver asked for."""
+    release = kb.torch_release(version)
+    for variant in sorted((v for v in (release.variants if release else []) if v.cuda),
+                          key=lambda v: vtuple(v.cuda or "0"), reverse=True):
+        frameworks = {**data.get("frameworks", {}), "pytorch": f"{version}+{variant.tag}"}
+        trial = {**data, "cuda": variant.cuda, "frameworks": frameworks,
+                 "gpu": {"targets": list(options.gpus)}}
+        try:
+            profile = with_safe_pins(kb, trial)[0]
+        except (ProfileError, ValueError):
+            continue
+        host = HostSpec(gpus=list(options.gpus), driver=options.driver)
+        if not any(f.severity == "error" for f in check_profile(profile, kb, host)):
+            return variant.tag
+    return None
+
+
+def _torch_build(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, Any], options: AdoptOptions,
+                 notes: list[str]) -> Item | None:
+    version = lifted.fields["pytorch"]
+    if lifted.build is not None:
+        return lifted.build
+    indexes = _torch_indexes(kb)
+    for url in [*([read.index_url] if read.index_url else []), *read.extra_index_urls]:
+        if url.text.rstrip("/") in indexes:
+            return Item(indexes[url.text.rstrip("/")], url.origin)
+    if lifted.cuda is not None:
+        variant = kb.torch_variant(version, minor(lifted.cuda.text))
+        if variant is not None:
+            return Item(variant.tag, lifted.cuda.origin)
+        notes.append(f"{lifted.cuda.origin}: PyTorch {version} has no build for CUDA {lifted.cuda.text} the "
+                     "knowledge base knows")
+    if options.gpus:
+        tag = _build_from_check(kb, data, version, options)
+        if tag is not None:
+            return Item(tag, Origin(f"the newest CUDA build `envgen check` passes for --gpu "
+                                          f"{' '.join(options.gpus)}"))
+    notes.append(f"torch {version}: no CUDA build named (no +cuXXX, no download.pytorch.org/whl/cuXXX index, no "
+                 "--gpu that a CUDA build passes): the profile takes the CPU build; give --gpu GPU for a CUDA one")
+    return Item("cpu", Origin("no CUDA build named"))
+
+
+def _mirrors(kb: KnowledgeBase, read: Read, comments: Comments, notes: list[str]) -> dict[str, Any]:
+    indexes, out = _torch_indexes(kb), dict[str, Any]()
+    for key, items in (("pip_index_url", [read.index_url] if read.index_url else []),
+                       ("pip_extra_index_urls", read.extra_index_urls), ("pip_trusted_hosts", read.trusted_hosts)):
+        kept: list[str] = []
+        for item in items:
+            url = item.text.rstrip("/")
+            if url in indexes or url == "https://pypi.org/simple":
+                notes.append(f"{item.origin}: {item.text} not made a mirror: "
+                             + ("PyPI is the default index" if url.endswith("pypi.org/simple") else
+                                "envgen installs torch from the PyTorch index of its build itself "
+                                "(mirrors.pytorch_wheels replaces the host)"))
+                continue
+            if key != "pip_trusted_hosts" and not URL_RE.match(item.text):
+                read.skipped.append(Skip(item.text, item.origin, "not a URL a profile takes (letters, digits and "
+                                         "._~:/?=%+@- only; no variables): write the URL itself"))
+                continue
+            comments[("mirrors", key, *(() if key == "pip_index_url" else (len(kept),)))] = str(item.origin)
+            kept.append(item.text)
+        if kept:
+            out[key] = kept[0] if key == "pip_index_url" else kept
+    return out
+
+
+def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str,
+              comments: Comments) -> dict[str, list[str]]:
+    pip: list[str] = []
+    conda: list[str] = []
+    seen: dict[tuple[str, str | None], str] = {}
+
+    def add_pip(text: str, origin: str) -> None:
+        line = parse_line(text)
+        key = (line.name, line.marker)
+        if key in seen:
+            read.notes.append(f"{origin}: {text!r} not taken: {line.name} is listed already ({seen[key]})")
+            return
+        seen[key] = origin
+        comments[("packages", "pip", len(pip))] = origin
+        pip.append(text)
+
+    for index, item in enumerate(read.pip):
+        if index not in lifted.pip_taken:
+            add_pip(item.text, str(item.origin))
+    for index, item in enumerate(read.conda):
+        spec = read_conda_spec(item.text)
+        if index in lifted.conda_taken:
+            continue
+        if spec is None:
+            read.skipped.append(Skip(item.text, item.origin, "not a conda spec envgen reads (name, name=1.2.3, "
+                                     "name>=1.2)"))
+        elif spec.conda_pin() is not None:
+            comments[("packages", "conda", len(conda))] = str(item.origin)
+            conda.append(spec.conda_pin() or "")
+        elif spec.name in names.not_python:
+            read.skipped.append(Skip(item.text, item.origin, "a conda package envgen takes only pinned exactly "
+                                     f"(packages.conda: {spec.name}=X.Y.Z), and it is no PyPI distribution"))
+        else:
+            pypi = names.pypi.get(spec.name, spec.name)
+            add_pip(spec.pip_line(pypi), f"{item.origin}: {item.text} (pip: conda's packages are pinned exactly"
+                    + (f"; PyPI's name is {pypi}" if pypi != spec.name else "") + ")")
+    out = {"conda": conda} if conda else {}
+    return {**out, "pip": pip} if pip else out
+
+
+def _base_python(kb: KnowledgeBase, read: Read) -> None:
+    """A Dockerfile's Python is its base's python3, where the knowledge base knows the base."""
+    if read.kind != "dockerfile" or read.base is None or read.python is not None:
+        return
+    row = kb.base_image(read.base.text)
+    if row is not None and row.python:
+        read.python = Item(minor(row.python), Origin(f"{read.base.origin}: FROM {read.base.text}'s python3"))
+
+
+def _image_base(kb: KnowledgeBase, read: Read, python: str) -> str | None:
+    """An image's own base, where the knowledge base knows its python3 is the profile's Python."""
+    if read.base is None:
+        return None
+    row = kb.base_image(read.base.text)
+    return read.base.text if row is not None and row.python and minor(row.python) == python else None
+
+
+def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> Adopted:
+    """The profile ``read`` describes, as commented YAML. Raises InputError when nothing valid can be made."""
+    names, notes, comments = load_names(), list(read.notes), Comments()
+    lifted = lift(kb, names, read)
+    installer = "conda" if read.kind == "environment" else "pip"
+    _base_python(kb, read)
+    python, python_origin = choose_python(kb, read, lifted, options.python, installer)
+    base = options.base or _image_base(kb, read, python) or _plain_base(
+        kb, python if installer == "pip" else PYTHON_DEFAULT)
+    data: dict[str, Any] = {"name": options.name, "description": f"adopted from {source}"[:200], "base": base,
+                            "installer": installer, "python": python}
+    comments[("python",)] = python_origin
+    comments[("base",)] = "--base" if options.base else str(read.base.origin) if read.base and base == \
+        read.base.text else "a plain base whose own python3 is the profile's" if installer == "pip" else \
+        "conda brings the Python"
+    if read.local_base and base == (read.base.text if read.base else None):
+        data["local_base"], comments[("local_base",)] = True, "made on this engine: no registry digest"
+    frameworks = dict(lifted.fields)
+    data["frameworks"] = frameworks
+    if "pytorch" in frameworks:
+        build = _torch_build(kb, read, lifted, data, options, notes)
+        if build is not None:
+            frameworks["pytorch"] = f"{frameworks['pytorch']}+{build.text}"
+            lifted.comments["pytorch"] += f"; build {build.text}: {build.origin}"
+    for key in frameworks:
+        comments[("frameworks", key)] = lifted.comments.get(key, "")
+    if not frameworks:
+        del data["frameworks"]
+    gpu = _gpu(kb, data, lifted, options, comments, notes)
+    data["gpu"] = gpu
+    if read.channels:
+        data["channels"] = [c.text for c in read.channels if c.text != "defaults"]
+        comments.update({("channels", i): str(c.origin) for i, c in enumerate(
+            [c for c in read.channels if c.text != "defaults"])})
+        if any(c.text == "defaults" for c in read.channels):
+            notes.append("channel 'defaults' (Anaconda's repository, under its terms of service) is left out: "
+                         "the profile's channels are named ones")
+    packages = _packages(read, lifted, names, installer, comments)
+    if packages:
+        data["packages"] = packages
+    if read.apt:
+        data.setdefault("packages", {})["apt"] = [a.text for a in read.apt]
+        comments.update({("packages", "apt", i): str(a.origin) for i, a in enumerate(read.apt)})
+    if read.env:
+        data["env"] = {k: v.text for k, v in read.env.items()}
+        comments.update({("env", k): str(v.origin) for k, v in read.env.items()})
+    if read.base is not None and read.kind == "dockerfile" and data["base"] != read.base.text:
+        notes.append(f"{read.base.origin}: FROM {read.base.text} not kept: the knowledge base does not know it has "
+                     f"Python {python} as its python3; the profile builds on {data['base']} (or pass --base)")
+    mirrors = _mirrors(kb, read, comments, notes)
+    if mirrors:
+        data["mirrors"] = mirrors
+    return _finish(kb, data, comments, read, source, notes)
+
+
+_ORDER = ("name", "description", "base", "local_base", "installer", "cuda", "python", "frameworks", "gpu",
+          "channels", "packages", "env", "mirrors")
+
+
+def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: AdoptOptions, comments: Comments,
+         notes: list[str]) -> dict[str, Any]:
+    frameworks = data.get("frameworks", {})
+    base, _, tag = str(frameworks.get("pytorch", "")).partition("+")
+    variant = kb.torch_variant_by_tag(base, tag) if tag.startswith("cu") else None
+    if variant is not None and variant.cuda:
+        data["cuda"], comments[("cuda",)] = variant.cuda, f"torch's build {tag}"
+    elif lifted.cuda is not None:
+        data["cuda"], comments[("cuda",)] = minor(lifted.cuda.text), str(lifted.cuda.origin)
+    elif frameworks.get("tensorflow_package") == "tensorflow[and-cuda]":
+        build = kb.tensorflow_build(str(frameworks.get("tensorflow")))
+        if build is not None:
+            data["cuda"], comments[("cuda",)] = build.cuda, f"TensorFlow {build.series}'s build [{build.cite()}]"
+    gpu_stack = "cuda" in data or frameworks.get("tensorflow_package") == "tensorflow[and-cuda]"
+    if not gpu_stack:
+        if options.gpus:
+            notes.append(f"--gpu {' '.join(options.gpus)}: nothing in the source is a CUDA build, so the profile "
+                         "is a CPU one")
+        comments[("gpu", "required")] = "no CUDA build in the source"
+        return {"required": False}
+    if options.gpus:
+        comments[("gpu", "targets")] = "--gpu"
+        return {"targets": list(options.gpus)}
+    comments[("gpu", "required")] = "a CUDA build; add gpu.targets (or --gpu) to have its kernels checked"
+    return {"required": True}
+
+
+def _finish(kb: KnowledgeBase, data: dict[str, Any], comments: Comments, read: Read, source: str,
+            notes: list[str]) -> Adopted:
+    before = len(data.get("packages", {}).get("pip", []))
+    try:
+        pins = with_safe_pins(kb, data)[1]
+    except (ProfileError, ValueError) as exc:
+        first = " ".join(line.strip() for line in str(exc).strip().splitlines()[:2]) or type(exc).__name__
+        raise InputError(f"the profile adopted from {source} does not load: {first}",
+                         fix="correct the line it names in the source (or pass --python X.Y), then adopt again"
+                         ) from None
+    for offset, (_pin, row) in enumerate(pins):
+        comments[("packages", "pip", before + offset)] = f"added by envgen: {row.shows} breaks otherwise " \
+                                                         f"[{row.cite()}]"
+    ordered = {key: data[key] for key in _ORDER if key in data}
+    skipped = [s.line() for s in read.skipped]
+    head = [f"Adopted by `envgen init --from {source}`: each value's comment names where it came from.",
+            "Verify: envgen check <this file>.  Pin what floats: envgen lock <this file>."]
+    tail = ([""] + ["Not taken from the source:"] + [f"  {line}" for line in skipped] if skipped else []) + \
+        ([""] + ["Notes:"] + [f"  {line}" for line in notes] if notes else [])
+    text = emit(ordered, comments, head, [t for t in tail if t] if tail else [])
+    return Adopted(text, ordered, [*skipped, *notes])

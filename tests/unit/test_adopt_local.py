@@ -1,0 +1,45 @@
+"""A Python environment on this host: `envgen init --from PATH` adopts a venv (its interpreter's version, every
+installed distribution at its version), and `envgen doctor --python PATH` runs the probe's library tier with that
+interpreter and judges the adopted stack against this host. Real venvs, made here with `python -m venv`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from envgen.cli import app
+
+
+def _venv(where: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    return where
+
+
+def test_init_from_a_venv_pins_what_it_holds(tmp_path: Path) -> None:
+    out = tmp_path / "here.yaml"
+    result = CliRunner().invoke(app, ["init", "--from", sys.prefix, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    data = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert data["python"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    import typer
+
+    assert f"typer=={typer.__version__}" in data["packages"]["pip"]
+    assert all(line.count("==") == 1 for line in data["packages"]["pip"])  # every one pinned at its version
+
+
+def test_doctor_python_runs_the_probe_with_that_interpreter_and_checks_the_stack(tmp_path: Path) -> None:
+    env = _venv(tmp_path / "env")
+    result = CliRunner().invoke(app, ["doctor", "--python", str(env)])
+    assert result.exit_code == 0, result.output
+    assert f"environment: {env}/bin/python" in result.output
+    assert "what it loads (the probe's library tier" in result.output and "libraries.frameworks" in result.output
+    assert "its stack against this host (envgen check)" in result.output
+
+
+def test_doctor_python_refuses_what_is_no_environment(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["doctor", "--python", str(tmp_path)])
+    assert result.exit_code == 2 and "no bin/python (not a venv or conda env)" in result.output
