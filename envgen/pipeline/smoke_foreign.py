@@ -15,7 +15,7 @@ from envgen.paths import probe_dir
 from envgen.pipeline.gpus import gpu_kwargs
 from envgen.pipeline.smoke import DEFAULT_TIMEOUT_S, REPORT_MARKER, TIMEOUT_MARGIN_S, record_result
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.tiers import TierPlan
+from envgen.pipeline.tiers import TierChoice
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import LABEL_PROFILE
 
@@ -33,13 +33,13 @@ def probe_command(tier: str, python: str | None) -> list[str]:
                        f"rc=$?; echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc")
 
 
-def smoke_foreign(client: DockerClient, image_id: str, plan: TierPlan, store: ValidationStore,
-                  python: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[SmokeReport, TierPlan]:
+def smoke_foreign(client: DockerClient, image_id: str, plan: TierChoice, store: ValidationStore,
+                  python: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[SmokeReport, TierChoice]:
     """Probe ``image_id`` with ``plan``'s tiers; where the engine refuses the GPU request, the library tier alone
     (and the returned plan says why)."""
     archive = directory_tar(probe_dir(), PROBE_NAME)
 
-    def run(tiers: str, gpus: str, chosen: TierPlan) -> SmokeReport:
+    def run(tiers: str, gpus: str, chosen: TierChoice) -> SmokeReport:
         keywords = gpu_kwargs(client, image_id, gpus, chosen.route if gpus != "none" else None)
         try:
             result = run_with_files(client, image_id, probe_command(tiers, python), archive, PROBE_PARENT,
@@ -85,6 +85,6 @@ def smoke_any(target: str, *, gpus: str | None = None, tier: str | None = None,
             raise InputError("option --python: envgen's own images run their probe with the profile's Python",
                              fix="leave --python out (it is for images envgen did not build)")
         return smoke(target, gpus=gpus, tier=tier, env=env)
-    plan = TierPlan("libraries", "none", "--tier libraries") if tier == "libraries" else host_plan(True, env, gpus)
+    plan = TierChoice("libraries", "none", "--tier libraries") if tier == "libraries" else host_plan(True, env, gpus)
     store = ValidationStore(load_config(env).state_dir)
     return smoke_foreign(client, found.id, plan, store, python)[0]

@@ -54,11 +54,11 @@ def _build_from_check(kb: KnowledgeBase, data: dict[str, Any], version: str, opt
         trial = {**data, "cuda": variant.cuda, "frameworks": frameworks,
                  "gpu": {"targets": list(options.gpus)}}
         try:
-            profile = with_safe_pins(kb, trial)[0]
+            plan = with_safe_pins(kb, trial)[0]
         except (ProfileError, ValueError):
             continue
         host = HostSpec(gpus=list(options.gpus), driver=options.driver)
-        if not any(f.severity == "error" for f in check_profile(profile, kb, host)):
+        if not any(f.severity == "error" for f in check_profile(plan.profile, kb, host, plan=plan)):
             return variant.tag
     return None
 
