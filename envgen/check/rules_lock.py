@@ -102,6 +102,13 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
         return [finding("warning", "lock-old-format",
                         f"{path.name} pins pip packages only (format 1): the base image and apt packages float",
                         f"run `{command}` again", _SOURCE)]
+    if read.lock.base_image_id:  # a locally made base (debootstrap): its ID is the machine's that locked it
+        return [finding("info", "lock-local-base",
+                        f"{path.name} pins the local base {profile.base} as image {read.lock.base_image_id[:19]}, "
+                        "made where the lock was written; a base made on another machine (scripts/make-base-image) "
+                        "has another ID: the build says so and goes on, and the lock's apt and pip pins still decide "
+                        "what the image holds",
+                        f"nothing to do; `{command}` on this machine pins its own base", _SOURCE)]
     return []
 
 

@@ -153,10 +153,16 @@ def check_reasons(facts: HostFacts, profile: Any, kb: Any) -> tuple[list[Reason]
     from envgen.check import check_profile
 
     alone = check_profile(profile, kb)
-    here = check_profile(profile, kb, host=host_spec(facts, kb))
+    spec = host_spec(facts, kb)
+    here = check_profile(profile, kb, host=spec)
     baseline = {_key(f) for f in alone}
+    # check judges a GPU the profile names and the host has once, under the profile's name: its findings are
+    # this host's too
+    models = {m.name for m in map(kb.gpu, spec.gpus) if m is not None}
+    labels = {*spec.gpus, *(t for t in profile.gpu.targets if (m := kb.gpu(t)) is not None and m.name in models)}
     reasons = [
-        Reason(f.severity, f.code, f.message, f.fix, f.source) for f in here if _key(f) not in baseline
+        Reason(f.severity, f.code, f.message, f.fix, f.source) for f in here
+        if _key(f) not in baseline or any(label in f.message for label in labels)
     ]
     own = sum(1 for f in alone if f.severity in ("error", "warning"))
     return reasons, own

@@ -9,7 +9,7 @@ from typing import Any
 
 from envgen.errors import EnvgenError
 from envgen.host import RealProvider, collect
-from envgen.host.doctor import DoctorReport, doctor
+from envgen.host.doctor import DoctorReport, Reason, doctor
 from envgen.host.gate import gate
 from envgen.host.model import HostFacts
 from envgen.host.report import format_report
@@ -40,7 +40,67 @@ def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = No
         except EnvgenError:
             if profile:  # the one the user asked for: say why
                 raise
-    return DoctorOutput(doctor(facts, profiles, kb))
+    report = doctor(facts, profiles, kb)
+    if facts.docker.reachable:
+        report = _with_bases(report, profiles, env)
+    return DoctorOutput(report)
+
+
+def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str, str] | None) -> DoctorReport:
+    """Each verdict with whether this host can have the profile's base: a profile whose image is not here and whose
+    base neither is here nor can be fetched does not run here, however well the GPU and driver fit."""
+    from dataclasses import replace
+
+    from envgen.config import load_config
+    from envgen.docker import connect
+    from envgen.host.doctor import verdict_of
+
+    config = load_config(env)
+    client = connect()
+    try:
+        verdicts = []
+        for verdict, profile in zip(report.verdicts, profiles, strict=True):
+            extra = _base_reason(client, profile, config)
+            reasons = (*extra, *verdict.reasons)
+            verdicts.append(replace(verdict, reasons=reasons, verdict=verdict_of(reasons)))
+    finally:
+        client.close()
+    return replace(report, verdicts=tuple(verdicts))
+
+
+def _base_reason(client: Any, profile: Profile, config: Any) -> list[Reason]:
+    from docker.errors import APIError, ImageNotFound, NotFound
+
+    from envgen.config import merge_mirrors
+    from envgen.mirrors import mirror_ref
+
+    def here(ref: str) -> bool:
+        try:
+            client.images.get(ref)
+            return True
+        except ImageNotFound:
+            return False
+
+    if here(f"{config.namespace}/{profile.name}:latest"):
+        return []  # built or pulled already: its base is not needed
+    mirrored = mirror_ref(profile.base, merge_mirrors(profile.mirrors, config.mirrors).registries)
+    ref = mirrored.ref if mirrored else profile.base
+    if here(ref):
+        return []
+    if profile.local_base:
+        return [Reason("error", "base-missing", f"the local base {ref} is not on this engine",
+                       "make it (scripts/make-base-image), or `docker load` it", "profile local_base")]
+    try:
+        client.images.get_registry_data(ref)
+        return [Reason("info", "base-fetched", f"the build pulls the base {ref} (its registry answers)",
+                       "nothing to do", "docker engine")]
+    except (APIError, NotFound) as exc:
+        detail = str(getattr(exc, "explanation", None) or exc).splitlines()[0][:160]
+        return [Reason("error", "base-unreachable", f"the base {ref} is not on this engine and its registry "
+                       f"cannot be reached from here ({detail})",
+                       "`docker load` the base (or `envgen load` a bundle of the image), name a registry mirror "
+                       "(mirrors.registries), or build a profile on a base this engine has (`docker images`)",
+                       "docker engine")]
 
 
 def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, *, facts: HostFacts | None = None,

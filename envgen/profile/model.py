@@ -272,7 +272,19 @@ class User(Strict):
     uid: Annotated[int, Between(1, 65000), Doc("User ID (envgen run maps your own UID onto it).")] = 1000
 
 
-_LABEL_TEXT = Annotated[str, Length(max=200), Check(lambda v: _one_line(v), pattern="^[^\\r\\n]*$")]
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError("must be one line")
+    # Printable text only: no NUL or other control characters, no Unicode direction marks or
+    # invisible format characters (they make a label or a help text read differently than it is).
+    odd = next((c for c in value if not c.isprintable()), None)
+    if odd is not None:
+        raise ValueError(f"holds the non-printable character U+{ord(odd):04X}; "
+                         "write plain one-line text")
+    return value
+
+
+_LABEL_TEXT = Annotated[str, Length(max=200), Check(_one_line, pattern="^[^\\r\\n]*$")]
 
 
 class ImageMetadata(Strict):
@@ -286,18 +298,6 @@ class ImageMetadata(Strict):
     url: Annotated[_LABEL_TEXT | None, Doc("URL to find more about the image (url).")] = None
     documentation: Annotated[_LABEL_TEXT | None, Doc("URL of the image's documentation (documentation).")] = None
     vendor: Annotated[_LABEL_TEXT | None, Doc("Who distributes the image (vendor).")] = None
-
-
-def _one_line(value: str) -> str:
-    if "\n" in value or "\r" in value:
-        raise ValueError("description must be one line")
-    # Printable text only: no NUL or other control characters, no Unicode direction marks or
-    # invisible format characters (they make a label or a help text read differently than it is).
-    odd = next((c for c in value if not c.isprintable()), None)
-    if odd is not None:
-        raise ValueError(f"description holds the non-printable character U+{ord(odd):04X}; "
-                         "write plain one-line text")
-    return value
 
 
 P = TypeVar("P", bound="Profile")

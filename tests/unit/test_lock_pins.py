@@ -157,7 +157,7 @@ def test_a_lock_for_another_target_is_refused_before_building(tmp_path: Path, kb
     with pytest.raises(InputError, match="was made for cp310-manylinux_2_35_x86_64; this image is "
                                          "cp311-manylinux_2_36_x86_64") as caught:
         render_in_memory(load_profile(str(path)), kb)
-    assert "envgen lock pinned" in caught.value.one_line()
+    assert f"envgen lock {path}" in caught.value.one_line()  # as it was loaded: a path (issue 32 item 1)
 
 
 def test_a_lock_for_another_base_or_apt_set_is_stale(tmp_path: Path, kb: KnowledgeBase) -> None:
@@ -178,7 +178,7 @@ def test_check_warns_on_a_missing_or_stale_lock_naming_the_command(tmp_path: Pat
     assert "lock-missing" not in codes and "lock-stale" not in codes
     path.write_text(path.read_text().replace("six==1.16.0", "six==1.17.0"))
     stale = {f.code: f for f in check_profile(load_profile(str(path)), kb)}["lock-stale"]
-    assert stale.severity == "warning" and "six==1.16.0" in stale.message and "envgen lock pinned" in stale.fix
+    assert stale.severity == "warning" and "six==1.16.0" in stale.message and f"envgen lock {path}" in stale.fix
     (tmp_path / "pinned.lock.txt").unlink()
     missing = {f.code: f for f in check_profile(load_profile(str(path)), kb)}["lock-missing"]
-    assert missing.severity == "warning" and "envgen lock pinned" in missing.fix
+    assert missing.severity == "warning" and f"envgen lock {path}" in missing.fix
