@@ -139,7 +139,10 @@ def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
             reason = _split_reason(refused, failed)
             return SuggestResult(req, label, gpu.compute_capability, singles, split_reason=reason,
                                  checked=budget[0])
-    why = _split_reason(refused, failed) if (refused or failed) else "no build in the knowledge base fits"
+    if failed is not None:  # what check says of the newest set pip takes comes first: it is why no stack runs
+        why = _split_reason([], failed) + (f" (and {len(refused)} pairs refused before the check)" if refused else "")
+    else:
+        why = _split_reason(refused, None) if refused else "no build in the knowledge base fits"
     raise InputError(
         f"no stack in the knowledge base runs {', '.join(req.frameworks)} on {label} "
         f"(compute capability {gpu.compute_capability})"
