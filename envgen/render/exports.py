@@ -12,14 +12,14 @@ from typing import Literal
 import jinja2
 
 from envgen import __version__
-from envgen.config import DEFAULT_SHM_SIZE, UserConfig
+from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render, render_in_memory
 from envgen.render.jinja import make_environment, render_template
-from envgen.vocabulary import ARGS_FORWARDED, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
+from envgen.vocabulary import ARGS_FORWARDED, DEFAULT_SHM_SIZE, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
 BAKE_ARGS = ARGS_FORWARDED
