@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import jinja2
 from envgen.errors import RenderError
 from envgen.mirrors import pytorch_shell
 from envgen.paths import templates_dir
+
+ARG_LINE = " \\\n        "  # a Dockerfile command's arguments, continued one a line
 
 
 def dockerfile_quote(value: object) -> str:
@@ -27,6 +30,27 @@ def shell_dq(value: object) -> str:
     return f'"{text}"'
 
 
+def words(items: Sequence[str], sep: str | None = None) -> str:
+    """Arguments after a command: each led by a blank, or (more than four, ``sep`` unset) one a line."""
+    if not items:
+        return ""
+    sep = sep or (ARG_LINE if len(items) > 4 else " ")
+    return sep + sep.join(items)
+
+
+def env_instruction(pairs: Iterable[tuple[str, str]]) -> str:
+    """The profile's ``env:`` as one ENV instruction, a line per variable, each ending in a newline."""
+    lines = [f'{key}="{value}"' for key, value in pairs]
+    return "".join(("ENV " if i == 0 else "    ") + line + (" \\\n" if i < len(lines) - 1 else "\n")
+                   for i, line in enumerate(lines))
+
+
+def label_instruction(pairs: Iterable[tuple[str, str]]) -> str:
+    """One LABEL instruction, a line per label (values escaped for a double-quoted word); no trailing newline."""
+    lines = [f'{key}="{dockerfile_quote(value)}"' for key, value in pairs]
+    return " \\\n".join(("LABEL " if i == 0 else "      ") + line for i, line in enumerate(lines))
+
+
 def make_environment(directory: Path | None = None) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(directory or templates_dir())),
@@ -38,6 +62,9 @@ def make_environment(directory: Path | None = None) -> jinja2.Environment:
     )
     env.filters["dq"] = dockerfile_quote
     env.filters["shell_dq"] = shell_dq
+    env.filters["words"] = words
+    env.filters["env_instruction"] = env_instruction
+    env.filters["label_instruction"] = label_instruction
     env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=True)
     env.filters["torch_route"] = pytorch_shell  # download.pytorch.org through the build arg PYTORCH_WHEELS
     return env

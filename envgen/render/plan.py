@@ -24,8 +24,8 @@ from envgen.plan.install import InstallPlan, resolve_stack
 from envgen.profile.lockfile import Lock, find_lock
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.condalock import conda_python_spec
+from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import profile_hash
-from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
     ARG_APT_MIRROR,
@@ -164,7 +164,6 @@ class RenderPlan:
             "conda_lock": self.conda_lock is not None,
             "uv_install": self.uv_install,
             # the installer block (templates/docker/installers/) that writes the build and runtime stages
-            "scripts_dir": IMAGE_SCRIPTS_DIR,
             "installer_block": "uv" if buildkit and self.uv_install else self.installer,
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
@@ -174,6 +173,7 @@ class RenderPlan:
             # the ARG blocks, from envgen.vocabulary's lists: the names build_args() sets are declared there
             "arg_lines": {name: "\n".join(f"ARG {arg}" for arg in args) for name, args in ARG_BLOCKS.items()},
             "arg_names": {"apt_mirror": ARG_APT_MIRROR},
+            **dockerfile_context(self, buildkit),
         }
 
 

@@ -7,11 +7,13 @@
 # environment is refused by name.
 set -eu
 here=$(dirname "$0")
-mkdir -p /opt/extras
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+mkdir -p "$ENVGEN_EXTRAS"
 if [ "${1:-}" = --constrain ]; then
     shift
-    /opt/env/bin/python -m pip list --format=freeze > /tmp/envgen/environment.constraints.txt
-    if ! sh "$here/pip.sh" install "$@" -c /tmp/envgen/environment.constraints.txt; then
+    "$ENVGEN_ENV/bin/python" -m pip list --format=freeze > "$ENVGEN_WORK/environment.constraints.txt"
+    if ! sh "$here/pip.sh" install "$@" -c "$ENVGEN_WORK/environment.constraints.txt"; then
         echo "envgen: packages.pip cannot be installed beside the environment layer's own versions" \
             "(pip names the package above: the version asked for, and the environment's as '(constraint)');" \
             "pin the environment's version in packages.pip, or drop the extra" >&2
@@ -20,11 +22,11 @@ if [ "${1:-}" = --constrain ]; then
 else
     sh "$here/pip.sh" install "$@"
 fi
-for info in /opt/extras/lib/python*/site-packages/*.dist-info; do
+for info in "$ENVGEN_EXTRAS"/lib/python*/site-packages/*.dist-info; do
     [ -e "$info" ] || continue
     name=$(basename "$info")
     name=${name%%-*}
-    for clash in /opt/env/lib/python*/site-packages/"${name}"-*.dist-info; do
+    for clash in "$ENVGEN_ENV"/lib/python*/site-packages/"${name}"-*.dist-info; do
         if [ -e "$clash" ]; then
             echo "envgen: extra package ${name} is also in the environment layer ($(basename "$clash"));" \
                 "pin it once, in the profile's frameworks or packages" >&2
