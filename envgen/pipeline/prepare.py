@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from envgen.check import Finding, HostSpec, check_profile
 from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.profile import Profile, load_profile
 from envgen.render import RenderResult, export, render
+
+if TYPE_CHECKING:  # check is imported where a profile is checked: `envgen render` checks nothing
+    from envgen.check import Finding, HostSpec
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,8 @@ class Prepared:
 
 def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[Profile, list[Finding]]:
     """Load and check; the first error-level finding stops everything (CheckFailed)."""
+    from envgen.check import check_profile
+
     profile = load_profile(ref, kb=kb)
     findings = check_profile(profile, kb, host)
     errors = [f for f in findings if f.severity == "error"]
@@ -35,6 +41,17 @@ def checked_profile(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -
         raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
                           fix=first.fix)
     return profile, findings
+
+
+def cached_profile(ref: str, env: Mapping[str, str] | None = None) -> tuple[KnowledgeBase, Profile]:
+    """The KB and the loaded profile from the caches `envgen check` keeps (kb/cache.py, profile/cache.py), each
+    loaded afresh only when its inputs changed: parsing and validating the KB's YAML was half of a render."""
+    from envgen.kb.cache import cache_dir, load_kb_keyed
+    from envgen.profile.cache import load_profile_cached
+
+    directory = cache_dir(os.environ if env is None else env)
+    kb, kb_key = load_kb_keyed(directory)
+    return kb, load_profile_cached(ref, directory if kb_key else None, kb, kb_key, env)
 
 
 def prepare(
@@ -47,11 +64,12 @@ def prepare(
     env: Mapping[str, str] | None = None,
 ) -> Prepared:
     config = load_config(env)
-    kb = load_kb()
     if check:
+        kb = load_kb()
         profile, findings = checked_profile(ref, kb)
-    else:
-        profile, findings = load_profile(ref), []
+    else:  # `envgen render`: the KB and the profile as `envgen check` reads them, from the caches when they are fresh
+        kb, profile = cached_profile(ref, env)
+        findings = []
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,26 @@ def label_instruction(pairs: Iterable[tuple[str, str]]) -> str:
     return " \\\n".join(("LABEL " if i == 0 else "      ") + line for i, line in enumerate(lines))
 
 
-def make_environment(directory: Path | None = None) -> jinja2.Environment:
+def bytecode_cache(env: Mapping[str, str] | None = None) -> jinja2.BytecodeCache | None:
+    """Jinja's compiled templates kept beside the KB cache (``ENVGEN_CACHE_DIR``; none with ``ENVGEN_NO_CACHE``), so
+    a render does not compile the templates again (a third of `envgen render`'s time): Jinja keys each entry by
+    the template's name and source checksum, so an edited template is compiled anew."""
+    from envgen.kb.cache import cache_dir
+
+    directory = cache_dir(os.environ if env is None else env)
+    if directory is None:
+        return None
+    try:
+        (directory / "jinja").mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only home: compile every time
+        return None
+    return jinja2.FileSystemBytecodeCache(str(directory / "jinja"))
+
+
+def make_environment(directory: Path | None = None, cache: jinja2.BytecodeCache | None = None) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(directory or templates_dir())),
+        bytecode_cache=cache,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,

@@ -45,7 +45,7 @@ SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
 
 def _data(name: str) -> dict[str, Any]:
     path = Path(__file__).resolve().parent / "data" / name
-    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if not isinstance(loaded, dict):
         raise RenderError(f"render data file {path} must be a mapping")
     return loaded
