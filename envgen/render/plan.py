@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from envgen import __version__
+from envgen import __version__, layout
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
@@ -330,7 +330,7 @@ def render_context(
         expected=install.expected.document(),
         build_args=build_args(mirrors, offline, framework_index=not wheelhouse_covers(wheelhouse, pins.pip),
                               base_ref=base.from_ref),
-        secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
+        secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         wheelhouse=wheelhouse,
         lock=lock,
         conda_lock=_conda_lock(profile, pins, str(tools["conda_pip"]["version"])) if use_lock else None,
