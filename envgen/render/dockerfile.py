@@ -1,10 +1,13 @@
 """The Dockerfile's words worked out in Python, so the templates (``templates/docker``) keep only the file's
-shape: the installers' commands with their arguments, the base's comment, the source-build stages, the ENV and
-LABEL instructions, and the emitter (``steps.Emitter``) that writes each RUN's mounts for one builder."""
+shape: one installer class per installer block (venv + pip, micromamba, uv; the first two share the staged runtime:
+extras, source builds, the runtime stage), each giving its block the commands with their arguments and the scripts
+each step runs; the base's comment and the pip sources every block reads; and the emitter (``steps.Emitter``) that
+writes what each RUN reaches for one builder. Adding an installer is a class here and a block in
+``templates/docker/installers/``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from envgen import layout
 from envgen.mirrors import pytorch_shell
@@ -36,82 +39,123 @@ def base_comment(plan: Plan) -> str:
     return f"base {plan.base.image} is not digest-pinned (no digest known); `envgen check` reports it"
 
 
-def extras_install(plan: Plan) -> str:
-    """extras.sh's arguments before ``-r requirements.extra.txt``: locked, hashed and without dependencies;
-    unlocked, constrained by the environment's own versions."""
-    if plan.lock is not None:
-        return f"--no-warn-script-location{ARG_LINE}--require-hashes --no-deps --prefix {layout.EXTRAS}"
-    return f"--constrain --no-warn-script-location{ARG_LINE}--prefix {layout.EXTRAS}"
+class Installer:
+    """What every installer block reads: the pip sources, pip.sh's install command."""
+
+    block: ClassVar[str] = ""  # templates/docker/installers/<block>.j2
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.sources = pip_sources(plan)
+        self.pip_install = f"{self.sources}sh {layout.SCRIPTS}/pip.sh install --no-warn-script-location"
+
+    def words(self) -> dict[str, Any]:
+        return {"pip_sources": self.sources, "pip_install": self.pip_install}
 
 
-def source_build_stages(plan: Plan) -> list[dict[str, Any]]:
-    """One stage per sdist-only package, each FROM the devel twin (``fresh``) or the stage before it."""
-    stages, prev = [], "extras"
-    for index, sb in enumerate(plan.source_builds, start=1):
-        variables = " ".join(f"{key}={value}" for key, value in sb.env)
-        where = f"in {sb.stage_base} (nvcc) " if sb.stage_base else ""
-        stages.append({
-            "stage": f"srcbuild{index}", "prev": prev, "base": sb.stage_base or prev,
-            "fresh": sb.stage_base is not None,
-            "comment": f"{sb.spec}: PyPI has an sdist only; built {where}with {variables}",
-            "apt": SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt),
-            "env": " ".join(f'{key}="{value}"' for key, value in sb.env) + NEXT_LINE if sb.env else "",
-            "build_requires": shell_dq(" ".join(sb.build_requires)), "spec": shell_dq(sb.spec),
-        })
-        prev = f"srcbuild{index}"
-    return stages
+class StagedRuntime(Installer):
+    """The environment made in a build stage: the extras stage (extras.sh), a stage per source build (srcbuild.sh),
+    and the runtime stage that copies both results in."""
+
+    def extras_install(self) -> str:
+        """extras.sh's arguments before ``-r requirements.extra.txt``: locked, hashed and without dependencies;
+        unlocked, constrained by the environment's own versions."""
+        if self.plan.lock is not None:
+            return f"--no-warn-script-location{ARG_LINE}--require-hashes --no-deps --prefix {layout.EXTRAS}"
+        return f"--constrain --no-warn-script-location{ARG_LINE}--prefix {layout.EXTRAS}"
+
+    def source_build_stages(self) -> list[dict[str, Any]]:
+        """One stage per sdist-only package, each FROM the devel twin (``fresh``) or the stage before it."""
+        plan, stages, prev = self.plan, [], "extras"
+        for index, sb in enumerate(plan.source_builds, start=1):
+            variables = " ".join(f"{key}={value}" for key, value in sb.env)
+            where = f"in {sb.stage_base} (nvcc) " if sb.stage_base else ""
+            stages.append({
+                "stage": f"srcbuild{index}", "prev": prev, "base": sb.stage_base or prev,
+                "fresh": sb.stage_base is not None,
+                "comment": f"{sb.spec}: PyPI has an sdist only; built {where}with {variables}",
+                "apt": SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt),
+                "env": " ".join(f'{key}="{value}"' for key, value in sb.env) + NEXT_LINE if sb.env else "",
+                "build_requires": shell_dq(" ".join(sb.build_requires)), "spec": shell_dq(sb.spec),
+            })
+            prev = f"srcbuild{index}"
+        return stages
+
+    def words(self) -> dict[str, Any]:
+        stages = self.source_build_stages()
+        return {**super().words(), "extras_install": self.extras_install(), "source_build_stages": stages,
+                "source_builds_comment": f" -> srcbuild1..{len(stages)} (sdist-only packages)" if stages else "",
+                "last_extras_stage": stages[-1]["stage"] if stages else "extras"}
 
 
-def uv_steps(plan: Plan, sources: str) -> dict[str, Any]:
-    """The uv installer's two layers (uv.sh): what each binds, and the extras layer's command."""
-    uv_bind = f"from=uv,source={layout.UV_DIR},target={layout.UV_DIR}"
-    install = (f"sh {layout.SCRIPTS}/uv.sh pip install --python {layout.ENV}/bin/python --require-hashes --no-deps "
-               f"--only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
-    extras = plan.lock is not None and bool(plan.lock.extras)
-    return {
-        "install": install,
-        "environment_binds": [uv_bind, f"source=requirements.lock,target={layout.WORK}/requirements.lock"],
-        "extras_binds": [uv_bind, f"source=requirements.extra.txt,target={layout.WORK}/requirements.extra.txt"],
-        "extras_scripts": ["uv.sh"] if extras else [],
-        "extras_command": (f"{sources}{install}/requirements.extra.txt" if extras
-                           else 'echo "no extra packages (packages.pip is empty)"'),
-    }
+class VenvPip(StagedRuntime):
+    """A venv made by the base's Python (or base_provides' interpreter, its site directories on the venv's path:
+    base-site.sh), the lock's or the framework's pins installed by pip.sh."""
 
+    block = "pip"
 
-def dockerfile_context(plan: Plan, buildkit: bool) -> dict[str, Any]:
-    """What templates/docker reads beside the plan's own values: the Dockerfile's words, and the emitter (the
-    one switch between the BuildKit and classic variants) with the build scripts' closures."""
-    sources = pip_sources(plan)
-    pip_install = f"{sources}sh {layout.SCRIPTS}/pip.sh install --no-warn-script-location"
-
-    def environment_install(lock: Any, pins: Any) -> dict[str, str]:
-        """The pip installer's environment set (the script it runs, the command): the lock's hashed set, the
-        framework's pins, or none."""
+    def environment_install(self, lock: Any, pins: Any) -> dict[str, str]:
+        """The environment set (the script it runs, the command): the lock's hashed set, the framework's pins, or
+        none. Called by the template with its ``lock`` and ``pins``."""
         if lock and lock.environment:
             return {"script": "pip.sh",
-                    "command": f"{pip_install}{ARG_LINE}--require-hashes --no-deps -r requirements.lock"}
+                    "command": f"{self.pip_install}{ARG_LINE}--require-hashes --no-deps -r requirements.lock"}
         if pins.pip and not lock:
-            return {"script": "pip.sh", "command": f"{pip_install} -r requirements.lock"}
+            return {"script": "pip.sh", "command": f"{self.pip_install} -r requirements.lock"}
         return {"script": "", "command": 'echo "requirements.lock pins nothing (no framework, or the base image '
                 'carries it)"'}
 
-    stages = source_build_stages(plan)
-    setup = plan.python_setup
-    conda_lock = plan.conda_lock is not None
-    conda_pip = conda_lock and bool(plan.pins.pip)
-    return {
-        "emit": Emitter(buildkit, script_closures(build_scripts_dir())), "layout": layout,
-        "base_comment": base_comment(plan), "pip_sources": sources, "pip_install": pip_install,
-        "environment_install": environment_install, "extras_install": extras_install(plan),
-        "base_site": "base-site.sh" if setup.base_site else "",
-        "base_site_command": (f"sh {layout.SCRIPTS}/base-site.sh {setup.interpreter} envgen-base.pth; \\\n    "
-                              if setup.base_site else ""),
-        "source_build_stages": stages,
-        "source_builds_comment": f" -> srcbuild1..{len(stages)} (sdist-only packages)" if stages else "",
-        "last_extras_stage": stages[-1]["stage"] if stages else "extras",
-        "conda_files": "environment.yml environment.lock.txt requirements.lock" if conda_lock else "environment.yml",
-        "conda_command": ("environment.lock.txt" if conda_lock else "environment.yml")
-        + (f"; \\\n    {pip_install} -r requirements.lock" if conda_pip else ""),
-        "conda_pip_scripts": ["pip.sh"] if conda_pip else [],
-        "uv": uv_steps(plan, sources),
-    }
+    def words(self) -> dict[str, Any]:
+        setup = self.plan.python_setup
+        site = (f"sh {layout.SCRIPTS}/base-site.sh {setup.interpreter} envgen-base.pth; \\\n    "
+                if setup.base_site else "")
+        return {**super().words(), "environment_install": self.environment_install,
+                "base_site": "base-site.sh" if setup.base_site else "", "base_site_command": site}
+
+
+class Micromamba(StagedRuntime):
+    """micromamba (micromamba.sh) creates the environment from environment.yml or the lock's explicit list
+    (conda-env.sh), the lock's pip set on top (pip.sh)."""
+
+    block = "conda"
+
+    def words(self) -> dict[str, Any]:
+        locked = self.plan.conda_lock is not None
+        pip = locked and bool(self.plan.pins.pip)
+        files = "environment.yml environment.lock.txt requirements.lock" if locked else "environment.yml"
+        return {**super().words(), "conda_files": files,
+                "conda_command": ("environment.lock.txt" if locked else "environment.yml")
+                + (f"; \\\n    {self.pip_install} -r requirements.lock" if pip else ""),
+                "conda_pip_scripts": ["pip.sh"] if pip else []}
+
+
+class Uv(Installer):
+    """Locked pip profiles under BuildKit: uv (uv.sh, bind-mounted from its stage) installs the lock's two sets into
+    the image's environment in two layers of their own."""
+
+    block = "uv"
+
+    def words(self) -> dict[str, Any]:
+        lock = self.plan.lock
+        uv_bind = f"from=uv,source={layout.UV_DIR},target={layout.UV_DIR}"
+        install = (f"sh {layout.SCRIPTS}/uv.sh pip install --python {layout.ENV}/bin/python --require-hashes "
+                   f"--no-deps --only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
+        extras = lock is not None and bool(lock.extras)
+        return {**super().words(), "uv": {
+            "install": install,
+            "environment_binds": [uv_bind, f"source=requirements.lock,target={layout.WORK}/requirements.lock"],
+            "extras_binds": [uv_bind, f"source=requirements.extra.txt,target={layout.WORK}/requirements.extra.txt"],
+            "extras_scripts": ["uv.sh"] if extras else [],
+            "extras_command": (f"{self.sources}{install}/requirements.extra.txt" if extras
+                               else 'echo "no extra packages (packages.pip is empty)"'),
+        }}
+
+
+INSTALLERS: dict[str, type[Installer]] = {cls.block: cls for cls in (VenvPip, Micromamba, Uv)}
+
+
+def dockerfile_context(plan: Plan, buildkit: bool, block: str) -> dict[str, Any]:
+    """What templates/docker reads beside the plan's own values: the installer block's words, the base's comment,
+    and the emitter (the one switch between the BuildKit and classic variants) with the build scripts' closures."""
+    return {**INSTALLERS[block](plan).words(), "emit": Emitter(buildkit, script_closures(build_scripts_dir())),
+            "layout": layout, "base_comment": base_comment(plan)}

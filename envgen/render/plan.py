@@ -141,6 +141,11 @@ class RenderPlan:
         names = {e.name for e in self.lock.environment}
         return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
 
+    def installer_block(self, buildkit: bool) -> str:
+        """The installer block (templates/docker/installers/, render/dockerfile.py) that writes the build and
+        runtime stages."""
+        return "uv" if buildkit and self.uv_install else self.installer
+
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
             "buildkit": buildkit,
@@ -164,7 +169,7 @@ class RenderPlan:
             "conda_lock": self.conda_lock is not None,
             "uv_install": self.uv_install,
             # the installer block (templates/docker/installers/) that writes the build and runtime stages
-            "installer_block": "uv" if buildkit and self.uv_install else self.installer,
+            "installer_block": self.installer_block(buildkit),
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
@@ -173,7 +178,7 @@ class RenderPlan:
             # the ARG blocks, from envgen.vocabulary's lists: the names build_args() sets are declared there
             "arg_lines": {name: "\n".join(f"ARG {arg}" for arg in args) for name, args in ARG_BLOCKS.items()},
             "arg_names": {"apt_mirror": ARG_APT_MIRROR},
-            **dockerfile_context(self, buildkit),
+            **dockerfile_context(self, buildkit, self.installer_block(buildkit)),
         }
 
 
