@@ -240,3 +240,22 @@ def test_srcbuild_puts_the_build_requirements_on_the_path_for_the_build_only(tmp
     assert second == (f"-m pip install --no-warn-script-location --no-build-isolation --prefix /x flash-attn==2.8.3 | "
                       f"{tools}/lib/python3.11/site-packages | 4")
     assert not tools.exists()  # the build requirements stay out of the image
+
+
+def test_micromamba_is_installed_only_with_its_sha256(tmp_path: Path) -> None:
+    import hashlib
+
+    _fake(tmp_path, "curl", '#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\nprintf binary > "$2"\n'
+                            'echo "$SSL_CERT_FILE" > "$2.ca"\n')
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "ca_bundle").write_text("ca")
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "ENVGEN_SECRETS": str(tmp_path / "secrets")}
+    dest = tmp_path / "micromamba"
+    good = hashlib.sha256(b"binary").hexdigest()
+    for sha, code in (("0" * 64, 1), (good, 0)):
+        done = subprocess.run(["sh", str(build_scripts_dir() / "micromamba.sh"), "https://m.example/mm", sha,
+                               str(dest)], capture_output=True, text=True, env=env, check=False)
+        assert done.returncode == code, done.stderr
+        assert dest.exists() == (code == 0) and not (tmp_path / "micromamba.part").exists()
+    assert "does not have the sha256" not in done.stderr and os.access(dest, os.X_OK)
+    assert (tmp_path / "micromamba.part.ca").read_text().strip() == str(tmp_path / "secrets" / "ca_bundle")
