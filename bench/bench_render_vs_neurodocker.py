@@ -13,6 +13,9 @@ profile's Python and CUDA toolkit, the frameworks by pip. neurodocker comes from
     python bench/bench_render_vs_neurodocker.py --neurodocker /tmp/nd/bin/neurodocker [-n RUNS]
 
 envgen runs with a private cache directory and state directory, and renders into a temporary directory.
+--baseline DIR adds the render of another checkout (e.g. `git archive d6f882d | tar -x -C DIR`), run with
+`python -S` and PYTHONPATH=DIR:<site-packages> (this checkout's editable install cannot shadow it) and a cache
+directory of its own, paired the same way.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ NEURODOCKER_ARGS = ["generate", "docker", "--pkg-manager", "apt",
                     "pip_install=tensorflow==2.12.0 torch==2.1.2 torchvision==0.16.2 torchaudio==2.1.2"]
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run of ``cmd``; a failure stops the bench."""
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run of ``cmd`` in ``cwd`` (not a checkout: `python -m envgen` would import
+    the envgen beside it); a failure stops the bench."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    done = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -51,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--runs", type=int, default=15)
     parser.add_argument("--profile", default="modern-a100")
     parser.add_argument("--neurodocker", default=shutil.which("neurodocker"), help="the neurodocker command")
+    parser.add_argument("--baseline", help="another checkout's root, its render measured beside this one")
     args = parser.parse_args(argv)
     if not args.neurodocker:
         raise SystemExit("neurodocker not found: install it from PyPI (see the docstring) and pass --neurodocker")
@@ -59,15 +64,23 @@ def main(argv: list[str] | None = None) -> int:
         (home / "config.yaml").write_text(f"state_dir: {home / 'state'}\n", encoding="utf-8")
         env = {**os.environ, "ENVGEN_CONFIG": str(home / "config.yaml"), "ENVGEN_CACHE_DIR": str(home / "cache")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed envgen runs: from bytecode
-        cases = {"envgen render": [sys.executable, "-m", "envgen", "render", args.profile, "-o", str(home / "out")],
-                 "neurodocker generate": [args.neurodocker, *NEURODOCKER_ARGS]}
-        for cmd in cases.values():  # warm-up
-            timed(cmd, env)
+        cases = {"envgen render": ([sys.executable, "-m", "envgen", "render", args.profile, "-o", str(home / "out")],
+                                   env),
+                 "neurodocker generate": ([args.neurodocker, *NEURODOCKER_ARGS], env)}
+        if args.baseline:
+            import site
+
+            old = {**env, "ENVGEN_CACHE_DIR": str(home / "baseline-cache"),
+                   "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()])}
+            cases["baseline render"] = ([sys.executable, "-S", "-m", "envgen", "render", args.profile, "-o",
+                                         str(home / "old")], old)
+        for cmd, case_env in cases.values():  # warm-up
+            timed(cmd, case_env, home)
         walls: dict[str, list[float]] = {name: [] for name in cases}
         cpus: dict[str, list[float]] = {name: [] for name in cases}
         for run in range(args.runs):
             for name in (list(cases) if run % 2 == 0 else list(cases)[::-1]):
-                wall, cpu = timed(cases[name], env)
+                wall, cpu = timed(*cases[name], home)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
     ours, theirs = "envgen render", "neurodocker generate"
@@ -76,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'command':<24} {'wall median (s)':>16} {'cpu median (s)':>15}   {args.runs} paired runs")
     for name in cases:
         print(f"{name:<24} {statistics.median(walls[name]):>16.3f} {statistics.median(cpus[name]):>15.3f}")
+    if args.baseline:
+        old_ratio = statistics.median(a / b for a, b in zip(walls["baseline render"], walls[theirs], strict=True))
+        print(f"baseline render / neurodocker generate, median of paired ratios: wall {old_ratio:.2f}x")
     verdict = "met" if wall_ratio <= 1.0 else "NOT met"
     print(f"envgen render {args.profile} / neurodocker generate, median of paired ratios: wall {wall_ratio:.2f}x, "
           f"cpu {cpu_ratio:.2f}x; goal <= 1.00x (wall): {verdict}")
