@@ -13,7 +13,7 @@ from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.profile import Profile, load_profile
-from envgen.render import RenderResult, export, render
+from envgen.render import RenderResult, render
 
 if TYPE_CHECKING:  # check is imported where a profile is checked: `envgen render` checks nothing
     from envgen.check import Finding, HostSpec
@@ -103,7 +103,7 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
                     bootstrap: str = "docker-daemon") -> list[Path]:
-    from envgen.render.exports import ExportOptions
+    from envgen.render.exports import ExportOptions, export
 
     config = load_config(env)
     if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull
