@@ -11,7 +11,7 @@ from typing import Literal
 
 import jinja2
 
-from envgen import __version__
+from envgen import __version__, layout
 from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
@@ -69,7 +69,8 @@ def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
 def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
     item = _item(ctx, config)
     return {"profile": item.profile, "tag": item.tag, "gpu": item.gpu, "version": __version__,
-            "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env}
+            "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env,
+            "layout": layout}
 
 
 def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
