@@ -31,6 +31,6 @@ case "$file" in
         file=environment.build.yml
         ;;
 esac
-micromamba create --yes --prefix "$ENVGEN_ENV" --rc-file condarc --file "$file"
+micromamba create --yes --prefix /opt/env --rc-file condarc --file "$file"  # /opt/env: layout.ENV
 if ! envgen_cached "$ENVGEN_MICROMAMBA/pkgs"; then micromamba clean --all --yes; fi
 rm -f condarc environment.build.yml
