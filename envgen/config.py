@@ -21,9 +21,6 @@ from envgen.profile.model import Mirrors
 from envgen.records import Length, Matches, Record
 
 DEFAULT_NAMESPACE = "envgen"
-# Shared memory a container gets (`envgen run --shm-size`, the k8s export's /dev/shm): data loaders'
-# worker processes pass batches through it, and Docker's 64 MB default ends in "Bus error".
-DEFAULT_SHM_SIZE = "2g"
 NAMESPACE_ENV = "ENVGEN_NAMESPACE"
 # How GPUs reach containers: auto (the NVIDIA runtime where the engine has it, else CDI), or forced.
 # $ENVGEN_GPU_ROUTE (and the --gpu-route option, which sets it for one command) overrides the config.

@@ -41,6 +41,11 @@ ARGS_FORWARDED = tuple(sorted({ARG_APT_MIRROR, ARG_MICROMAMBA_URL, ARG_PYTORCH_W
 TIER_LIBRARIES, TIER_GPU, TIER_GPU_ONLY, TIER_CPU = "libraries", "gpu", "gpu-only", "cpu"
 TIERS = (TIER_LIBRARIES, TIER_GPU, TIER_GPU_ONLY, TIER_CPU)
 
+# --- containers -----------------------------------------------------------------------------------------------
+# Shared memory a container gets (`envgen run --shm-size`, the k8s export's /dev/shm): data loaders'
+# worker processes pass batches through it, and Docker's 64 MB default ends in "Bus error".
+DEFAULT_SHM_SIZE = "2g"
+
 # --- what is assumed when unknown -----------------------------------------------------------------------------
 SOURCE_DATE_EPOCH_DEFAULT = 315532800  # 1980-01-01, the earliest a zip file can say
 GLIBC_WHEN_UNKNOWN = "2.39"  # the newest manylinux_2_X tag assumed when the image's glibc is unknown

@@ -1,7 +1,8 @@
 """The `envgen` command line: a thin layer over the library (the Typer app: ``envgen.cli.commands``).
 
-``main`` runs a plain, well-formed `envgen check` without starting Typer (``envgen.cli.check.fast``); every
-other command line, and any check line the fast path is not sure of, goes to the Typer app. Nothing here imports
+``main`` runs a plain, well-formed `envgen check` or `envgen render` without starting Typer
+(``envgen.cli.check.fast``, ``envgen.cli.render.fast``); every other command line, and any line a fast path is not
+sure of, goes to the Typer app. Nothing here imports
 Typer at import time; ``app``, ``command`` and ``handles_errors`` are served from ``envgen.cli.commands`` on first use.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -17,15 +19,27 @@ def main() -> None:
     # entry points (importlib.metadata, ~25 ms of a 0.3 s `envgen check`)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = sys.argv[1:]
-    if argv[:1] == ["check"]:
-        from envgen.cli.check import fast
-
+    fast = _fast_path(argv[0]) if argv else None
+    if fast is not None:
         code = fast(argv[1:])
         if code is not None:
             sys.exit(code)
     from envgen.cli.commands import command
 
     command()(prog_name="envgen")
+
+
+def _fast_path(name: str) -> Callable[[list[str]], int | None] | None:
+    """The commands run on every edit have a path that skips Typer for a plain, well-formed command line."""
+    if name == "check":
+        from envgen.cli import check
+
+        return check.fast
+    if name == "render":
+        from envgen.cli import render
+
+        return render.fast
+    return None
 
 
 def __getattr__(name: str) -> Any:

@@ -5,10 +5,9 @@ every edit of a profile)."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 
-from envgen.cli.spec import Param, argument, option, parse, switch
+from envgen.cli.spec import Param, argument, echo, option, run_parsed, switch
 from envgen.errors import InputError
 
 Echo = Callable[..., None]
@@ -32,14 +31,8 @@ PARAMS: tuple[Param, ...] = (
 PLATFORMS = ("linux", "windows", "wsl2")
 
 
-def _echo(text: str = "", err: bool = False) -> None:
-    stream = sys.stderr if err else sys.stdout
-    stream.write(f"{text}\n")
-    stream.flush()
-
-
 def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | None, driver: str | None,
-          platform: str, as_json: bool, resolve: bool, image: bool = False, echo: Echo = _echo) -> int:
+          platform: str, as_json: bool, resolve: bool, image: bool = False, echo: Echo = echo) -> int:
     """Judge ``profile``; print the findings and what was looked at; 1 when any finding is an error."""
     if image:
         from envgen.suggest.adopt.image import image_profile
@@ -87,15 +80,4 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
 def fast(argv: Sequence[str]) -> int | None:
     """Run `envgen check ARGV` without Typer; None when the command line is not a plain, well-formed one (Typer
     then parses it and words its errors)."""
-    from envgen.cli.errors import report
-
-    values = parse(PARAMS, argv)
-    if values is None:
-        return None
-    try:
-        return check(**values)  # type: ignore[arg-type]
-    except (Exception, KeyboardInterrupt) as exc:
-        code = report(exc, lambda line: _echo(line, err=True))
-        if code is None:
-            raise
-        return code
+    return run_parsed(PARAMS, check, argv)

@@ -4,42 +4,21 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from envgen.cli.common import echo_json, handles_errors
+from envgen.cli.common import handles_errors
+from envgen.cli.render import HELP as RENDER_HELP
+from envgen.cli.render import PARAMS as RENDER_PARAMS
+from envgen.cli.typed import typer_function
 from envgen.errors import InputError
 
 
-def render_cmd(
-    profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
-    out: Path | None = typer.Option(None, "-o", "--output", help="Output directory (default: build/<profile>)."),
-    wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
-    offline: bool = typer.Option(False, "--offline", help="Install only from the wheelhouse (pip --no-index)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result (dir, tag, hashes) as JSON."),
-) -> None:
-    """Write a complete build context (Dockerfile, environment files, smoke test) for a profile."""
-    from envgen.pipeline.prepare import prepare
+def _render(**values: Any) -> None:
+    from envgen.cli.render import render
 
-    prepared = prepare(profile, out=out, wheelhouse=wheelhouse, offline=offline, check=False)
-    result = prepared.render
-    if as_json:
-        echo_json({"dir": str(result.dir), "tag": result.tag, "profile_hash": result.profile_hash,
-                    "content_hash": result.content_hash, "files": sorted(result.files)})
-    else:
-        typer.echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
-        typer.echo(f"image tag: {result.tag}")
-        from envgen.docker import detect_builder
-        from envgen.render.core import docker_build_command
-
-        line, gives_up = docker_build_command(result, detect_builder())
-        typer.echo(f"build it with: {line}")
-        if gives_up:
-            typer.echo(f"note: {gives_up}")
-    from envgen.pipeline.prepare import check_notes
-
-    for note in check_notes(profile, prepared.profile, prepared.findings):
-        typer.echo(note, err=True)
+    render(**values, echo=typer.echo)
 
 
 def export_cmd(
@@ -112,6 +91,6 @@ def lock_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add these commands to ``app``, in the order help lists them."""
-    app.command("render")(handles_errors(render_cmd))
+    app.command("render")(handles_errors(typer_function(RENDER_PARAMS, _render, RENDER_HELP)))
     app.command("export")(handles_errors(export_cmd))
     app.command("lock")(handles_errors(lock_cmd))

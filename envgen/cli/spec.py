@@ -9,7 +9,8 @@ message about a malformed command line is Typer's own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +28,7 @@ class Param:
     multiple: bool = False  # repeatable option: a list (None when not given)
     default: str | None = None  # an option's value when not given (flags: False)
     metavar: str | None = None
+    aliases: tuple[str, ...] = ()  # other spellings, listed first in help ("-o, --output")
 
     @property
     def unset(self) -> object:
@@ -39,8 +41,8 @@ def argument(name: str, help: str) -> Param:
 
 
 def option(name: str, flag: str, help: str, *, multiple: bool = False, default: str | None = None,
-           metavar: str | None = None) -> Param:
-    return Param(name, "option", help, flag, multiple, default, metavar)
+           metavar: str | None = None, aliases: tuple[str, ...] = ()) -> Param:
+    return Param(name, "option", help, flag, multiple, default, metavar, aliases)
 
 
 def switch(name: str, flag: str, help: str) -> Param:
@@ -54,7 +56,7 @@ def defaults(params: Sequence[Param]) -> dict[str, object]:
 def parse(params: Sequence[Param], argv: Sequence[str]) -> dict[str, object] | None:
     """The values ``argv`` gives (as the Typer command would receive them), or None when the line is not one
     this parser is sure of (then Typer parses it, and words any error)."""
-    by_flag = {p.flag: p for p in params if p.kind != "argument"}
+    by_flag = {flag: p for p in params if p.kind != "argument" for flag in (p.flag, *p.aliases)}
     positional = [p for p in params if p.kind == "argument"]
     values, given = defaults(params), []
     tokens = list(argv)
@@ -83,3 +85,27 @@ def parse(params: Sequence[Param], argv: Sequence[str]) -> dict[str, object] | N
         return None
     values.update({p.name: value for p, value in zip(positional, given, strict=True)})
     return values
+
+
+def echo(text: str = "", err: bool = False) -> None:
+    """A line on stdout (or stderr), as typer.echo writes it, without importing Typer."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(f"{text}\n")
+    stream.flush()
+
+
+def run_parsed(params: Sequence[Param], impl: Callable[..., int], argv: Sequence[str]) -> int | None:
+    """Run ``impl`` with the values of a plain, well-formed ``argv`` (its exit code; library errors mapped as the
+    Typer commands map them, ``envgen.cli.errors``); None when the line is not one ``parse`` is sure of."""
+    from envgen.cli.errors import report
+
+    values = parse(params, argv)
+    if values is None:
+        return None
+    try:
+        return impl(**values)
+    except (Exception, KeyboardInterrupt) as exc:
+        code = report(exc, lambda line: echo(line, err=True))
+        if code is None:
+            raise
+        return code

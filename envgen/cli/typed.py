@@ -23,7 +23,7 @@ def _annotation(param: Param) -> Any:
 def _typer_default(param: Param) -> Any:
     if param.kind == "argument":
         return typer.Argument(..., help=param.help, metavar=param.metavar)
-    return typer.Option(param.unset, param.flag, help=param.help, metavar=param.metavar)
+    return typer.Option(param.unset, *param.aliases, param.flag, help=param.help, metavar=param.metavar)
 
 
 def typer_function(params: Sequence[Param], impl: Callable[..., None], doc: str) -> Callable[..., None]:

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.config import DEFAULT_SHM_SIZE
 from envgen.docker.run import Gpus, RunResult, _create, _create_kwargs, _refused, _wait, _wrap_env
 from envgen.errors import InputError
+from envgen.vocabulary import DEFAULT_SHM_SIZE
 
 if TYPE_CHECKING:
     from docker import DockerClient

@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from envgen.config import DEFAULT_SHM_SIZE
 from envgen.docker.gpu_errors import gpu_refusal
 from envgen.errors import EngineError, InputError
+from envgen.vocabulary import DEFAULT_SHM_SIZE
 
 if TYPE_CHECKING:
     from docker import DockerClient

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envgen import layout
 from envgen.config import UserConfig, load_config, merge_mirrors
 from envgen.docker import (
     BuilderInfo,
@@ -58,7 +59,7 @@ from envgen.vocabulary import (
 if TYPE_CHECKING:
     from docker import DockerClient
 
-SEALED_FREEZE = "/etc/envgen/requirements.freeze.txt"
+SEALED_FREEZE = layout.SEALED_FREEZE
 
 
 @dataclass

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.check import Finding, HostSpec, check_profile
 from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile import Profile, load_profile
-from envgen.render import RenderResult, export, render
+from envgen.render import RenderResult, render
+
+if TYPE_CHECKING:  # check is imported where a profile is checked (render judges it after reading the caches)
+    from envgen.check import Finding, HostSpec
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -32,6 +35,8 @@ class Prepared:
 
 def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[ImagePlan, list[Finding]]:
     """Load, plan and check the plan; the first error-level finding stops everything (CheckFailed)."""
+    from envgen.check import check_profile
+
     profile = load_profile(ref, kb=kb)
     plan = plan_image(profile, kb)
     findings = check_profile(profile, kb, host, plan=plan)
@@ -44,6 +49,17 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> t
     return plan, findings
 
 
+def cached_profile(ref: str, env: Mapping[str, str] | None = None) -> tuple[KnowledgeBase, Profile]:
+    """The KB and the loaded profile from the caches `envgen check` keeps (kb/cache.py, profile/cache.py), each
+    loaded afresh only when its inputs changed: parsing and validating the KB's YAML was half of a render."""
+    from envgen.kb.cache import cache_dir, load_kb_keyed
+    from envgen.profile.cache import load_profile_cached
+
+    directory = cache_dir(os.environ if env is None else env)
+    kb, kb_key = load_kb_keyed(directory)
+    return kb, load_profile_cached(ref, directory if kb_key else None, kb, kb_key, env)
+
+
 def prepare(
     ref: str,
     *,
@@ -54,12 +70,16 @@ def prepare(
     env: Mapping[str, str] | None = None,
 ) -> Prepared:
     config = load_config(env)
-    kb = load_kb()
     if check:
+        kb = load_kb()
         plan, findings = checked_plan(ref, kb)
-    else:  # judged all the same, so that what is written can say it (check_notes)
-        plan = plan_image(load_profile(ref, kb=kb), kb)
-        findings = check_profile(plan.profile, kb, plan=plan)
+    else:  # `envgen render`: the KB and the profile as `envgen check` reads them, from the caches when they are
+        # fresh; judged all the same, so that what is written can say it (check_notes)
+        from envgen.check import check_profile
+
+        kb, loaded = cached_profile(ref, env)
+        plan = plan_image(loaded, kb)
+        findings = check_profile(loaded, kb, plan=plan)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
@@ -79,6 +99,8 @@ def check_notes(ref: str, profile: Profile, findings: list[Finding]) -> list[str
 
 def unchecked_exports(refs: list[str]) -> list[str]:
     """check_notes of each profile an export wrote."""
+    from envgen.check import check_profile
+
     kb = load_kb()
     notes = []
     for ref in refs:
@@ -131,7 +153,7 @@ def registry_note(refs: list[str], fmt: str, registry: str | None,
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
                     bootstrap: str = "docker-daemon", force: bool = False) -> list[Path]:
-    from envgen.render.exports import ExportOptions
+    from envgen.render.exports import ExportOptions, export
 
     config = load_config(env)
     if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from envgen import layout
 from envgen.config import load_config
 from envgen.docker import connect, inspect_image
 from envgen.docker.archive import read_file
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from envgen.host.route import GpuRoute
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
-PROFILE_IN_IMAGE = "/etc/envgen/profile.json"
-SEALED_REPORT = "/etc/envgen/smoke-report.json"  # the smoke report a validated image carries (build seals it)
+PROFILE_IN_IMAGE = layout.PROFILE_JSON
+SEALED_REPORT = layout.SEALED_REPORT  # the smoke report a validated image carries (build seals it)
 DEFAULT_TIMEOUT_S = 300.0  # Smoke.timeout_s's default
 TIMEOUT_MARGIN_S = 60.0
 # The probe's log (framework chatter on stderr) first, then a marker, then the JSON report, so one

@@ -12,8 +12,8 @@ from typing import Literal
 
 import jinja2
 
-from envgen import __version__
-from envgen.config import DEFAULT_SHM_SIZE, UserConfig
+from envgen import __version__, layout
+from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
@@ -21,7 +21,7 @@ from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render_in_memory, write_context
 from envgen.render.jinja import make_environment, render_template
-from envgen.vocabulary import ARGS_FORWARDED, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
+from envgen.vocabulary import ARGS_FORWARDED, DEFAULT_SHM_SIZE, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
 BAKE_ARGS = ARGS_FORWARDED
@@ -76,8 +76,8 @@ def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
 def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
     item = _item(ctx, config)
     return {"profile": item.profile, "profile_arg": profile_arg(item.profile), "tag": item.tag, "gpu": item.gpu,
-            "version": __version__,
-            "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash, "env": ctx.plan.env}
+            "version": __version__, "profile_hash": ctx.plan.profile_hash, "content_hash": ctx.content_hash,
+            "env": ctx.plan.env, "layout": layout}
 
 
 def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,

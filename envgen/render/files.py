@@ -12,7 +12,7 @@ import jinja2
 from envgen.paths import probe_dir
 from envgen.plan.condalock import conda_python_spec
 from envgen.render.hashing import pretty_json
-from envgen.render.jinja import make_environment, render_template
+from envgen.render.jinja import bytecode_cache, make_environment, render_template
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput
 from envgen.render.scripts import build_scripts
 
@@ -105,7 +105,7 @@ def render_document(plan: TemplateInput) -> dict[str, Any]:
 
 
 def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> ContextFiles:
-    env = env or make_environment()
+    env = env or make_environment(cache=bytecode_cache())
     out: dict[str, bytes] = {}
     specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
     for path, template, buildkit in specs:

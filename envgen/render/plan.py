@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from envgen import __version__
+from envgen import __version__, layout
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
@@ -27,8 +27,8 @@ from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.lockfile import Lock, Pins, find_lock, wheelhouse_covers
 from envgen.plan.refusals import refuse
 from envgen.profile.model import Mirrors, Profile
+from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import profile_hash
-from envgen.render.scripts import IMAGE_DIR as IMAGE_SCRIPTS_DIR
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
     ARG_APT_MIRROR,
@@ -48,7 +48,7 @@ SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
 
 def _data(name: str) -> dict[str, Any]:
     path = Path(__file__).resolve().parent / "data" / name
-    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if not isinstance(loaded, dict):
         raise RenderError(f"render data file {path} must be a mapping")
     return loaded
@@ -142,6 +142,11 @@ class TemplateInput:
         names = {e.name for e in self.lock.environment}
         return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
 
+    def installer_block(self, buildkit: bool) -> str:
+        """The installer block (templates/docker/installers/, render/dockerfile.py) that writes the build and
+        runtime stages."""
+        return "uv" if buildkit and self.uv_install else self.installer
+
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
             "buildkit": buildkit,
@@ -165,8 +170,7 @@ class TemplateInput:
             "conda_lock": self.conda_lock is not None,
             "uv_install": self.uv_install,
             # the installer block (templates/docker/installers/) that writes the build and runtime stages
-            "scripts_dir": IMAGE_SCRIPTS_DIR,
-            "installer_block": "uv" if buildkit and self.uv_install else self.installer,
+            "installer_block": self.installer_block(buildkit),
             "runtime_apt_args": self.apt_pins(self.runtime_apt),
             "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
@@ -175,6 +179,7 @@ class TemplateInput:
             # the ARG blocks, from envgen.vocabulary's lists: the names build_args() sets are declared there
             "arg_lines": {name: "\n".join(f"ARG {arg}" for arg in args) for name, args in ARG_BLOCKS.items()},
             "arg_names": {"apt_mirror": ARG_APT_MIRROR},
+            **dockerfile_context(self, buildkit, self.installer_block(buildkit)),
         }
 
 
@@ -290,7 +295,7 @@ def render_context(
         runtime_apt=runtime_apt,
         expected=install.expected.document(),
         image=install,
-        secrets={"ca_bundle": str(config.ca_bundle)} if config.ca_bundle else {},
+        secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,
         conda_lock=conda_lock_of(profile, pins.conda, str(tools["conda_pip"]["version"])) if use_lock else None,
         source_builds=tuple(install.source_builds),

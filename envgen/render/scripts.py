@@ -2,9 +2,10 @@
 
 The scripts (``templates/sh/*.sh``, POSIX sh) hold the shell the Dockerfiles used to carry inline: the apt mirror,
 the build secrets, pip's and uv's settings, the conda environment, the extras' checks. They are shipped as
-``envgen/sh/`` in the context, bound (BuildKit) or copied (classic builder) to ``IMAGE_DIR`` in the stages that
-run them. Only the scripts a Dockerfile names (and what those source or run: ``$here/NAME.sh``) are shipped, so a
-script a profile never runs does not move its content hash; lib.sh always is, so the directory exists.
+``envgen/sh/`` in the context; each RUN that runs one reaches it and the scripts it sources or runs at ``IMAGE_DIR``
+(render/steps.py: a bind mount per script under BuildKit, a COPY just before the RUN under the classic builder).
+Only the scripts a Dockerfile names (and what those source or run: ``$here/NAME.sh``) are shipped, so a script a
+profile never runs does not move its content hash; lib.sh always is.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from envgen import layout
 from envgen.errors import RenderError
 from envgen.paths import build_scripts_dir
 
-CONTEXT_PREFIX = "envgen/sh/"  # where the scripts lie in the build context
-IMAGE_DIR = "/opt/envgen/sh"  # where a RUN finds them
+CONTEXT_PREFIX = layout.CONTEXT_SCRIPTS + "/"  # where the scripts lie in the build context
+IMAGE_DIR = layout.SCRIPTS  # where a RUN finds them
 ALWAYS = "lib.sh"
 _NAME = r"([A-Za-z0-9_.-]+\.sh)"
 _RUN_BY_DOCKERFILE = re.compile(re.escape(IMAGE_DIR) + "/" + _NAME)
@@ -27,7 +29,7 @@ _RUN_BY_SCRIPT = re.compile(r"\$here/" + _NAME)
 def build_scripts(dockerfiles: Iterable[str], directory: Path | None = None) -> dict[str, bytes]:
     """Context path -> bytes of every script the ``dockerfiles`` name, with the scripts those use."""
     root = directory or build_scripts_dir()
-    # lib.sh always: every Dockerfile binds or copies the directory, which must exist even where no RUN runs a script
+    # lib.sh always, as before steps bound their scripts one by one
     wanted = {ALWAYS} | {name for text in dockerfiles for name in _RUN_BY_DOCKERFILE.findall(text)}
     found: dict[str, bytes] = {}
     while wanted:

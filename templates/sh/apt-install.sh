@@ -7,7 +7,7 @@ set -eu
 here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-ca="$ENVGEN_SECRETS/ca_bundle"
+ca="$ENVGEN_SECRETS/ca_bundle"  # the secret layout.SECRET_CA_BUNDLE
 if [ -n "${APT_MIRROR:-}" ]; then
     cp -a /etc/apt /tmp/envgen-apt
     sh "$here/apt-mirror.sh" "$APT_MIRROR" /etc/apt /etc/ssl/certs/ca-certificates.crt "$ca"

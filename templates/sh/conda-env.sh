@@ -1,5 +1,5 @@
 #!/bin/sh
-# conda-env.sh FILE: micromamba creates /opt/env from FILE (environment.yml, or the lock's explicit list
+# conda-env.sh FILE: micromamba creates the environment (ENVGEN_ENV) from FILE (environment.yml, or the lock's explicit list
 # environment.lock.txt), in the working directory. Mirrors and the proxy CA go into a build-time rc file that
 # is not left behind: CONDA_CHANNEL_ALIAS, and CONDA_CHANNEL_MIRRORS (space-separated NAME=URL pairs: channel
 # NAME is fetched from URL) rewritten into a copy of environment.yml. environment.yml's pip section gets pip's
@@ -31,6 +31,6 @@ case "$file" in
         file=environment.build.yml
         ;;
 esac
-micromamba create --yes --prefix /opt/env --rc-file condarc --file "$file"
-if ! envgen_cached /opt/micromamba/pkgs; then micromamba clean --all --yes; fi
+micromamba create --yes --prefix /opt/env --rc-file condarc --file "$file"  # /opt/env: layout.ENV
+if ! envgen_cached "$ENVGEN_MICROMAMBA/pkgs"; then micromamba clean --all --yes; fi
 rm -f condarc environment.build.yml

@@ -7,19 +7,21 @@
 # environment is refused by name.
 set -eu
 here=$(dirname "$0")
-mkdir -p /opt/extras
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+mkdir -p "$ENVGEN_EXTRAS"
 if [ "${1:-}" = --constrain ]; then
     shift
-    /opt/env/bin/python -m pip list --format=freeze > /tmp/envgen/environment.constraints.txt
+    "$ENVGEN_ENV/bin/python" -m pip list --format=freeze > "$ENVGEN_WORK/environment.constraints.txt"
     # pip's output is shown as it runs and kept, so that the explanation below fits what pip said
-    { sh "$here/pip.sh" install "$@" -c /tmp/envgen/environment.constraints.txt; echo $? > /tmp/envgen/extras.rc; } \
-        2>&1 | tee /tmp/envgen/extras.log
-    if [ "$(cat /tmp/envgen/extras.rc)" != 0 ]; then
-        if grep -q '(constraint)' /tmp/envgen/extras.log; then
+    { sh "$here/pip.sh" install "$@" -c "$ENVGEN_WORK/environment.constraints.txt"; echo $? > "$ENVGEN_WORK/extras.rc"; } \
+        2>&1 | tee "$ENVGEN_WORK/extras.log"
+    if [ "$(cat "$ENVGEN_WORK/extras.rc")" != 0 ]; then
+        if grep -q '(constraint)' "$ENVGEN_WORK/extras.log"; then
             echo "envgen: packages.pip cannot be installed beside the environment layer's own versions" \
                 "(pip names the package above: the version asked for, and the environment's as '(constraint)');" \
                 "pin the environment's version in packages.pip, or drop the extra" >&2
-        elif grep -q 'No matching distribution found' /tmp/envgen/extras.log; then
+        elif grep -q 'No matching distribution found' "$ENVGEN_WORK/extras.log"; then
             echo "envgen: the package index has no release that a packages.pip line asks for (pip names it" \
                 "above): check the name and version (\`envgen check\` names misspelt packages), or the index" \
                 "(mirrors.pip_index_url)" >&2
@@ -29,11 +31,11 @@ if [ "${1:-}" = --constrain ]; then
 else
     sh "$here/pip.sh" install "$@"
 fi
-for info in /opt/extras/lib/python*/site-packages/*.dist-info; do
+for info in "$ENVGEN_EXTRAS"/lib/python*/site-packages/*.dist-info; do
     [ -e "$info" ] || continue
     name=$(basename "$info")
     name=${name%%-*}
-    for clash in /opt/env/lib/python*/site-packages/"${name}"-*.dist-info; do
+    for clash in "$ENVGEN_ENV"/lib/python*/site-packages/"${name}"-*.dist-info; do
         if [ -e "$clash" ]; then
             echo "envgen: extra package ${name} is also in the environment layer ($(basename "$clash"));" \
                 "pin it once, in the profile's frameworks or packages" >&2

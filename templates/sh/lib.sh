@@ -3,21 +3,23 @@
 # What every download in a RUN needs, stated once: the build secrets (the proxy's CA bundle, pip.conf) and
 # whether a cache directory outlives the RUN. pip's mirror settings: lib-pip.sh.
 
-ENVGEN_SECRETS=${ENVGEN_SECRETS:-/run/secrets}          # where BuildKit mounts the build secrets
+# the image's paths and the build secrets' ids (ENVGEN_SECRETS: where BuildKit mounts the secrets), from envgen/layout.py
+# shellcheck source=layout.sh disable=SC2154  # here: set by the script that sources this file
+. "$here/layout.sh"
 ENVGEN_MOUNTINFO=${ENVGEN_MOUNTINFO:-/proc/self/mountinfo}
 
 # envgen_secrets: point downloaders at the CA bundle and pip at pip.conf, when the build was given them
 # (BuildKit secret mounts: read during the RUN, in no layer; the classic builder has none).
 envgen_secrets() {
-    if [ -f "$ENVGEN_SECRETS/ca_bundle" ]; then
-        PIP_CERT="$ENVGEN_SECRETS/ca_bundle"
-        SSL_CERT_FILE="$ENVGEN_SECRETS/ca_bundle"
-        REQUESTS_CA_BUNDLE="$ENVGEN_SECRETS/ca_bundle"
-        CURL_CA_BUNDLE="$ENVGEN_SECRETS/ca_bundle"
+    if [ -f "$ENVGEN_SECRETS/$ENVGEN_SECRET_CA" ]; then
+        PIP_CERT="$ENVGEN_SECRETS/$ENVGEN_SECRET_CA"
+        SSL_CERT_FILE="$PIP_CERT"
+        REQUESTS_CA_BUNDLE="$PIP_CERT"
+        CURL_CA_BUNDLE="$PIP_CERT"
         export PIP_CERT SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE
     fi
-    if [ -f "$ENVGEN_SECRETS/pip_conf" ]; then
-        PIP_CONFIG_FILE="$ENVGEN_SECRETS/pip_conf"
+    if [ -f "$ENVGEN_SECRETS/$ENVGEN_SECRET_PIP_CONF" ]; then
+        PIP_CONFIG_FILE="$ENVGEN_SECRETS/$ENVGEN_SECRET_PIP_CONF"
         export PIP_CONFIG_FILE
     fi
 }

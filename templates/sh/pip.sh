@@ -14,4 +14,4 @@ if [ "${1:-}" = install ] && ! envgen_cached /root/.cache/pip; then
     shift
     set -- install --no-cache-dir "$@"
 fi
-exec "${ENVGEN_PYTHON:-/opt/env/bin/python}" -m pip "$@"
+exec "${ENVGEN_PYTHON:-$ENVGEN_ENV/bin/python}" -m pip "$@"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# uv.sh ARGS...: uv (bind-mounted at /opt/uv) with envgen's download settings. uv reads no pip.conf: pip's
+# uv.sh ARGS...: uv (bind-mounted at ENVGEN_UV_DIR) with envgen's download settings. uv reads no pip.conf: pip's
 # settings (lib-pip.sh's envgen_pip_env) become uv's variables; `pip install` gets the wheelhouse and ENVGEN_FIND_LINKS as
 # --find-links, and --no-index when PIP_NO_INDEX is set. ENVGEN_CACHE_ID (build arg) picks a sub-directory
 # of the uv cache mount: a fresh id is a cold cache (bench).
@@ -28,4 +28,4 @@ if [ "${1:-} ${2:-}" = "pip install" ]; then
     set +f
     if [ -n "${PIP_NO_INDEX:-}" ]; then set -- "$@" --no-index; fi
 fi
-exec "${ENVGEN_UV:-/opt/uv/uv}" "$@"
+exec "${ENVGEN_UV:-$ENVGEN_UV_DIR/uv}" "$@"

@@ -43,8 +43,7 @@ FIXTURE_PROFILES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
 
 @pytest.mark.parametrize("name", [s.name for s in list_profiles({})] + [str(FIXTURE_PROFILES / "host-torch.yaml")])
 def test_every_script_a_dockerfile_runs_is_shipped_as_it_is(name: str) -> None:
-    """host-torch runs no script (no apt packages, no pins, no extras): envgen/sh/ still exists, for the bind
-    mount and the classic COPY."""
+    """host-torch runs two scripts (base-site.sh, create-user.sh) and no installer; lib.sh is shipped always."""
     files = render_in_memory(load_profile(name, env={}), load_kb()).files
     shipped = {p: d for p, d in files.items() if p.startswith(CONTEXT_PREFIX)}
     assert shipped == build_scripts(files[v].decode() for v in ("Dockerfile", "Dockerfile.classic"))
@@ -165,8 +164,8 @@ def test_a_requirement_reaches_the_script_as_one_word(value: str) -> None:
 
 
 def test_the_builder_difference_lives_in_one_template() -> None:
-    """BuildKit vs classic is stated once (docker/_builder.j2: the mounts, and classic's copies of the scripts
-    and the wheelhouse); every other template leaves it to that file's macros."""
+    """BuildKit vs classic: the templates read the builder in one place (docker/_builder.j2: the header comment);
+    the mounts and classic's copies of the scripts and the wheelhouse are the emitter's (render/steps.py)."""
     from envgen.paths import templates_dir
 
     readers = sorted(p.relative_to(templates_dir()).as_posix() for p in (templates_dir() / "docker").rglob("*.j2")
@@ -180,3 +179,84 @@ def test_each_installer_is_one_block_with_its_build_and_runtime_part(installer: 
 
     text = (templates_dir() / "docker" / "installers" / f"{installer}.j2").read_text()
     assert all(f"{{% macro {part}() -%}}" in text for part in ("stages_comment", "build", "runtime"))
+
+
+def test_the_scripts_read_the_image_layout_from_envgen_layout() -> None:
+    """layout.sh (sourced by lib.sh) states envgen/layout.py's paths and secret ids for the scripts, as written."""
+    from envgen import layout
+
+    assert (build_scripts_dir() / "layout.sh").read_text() == layout.shell_assignments(), (
+        "rewrite it: python -c 'from envgen import layout; print(layout.shell_assignments(), end=\"\")' "
+        "> templates/sh/layout.sh")
+    literal = {"conda-env.sh": 1}  # its micromamba line, as test_lock_conda reads it
+    for script in SCRIPTS:
+        body = [line for line in script.read_text().splitlines() if not line.lstrip().startswith("#")]
+        if script.name != "layout.sh":
+            assert sum("/opt/env" in line or "/opt/extras" in line for line in body) == literal.get(script.name, 0), \
+                script.name
+
+
+def test_create_user_reuses_what_the_base_has(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    for tool in ("groupadd", "useradd", "mkdir", "chown"):
+        _fake(tmp_path, tool, f'#!/bin/sh\necho "{tool} $*" >> {log}\n')
+    _fake(tmp_path, "getent", '#!/bin/sh\n[ "$1" = group ]\n')  # the base has the group, not the user
+    proc = subprocess.run(["sh", str(build_scripts_dir() / "create-user.sh"), "1000", "envgen"], capture_output=True,
+                          text=True, env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text().splitlines() == [
+        "useradd --uid 1000 --gid 1000 --create-home --shell /bin/bash envgen", "mkdir -p /workspace",
+        "chown 1000:1000 /workspace"]
+
+
+def test_base_site_writes_the_interpreters_site_directories_into_the_environment(tmp_path: Path) -> None:
+    import sys
+
+    env_dir = tmp_path / "env"
+    site = env_dir / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site.mkdir(parents=True)
+    proc = subprocess.run(["sh", str(build_scripts_dir() / "base-site.sh"), sys.executable, "envgen-base.pth"],
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "ENVGEN_ENV": str(env_dir)},
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    import site as site_module
+
+    assert (site / "envgen-base.pth").read_text() == "\n".join(site_module.getsitepackages()) + "\n"
+
+
+def test_srcbuild_puts_the_build_requirements_on_the_path_for_the_build_only(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    python = _fake(tmp_path, "python", f'#!/bin/sh\necho "$* | ${{PYTHONPATH:-}} | ${{MAX_JOBS:-}}" >> {log}\n')
+    tools = tmp_path / "tools"
+    (tools / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    _mountinfo(tmp_path, "/", "/root/.cache/pip")
+    proc = subprocess.run(["sh", str(build_scripts_dir() / "srcbuild.sh"), "ninja packaging", "--no-build-isolation",
+                           "--prefix", "/x", "flash-attn==2.8.3"], capture_output=True, text=True, check=False,
+                          env={"PATH": "/usr/bin:/bin", "ENVGEN_PYTHON": str(python), "ENVGEN_BUILDTOOLS": str(tools),
+                               "ENVGEN_MOUNTINFO": str(tmp_path / "mountinfo"), "MAX_JOBS": "4",
+                               "ENVGEN_SECRETS": str(tmp_path / "secrets")})
+    assert proc.returncode == 0, proc.stderr
+    first, second = log.read_text().splitlines()
+    assert first == f"-m pip install --no-warn-script-location --prefix {tools} ninja packaging |  | 4"
+    assert second == (f"-m pip install --no-warn-script-location --no-build-isolation --prefix /x flash-attn==2.8.3 | "
+                      f"{tools}/lib/python3.11/site-packages | 4")
+    assert not tools.exists()  # the build requirements stay out of the image
+
+
+def test_micromamba_is_installed_only_with_its_sha256(tmp_path: Path) -> None:
+    import hashlib
+
+    _fake(tmp_path, "curl", '#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\nprintf binary > "$2"\n'
+                            'echo "$SSL_CERT_FILE" > "$2.ca"\n')
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "ca_bundle").write_text("ca")
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "ENVGEN_SECRETS": str(tmp_path / "secrets")}
+    dest = tmp_path / "micromamba"
+    good = hashlib.sha256(b"binary").hexdigest()
+    for sha, code in (("0" * 64, 1), (good, 0)):
+        done = subprocess.run(["sh", str(build_scripts_dir() / "micromamba.sh"), "https://m.example/mm", sha,
+                               str(dest)], capture_output=True, text=True, env=env, check=False)
+        assert done.returncode == code, done.stderr
+        assert dest.exists() == (code == 0) and not (tmp_path / "micromamba.part").exists()
+    assert "does not have the sha256" not in done.stderr and os.access(dest, os.X_OK)
+    assert (tmp_path / "micromamba.part.ca").read_text().strip() == str(tmp_path / "secrets" / "ca_bundle")

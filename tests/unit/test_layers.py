@@ -5,6 +5,8 @@ the file and line."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import envgen
@@ -14,6 +16,7 @@ PACKAGE = Path(envgen.__file__).resolve().parent
 # Lowest first. A layer may import the layers of a lower rank; layers of one rank do not import each other.
 RANKS: dict[str, int] = {
     "envgen": 0, "errors": 0, "paths": 0, "files": 0, "table": 0, "vocabulary": 0, "imageref": 0,  # root: __version__
+    "layout": 0,  # where envgen puts things: the image's paths, the context's folders, the build secrets' ids
     "records": 0,  # the strict record types of the profile and the KB, validated by pydantic on demand
     "kb": 1, "mirrors": 1,  # mirrors: references through registry mirrors (reads imageref)
     "profile": 2,  # the profile model, its YAML source, its lock file
@@ -148,3 +151,31 @@ def test_the_cycle_reader_sees_lazy_and_type_checking_imports() -> None:
                "envgen.render.core", "envgen.render.plan"}
     assert _module_targets(tree, modules) == {"envgen.kb.knowledge", "envgen.kb.validate", "envgen.plan.stack",
                                                "envgen.render.core", "envgen.render.plan"}
+
+
+# The engine is a leaf: docker/ reads only the root layer (errors, vocabulary, imageref...). Ranked above config,
+# it once imported config for a constant, and config imports the profile model (and that the KB): the rank test
+# above passed, as config ranks below docker.
+LEAF_LAYERS = ("docker",)
+NOT_UNDER_THE_ENGINE = ("profile", "kb", "config", "check", "plan")
+
+
+def test_the_engine_imports_only_the_root_layer() -> None:
+    wrong = []
+    for layer in LEAF_LAYERS:
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            for line, target in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+                if target != layer and RANKS[target] != 0:
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: the engine ({layer}) imports {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_importing_the_engine_loads_no_profile_kb_config_check_or_plan() -> None:
+    """What the static reader above cannot see (a module of the root layer that imports more) shows in a fresh
+    interpreter's sys.modules."""
+    code = ("import sys, envgen.docker.run\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('envgen.'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert "envgen.docker.run" in loaded
+    above = [m for m in loaded if m.split(".")[1] in NOT_UNDER_THE_ENGINE]
+    assert not above, f"importing envgen.docker.run loads {above}"
