@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
+from envgen.kb.engines import EngineRequires, EngineTrap, EngineUnread
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.families import BaseFamily, PythonSetup
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
@@ -52,6 +53,9 @@ class Tables:
     torch_cudnn_pins: list[TorchCudnnPin] = field(default_factory=list)
     package_breaks: list[PackageBreak] = field(default_factory=list)
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
+    engine_requires: list[EngineRequires] = field(default_factory=list)
+    engine_unread: list[EngineUnread] = field(default_factory=list)
+    engine_traps: list[EngineTrap] = field(default_factory=list)
     pip_names: list[PipName] = field(default_factory=list)
     common_pip_names: list[CommonPipNames] = field(default_factory=list)
     framework_pip: list[FrameworkPip] = field(default_factory=list)
@@ -111,6 +115,9 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "torch_cudnn_pins": (TorchCudnnPin, "torch_cudnn_pins"),
     "python_packages": (PackageBreak, "package_breaks"),
     "framework_requires": (FrameworkRequires, "framework_requires"),
+    "engine_requires": (EngineRequires, "engine_requires"),
+    "engine_unread": (EngineUnread, "engine_unread"),
+    "engine_traps": (EngineTrap, "engine_traps"),
     "framework_pip": (FrameworkPip, "framework_pip"),
     "framework_conda": (FrameworkConda, "framework_conda"),
     "framework_refused": (FrameworkRefused, "framework_refused"),
