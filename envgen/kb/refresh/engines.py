@@ -34,7 +34,17 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from envgen.kb.refresh.requires import _CP, _JSON, SIMPLE, _extra, _get, cuda_build, requirements, wheel_metadata
+from envgen.kb.refresh.requires import (
+    _CP,
+    _JSON,
+    SIMPLE,
+    _extra,
+    _get,
+    cuda_build,
+    emit,
+    requirements,
+    wheel_metadata,
+)
 
 ENGINES = ("vllm", "sglang", "sgl-kernel", "sglang-kernel", "flashinfer-python", "flashinfer-cubin",
            "flashinfer-jit-cache")
@@ -217,11 +227,7 @@ def main(argv: list[str]) -> int:
         got, lost = fetch(spec, args.since, builds)
         rows += got
         missed += lost
-    text = render(rows, missed)
-    if args.into:
-        args.into.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    emit(render(rows, missed), args.into)
     return 0
 
 

@@ -198,12 +198,17 @@ def main(argv: list[str]) -> int:
         rows = [row(str(dist), str(version), url, sha, args.metadata.read_text(encoding="utf-8"), args.python)]
     else:
         rows = [r for spec in args.specs for r in fetch(spec)]
-    text = merge(args.into, rows) if args.into else yaml.safe_dump({"framework_requires": rows}, sort_keys=False)
-    if args.into:
-        args.into.write_text(text, encoding="utf-8")
+    emit(merge(args.into, rows) if args.into else yaml.safe_dump({"framework_requires": rows}, sort_keys=False),
+         args.into)
+    return 0
+
+
+def emit(text: str, into: Path | None) -> None:
+    """Write a refresh's output into its data file, or print it."""
+    if into:
+        into.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return 0
 
 
 if __name__ == "__main__":
