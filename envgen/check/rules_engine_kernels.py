@@ -67,4 +67,32 @@ def sgl_kernel_torch(ctx: CheckContext) -> list[Finding]:
     return out
 
 
-RULES = [flashinfer_cubin, sgl_kernel_torch]
+def _flashinfer(ctx: CheckContext) -> str | None:
+    """Who brings FlashInfer into the image: the profile's own line, or an engine's pin."""
+    have = installed(ctx)
+    if "flashinfer-python" in have:
+        return have["flashinfer-python"].label
+    return next((f"{item.label} (pins flashinfer-python=={v})" for item, row in pinned_engines(ctx, have)
+                 for v in [row.pin("flashinfer-python", item.extras)] if v), None)
+
+
+def jit_toolkit(ctx: CheckContext) -> list[Finding]:
+    """FlashInfer compiles kernels at engine start with the image's own CUDA toolkit (a devel base): for the GPUs
+    the trap row names, a toolkit older than its minimum fails engine start."""
+    trap = next((t for t in ctx.kb.engine_traps if t.id == "engine-jit-toolkit"), None)
+    base = ctx.base
+    who = _flashinfer(ctx) if ctx.gpu else None
+    if trap is None or trap.cc_major is None or trap.cuda_min is None or who is None or base is None:
+        return []
+    if base.flavor != "devel" or not base.cuda or vtuple(base.cuda)[:2] >= vtuple(trap.cuda_min)[:2]:
+        return []
+    hit = [t for t in ctx.targets if t.model is not None and vtuple(t.model.compute_capability)[0] == trap.cc_major]
+    return [finding(
+        "warning", "engine-jit-toolkit",
+        f"{who} compiles FlashInfer kernels at engine start with the image's CUDA {base.cuda} toolkit, and "
+        f"{target.label} needs CUDA {trap.cuda_min} or newer for that: \"{trap.failure}\"",
+        f"use a CUDA {trap.cuda_min}+ devel base (nvidia/cuda:{trap.cuda_min}.x-...-devel)", trap.cite())
+        for target in hit]
+
+
+RULES = [flashinfer_cubin, sgl_kernel_torch, jit_toolkit]

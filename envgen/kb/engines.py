@@ -54,6 +54,9 @@ class EngineTrap(Row):
 
     id: str  # the finding code it explains: "engine-replaces-torch"
     failure: str  # the text the engine (or pip) printed, quoted from the thread
+    # engine-jit-toolkit: the GPUs (compute capability major) whose JIT kernels need at least this local CUDA
+    cc_major: int | None = None
+    cuda_min: str | None = None
 
     @property
     def key(self) -> str:
