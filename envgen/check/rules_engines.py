@@ -44,28 +44,40 @@ def _releases_pinning(kb: KnowledgeBase, engine: str, name: str, version: str) -
     return sorted(found, key=vtuple)[-3:]
 
 
+def _replaced(ctx: CheckContext, have: dict[str, Installed], item: Installed,
+              row: EngineRequires) -> tuple[str, str, str] | None:
+    """(name, the engine's pin, the profile's version) of the first of torch's family the engine pins to another
+    release: torch first (its companions follow it), then torchvision, torchaudio, xformers."""
+    for name in _TORCH_FAMILY:
+        pin = row.pin(name, item.extras)
+        mine = have.get(name) if name != "torch" else None
+        current = mine.version if mine is not None else (torch_of(ctx, have) if name == "torch" else None)
+        if pin is not None and current is not None and vtuple(current) != vtuple(pin):
+            return name, pin, current
+    return None
+
+
 def replaces_torch(ctx: CheckContext) -> list[Finding]:
     """The engine pins torch (or torchvision, torchaudio, xformers) exactly, to another release than the
     profile's: installing it replaces the profile's (vLLM ignores the torch already installed)."""
     have = installed(ctx)
     out = []
     for item, row in pinned_engines(ctx, have):
-        for name in _TORCH_FAMILY:
-            pin = row.pin(name, item.extras)
-            mine = have.get(name) if name != "torch" else None
-            current = mine.version if mine is not None else (torch_of(ctx, have) if name == "torch" else None)
-            if pin is None or current is None or vtuple(current) == vtuple(pin):
-                continue
-            said, cite = trap_of(ctx.kb, "engine-replaces-torch")
-            others = _releases_pinning(ctx.kb, item.name, name, current)
-            out.append(finding(
-                "error", "engine-replaces-torch",
-                f"{item.label} pins {name}=={pin} (its wheel's Requires-Dist) and the profile installs {name} "
-                f"{current}: the engine's pin wins, pip uninstalls {current} and installs {pin}{said}",
-                f"pin {name} {pin} (frameworks.pytorch: {pin} for torch), the release {item.name} {row.version} "
-                f"was built against" + (f"; or keep {name} {current} with {item.name} "
-                                        f"{' / '.join(others)} (they pin {name}=={current})" if others else ""),
-                row.cite() + cite))
+        found = _replaced(ctx, have, item, row)
+        if found is None:
+            continue
+        name, pin, current = found
+        said, cite = trap_of(ctx.kb, "engine-replaces-torch")
+        others = _releases_pinning(ctx.kb, item.name, name, current)
+        where = "frameworks.pytorch" if name == "torch" else f"{name} (frameworks or packages.pip)"
+        out.append(finding(
+            "error", "engine-replaces-torch",
+            f"{item.label} pins {name}=={pin} (its wheel's Requires-Dist) and the profile installs {name} "
+            f"{current}: the engine's pin wins, pip uninstalls {current} and installs {pin}{said}",
+            f"set {where} to {pin}, the release {item.name} {row.version} was built against"
+            + (f"; or keep {name} {current} with {item.name} {' / '.join(others)} (they pin {name}=={current})"
+               if others else ""),
+            row.cite() + cite))
     return out
 
 
