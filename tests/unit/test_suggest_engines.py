@@ -93,3 +93,12 @@ def test_the_whole_chain_resolves_against_pypi(kb: KnowledgeBase, recipes: Recip
     assert names[engine] == line.split("==")[1]
     assert names["torch"] == pins[0].split("==")[1]  # the engine's install leaves the profile's torch as it is
 
+
+
+def test_init_refuses_an_engine_without_a_gpu(kb: KnowledgeBase, recipes: Recipes) -> None:
+    from envgen.suggest.init import InitRequest, init_profile
+
+    with pytest.raises(InputError, match="GPU serving engine") as err:
+        init_profile(kb, recipes, InitRequest(name="x", frameworks=parse_frameworks("sglang"), gpu=None,
+                                              driver=None, python=None))
+    assert err.value.fix is not None and "envgen init --gpu A100 --frameworks sglang" in err.value.fix
