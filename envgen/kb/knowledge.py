@@ -9,6 +9,7 @@ from collections.abc import Collection
 from envgen.errors import KnowledgeBaseError
 from envgen.kb.distributions import FrameworkNames
 from envgen.kb.distributions import framework_names as names_of
+from envgen.kb.engines import EngineRequires
 from envgen.kb.extensions import ExtensionPackage
 from envgen.kb.families import BaseFamily, BaseQuery, PythonSetup, family_for
 from envgen.kb.images import CUDA_TAG_RE, parse_image
@@ -129,6 +130,13 @@ class KnowledgeBase(Tables):
                 if same_version(r.version, base) and (r.build is None or build is None or r.build == build)]
         return next((r for r in rows if r.version == base), rows[0] if rows else None)
 
+    def engine_row(self, distribution: str, version: str) -> EngineRequires | None:
+        """The recorded Requires-Dist of one vLLM/SGLang/sgl-kernel/FlashInfer release, else None."""
+        base = version.split("+", 1)[0]
+        rows = [r for r in self.engine_requires if r.distribution == distribution]
+        return next((r for r in rows if r.version == base),
+                    next((r for r in rows if same_version(r.version, base) and "post" not in r.version + base), None))
+
     def pip_name(self, name: str) -> PipName | None:
         """The row of a distribution name that does not install what users mean ("pytorch" -> torch)."""
         return next((row for row in self.pip_names if row.name == name), None)
@@ -141,6 +149,7 @@ class KnowledgeBase(Tables):
         names |= {r.distribution for r in self.framework_requires}
         names |= {req.name for r in self.framework_requires for req in r.requires}
         names |= {e.package for e in self.extensions}
+        names |= {r.distribution for r in self.engine_requires}
         names |= {n for row in self.package_breaks for side in (row.package, row.other) if side for n in side.names}
         names |= {"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "torch", "torchvision", "torchaudio"}
         return frozenset(names)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
+from envgen.kb.engines import EngineRequires, EngineTrap, EngineUnread
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.families import BaseFamily, PythonSetup
 from envgen.kb.indexed import PinnedRelease
@@ -54,6 +55,9 @@ class Tables:
     package_breaks: list[PackageBreak] = field(default_factory=list)
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
     pinned_releases: list[PinnedRelease] = field(default_factory=list)
+    engine_requires: list[EngineRequires] = field(default_factory=list)
+    engine_unread: list[EngineUnread] = field(default_factory=list)
+    engine_traps: list[EngineTrap] = field(default_factory=list)
     pip_names: list[PipName] = field(default_factory=list)
     common_pip_names: list[CommonPipNames] = field(default_factory=list)
     framework_pip: list[FrameworkPip] = field(default_factory=list)
@@ -114,6 +118,9 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "python_packages": (PackageBreak, "package_breaks"),
     "framework_requires": (FrameworkRequires, "framework_requires"),
     "pinned_releases": (PinnedRelease, "pinned_releases"),
+    "engine_requires": (EngineRequires, "engine_requires"),
+    "engine_unread": (EngineUnread, "engine_unread"),
+    "engine_traps": (EngineTrap, "engine_traps"),
     "framework_pip": (FrameworkPip, "framework_pip"),
     "framework_conda": (FrameworkConda, "framework_conda"),
     "framework_refused": (FrameworkRefused, "framework_refused"),

@@ -93,10 +93,17 @@ def build_profile(
     chosen = _Choice()
     _tf_choice(c, chosen)
     _torch_choice(c, gpu_label, chosen)
+    chosen.pip += req.pip
+    chosen.comments += [f"{line}: pins torch {c.torch.build.release.version} exactly (its wheel's Requires-Dist), "
+                        "the torch above" for line in req.pip if c.torch]
     assert chosen.cuda is not None
     comments = [*chosen.comments, *_driver_comments(kb, req, c)]
-    comments.append(f"Python {c.python}: the newest both frameworks publish wheels for" if len(names) == 2
-                    else f"Python {c.python}: the newest this release publishes wheels for")
+    if req.pip:
+        comments.append(f"Python {c.python}: the oldest both {req.pip[0]} and torch publish wheels for (an engine's "
+                        "many dependencies publish wheels for a new Python last); --python picks another")
+    else:
+        comments.append(f"Python {c.python}: the newest both frameworks publish wheels for" if len(names) == 2
+                        else f"Python {c.python}: the newest this release publishes wheels for")
     comments.append(f"base {BASE} with conda (conda-forge): the frameworks bring or install their own CUDA "
                     "user space; the host's driver is the only thing taken from the machine")
     profile: dict[str, object] = {

@@ -13,6 +13,7 @@ import yaml
 from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
+from envgen.kb.engines import ENGINES
 from envgen.kb.versions import minor, vtuple
 from envgen.suggest.recipes import Recipes
 from envgen.suggest.request import Request
@@ -77,6 +78,10 @@ def _cpu_frameworks(kb: KnowledgeBase, recipes: Recipes, req: InitRequest, pytho
 
 
 def _cpu_profile(kb: KnowledgeBase, recipes: Recipes, req: InitRequest) -> str:
+    engines = [name for name in req.frameworks if name in ENGINES]
+    if engines:
+        raise InputError(f"option --frameworks: {engines[0]} is a GPU serving engine, and no --gpu was given",
+                         fix=f"name the GPU it serves on: `envgen init --gpu A100 --frameworks {engines[0]}`")
     python = req.python or PYTHON_DEFAULT
     base = _plain_base(kb, python)
     choices = _cpu_frameworks(kb, recipes, req, python)

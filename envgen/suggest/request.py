@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envgen.errors import InputError
+from envgen.kb.engines import ENGINES
 
 Prefer = Literal["newest", "lts"]
 FRAMEWORKS = ("tensorflow", "pytorch")
@@ -19,6 +20,7 @@ class Request:
     driver: str | None = None
     python: str | None = None
     prefer: Prefer = "newest"
+    pip: tuple[str, ...] = ()  # packages.pip lines the profile gets besides the frameworks' (a serving engine's pin)
 
 
 
@@ -30,10 +32,11 @@ def parse_frameworks(text: str) -> dict[str, str | None]:
             continue
         name, _, version = item.replace("==", "=").partition("=")
         name = {"tf": "tensorflow", "torch": "pytorch"}.get(name.strip().lower(), name.strip().lower())
-        if name not in FRAMEWORKS:
+        if name not in FRAMEWORKS and name not in ENGINES:
             raise InputError(
                 f"option --frameworks: {item!r} is not a framework envgen knows",
-                fix="use tensorflow and/or pytorch, optionally with a version: tensorflow==2.15,pytorch",
+                fix="use tensorflow and/or pytorch, or a serving engine (vllm, sglang), optionally with a version: "
+                    "tensorflow==2.15,pytorch",
             )
         if version and not all(p.isdigit() for p in version.split(".")):
             raise InputError(f"option --frameworks: version {version!r} of {name} is not digits and dots",

@@ -26,6 +26,7 @@ from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile.model import FRAMEWORK_NAMES, Profile
 from envgen.suggest.candidates import candidates
 from envgen.suggest.compose import build_profile
+from envgen.suggest.engines import asked_engine, engine_requests
 from envgen.suggest.parts import Candidate
 from envgen.suggest.recipes import Recipes
 from envgen.suggest.request import FRAMEWORKS, Request, parse_frameworks
@@ -114,6 +115,9 @@ def _first_passing(kb: KnowledgeBase, req: Request, ordered: list[Candidate], gp
 
 
 def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
+    engine = asked_engine(req)
+    if engine is not None:
+        return _suggest_engine(kb, recipes, req, engine)
     gpu = kb.gpu(req.gpu)
     if gpu is None:
         raise InputError(f"GPU {req.gpu!r} is not in the knowledge base",
@@ -149,6 +153,24 @@ def suggest(kb: KnowledgeBase, recipes: Recipes, req: Request) -> SuggestResult:
         + (f" with driver {req.driver}" if req.driver else "") + f": {why}",
         fix="relax --python or the framework versions, or upgrade the driver",
     )
+
+
+def _suggest_engine(kb: KnowledgeBase, recipes: Recipes, req: Request, engine: str) -> SuggestResult:
+    """The newest engine release whose torch has a passing stack (the engine's rules judged with it)."""
+    tried: list[str] = []
+    for sub in engine_requests(kb, req, engine):
+        try:
+            result = suggest(kb, recipes, sub)
+        except InputError as err:
+            tried.append(f"{sub.pip[0]} (torch {sub.frameworks['pytorch']}): {err.message}")
+            continue
+        result.request = req
+        result.notes += [f"{t}: skipped" for t in tried[:3]]
+        return result
+    raise InputError(
+        f"no {engine} release in the knowledge base has a stack for {req.gpu}"
+        + (f" with driver {req.driver}" if req.driver else "") + (f": {tried[0]}" if tried else ""),
+        fix="relax --python or the versions, or upgrade the driver")
 
 
 def _split_reason(refused: list[str], failed: Suggestion | None) -> str:

@@ -49,7 +49,7 @@ def build(cpu_only: bool, matmul_size: int) -> dict:
 
 
 # import name -> how envgen's knowledge base names the distribution (kb/data/extensions.yaml)
-EXTENSIONS = ("flash_attn", "xformers", "bitsandbytes", "cupy", "apex", "deepspeed", "triton", "jax")
+EXTENSIONS = ("flash_attn", "xformers", "bitsandbytes", "cupy", "apex", "deepspeed", "triton", "jax", "vllm", "sglang")
 
 
 def installed_extensions() -> list[dict[str, str]]:

@@ -1,6 +1,7 @@
 """The probe's extension-package checks on a real GPU: every extension package installed on this machine
-(on the H200: Triton, JAX, CuPy beside PyTorch) imported and called once, with a profile that names them and
-bare (no --expect); and their calls skipped, not failed, when no GPU is visible to a CPU-only profile.
+(on the H200: Triton, JAX, CuPy beside PyTorch; vLLM or SGLang where installed: their compiled ops and own
+RMSNorm kernel) imported and called once, with a profile that names them and bare (no --expect); and their
+calls skipped, not failed, when no GPU is visible to a CPU-only profile.
 
     python -m pytest tests/gpu/test_probe_ext_gpu.py -q        (or: python tests/gpu/probe_ext_run.py)
 """
@@ -32,6 +33,10 @@ def test_each_installed_extension_is_called_once_on_the_gpu(tmp_path):
             "device"].lower()
     if "ext.triton" in checks:
         assert checks["ext.triton"]["figures"]["max_abs_error"] == 0.0
+    for engine in ("ext.vllm", "ext.sglang"):  # the engine's own RMSNorm kernel, no model weights
+        if engine in checks:
+            assert checks[engine]["figures"]["compiled_ops"] == "loaded"
+            assert checks[engine]["figures"]["rel_error"] < 1e-2
 
 
 def test_a_bare_run_finds_the_installed_extensions(tmp_path):

@@ -87,3 +87,31 @@ def test_the_probe_knows_every_module_the_knowledge_base_names() -> None:
 
     known = {module for module, _package in probe_module("probe_ext").KNOWN}
     assert {row.module for row in load_kb().extensions} <= known
+
+
+def _fake_engine(root: Path, ops_error: str | None) -> None:
+    """A stand-in vllm package (the real wheel is 400 MB and needs CUDA): its compiled-ops module raises the
+    loader's words, as recorded in vllm's and sglang's trackers, or imports cleanly."""
+    _fake_package(root, "vllm", "0.11.0")
+    body = f"raise ImportError({ops_error!r})\n" if ops_error else ""
+    (root / "vllm" / "_C.py").write_text(body)
+
+
+@pytest.mark.parametrize(("ops_error", "status", "said"), [
+    (None, "pass", "vllm._C loads"),
+    ("libcuda.so.1: cannot open shared object file: No such file or directory", "pass", "needs the NVIDIA driver"),
+    # https://github.com/saturncloud/images/pull/482: vLLM 0.25.1 on a CUDA 12.9 base
+    ("libcudart.so.13: cannot open shared object file: No such file or directory", "fail", "cannot be loaded"),
+])
+def test_an_engine_loads_its_compiled_ops_in_the_library_tier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              ops_error: str | None, status: str, said: str) -> None:
+    _fake_engine(tmp_path, ops_error)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("vllm", "vllm._C"):
+        monkeypatch.delitem(__import__("sys").modules, name, raising=False)
+    ext = probe_module("probe_ext")
+    common, ctx = _ctx(_expect(("vllm", "vllm", "0.11.0")))
+    (name, func), = ext.checks(ctx, call=False)
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert name == "ext.vllm"
+    assert entry["status"] == status and said in entry["message"], entry

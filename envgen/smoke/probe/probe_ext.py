@@ -1,6 +1,7 @@
 """GPU extension packages in the envgen probe (flash-attn, xformers, bitsandbytes, CuPy, Apex, DeepSpeed, Triton,
-JAX): each is imported and its version compared with the profile's; in the GPU tier each is called once
-(probe_ext_calls). Python 3.7+, standard library only; the packages are imported inside the checks.
+JAX) and the serving engines (vLLM, SGLang): each is imported and its version compared with the profile's; an
+engine's compiled ops are loaded in the library tier too (probe_ext_calls.COMPILED); in the GPU tier each is
+called once (probe_ext_calls). Python 3.7+, standard library only; the packages are imported inside the checks.
 
 Which packages: the profile's ``expected.extensions`` (envgen writes it for every such package in packages.pip);
 without a profile (``--expect`` not given), every one of them that is importable here.
@@ -25,6 +26,8 @@ KNOWN = (
     ("deepspeed", "deepspeed"),
     ("triton", "triton"),
     ("jax", "jax"),
+    ("vllm", "vllm"),
+    ("sglang", "sglang"),
 )
 
 
@@ -77,6 +80,8 @@ def make_check(package, module_name, version, call):
         module, figures = import_package(package, module_name, version)
         call_func = probe_ext_calls.CALLS.get(module_name)
         said = "%s %s imports" % (package, figures["version"])
+        if module_name in probe_ext_calls.COMPILED:
+            said += "; " + probe_ext_calls.load_compiled(module_name, figures)
         if not call:
             return said + " (its GPU call runs in the GPU tier)", figures
         if call_func is None:

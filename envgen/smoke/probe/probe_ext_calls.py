@@ -1,10 +1,13 @@
 """One GPU call per extension package, each against a reference: a flash-attention forward and an xFormers
 memory-efficient attention (float32 attention on the same GPU), an 8-bit matmul (bitsandbytes Linear8bitLt), a
-CuPy kernel compiled at run time (NVRTC), DeepSpeed's accelerator, a Triton kernel, a JAX ``jit`` on the GPU.
-Each is ``call(ctx, module) -> (message, figures)`` and raises ``Fail``. Python 3.7+."""
+CuPy kernel compiled at run time (NVRTC), DeepSpeed's accelerator, a Triton kernel, a JAX ``jit`` on the GPU, and
+a serving engine's own RMSNorm kernel (vLLM's ``_C.rms_norm``, sgl-kernel's ``rmsnorm``) on small tensors, no
+model weights. Each is ``call(ctx, module) -> (message, figures)`` and raises ``Fail``. Python 3.7+."""
 
 import codecs
+import importlib
 import math
+import traceback
 
 from probe_common import CaptureStderr, Fail, Skip
 
@@ -146,6 +149,71 @@ def call_jax(ctx, module):
     return "jax.jit ran on %s: result matches" % gpus[0], figures
 
 
+# an engine's compiled ops (its own CUDA kernels, linked against torch and one CUDA runtime): an ABI or CUDA
+# mismatch shows as an ImportError here ("undefined symbol", "libcudart.so.13: cannot open shared object file")
+COMPILED = {"vllm": "vllm._C", "sglang": "sgl_kernel"}
+# the words of a loader that only lacks the driver (a host without a GPU): not the package's fault
+_NO_DRIVER = ("libcuda.so", "no CUDA GPUs", "Found no NVIDIA driver")
+
+
+def load_compiled(module_name, figures):
+    """Import the engine's compiled ops; Fail on an ABI or CUDA-runtime mismatch, say so when only the driver
+    is missing."""
+    ops = COMPILED[module_name]
+    try:
+        importlib.import_module(ops)
+    except Exception as exc:  # noqa: BLE001 - the loader's own words are the finding
+        text = str(exc)
+        if any(word in text for word in _NO_DRIVER):
+            figures["compiled_ops"] = "needs the driver"
+            return "%s needs the NVIDIA driver to load (%s): it loads in the GPU tier" % (ops, text.strip())
+        figures["compiled_ops"] = "failed"
+        raise Fail("%s (the engine's compiled ops) cannot be loaded: %s" % (ops, text),
+                   figures, log=traceback.format_exc()) from exc
+    figures["compiled_ops"] = "loaded"
+    return "%s loads" % ops
+
+
+def _rms_reference(torch, x, weight, eps):
+    xf = x.float()
+    return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * weight.float()
+
+
+def _rms_inputs(torch):
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(16, 1024, device="cuda", dtype=torch.float16, generator=gen)
+    weight = torch.randn(1024, device="cuda", dtype=torch.float16, generator=gen)
+    return x, weight
+
+
+def _rms_check(torch, name, out, x, weight, eps):
+    torch.cuda.synchronize()
+    error = _rel(torch, out, _rms_reference(torch, x, weight, eps))
+    figures = {"kernel": name, "shape": list(x.shape), "dtype": "fp16", "rel_error": float("%.3g" % error)}
+    if not error < 1e-2:
+        raise Fail("%s differs from the float32 RMSNorm (relative error %.3g)" % (name, error), figures)
+    return "%s (16x1024 fp16) matches float32 RMSNorm (rel error %.2g)" % (name, error), figures
+
+
+def call_vllm(ctx, module):
+    """vLLM's own RMSNorm kernel (torch.ops._C.rms_norm, registered by vllm._C): compiled for this GPU or not."""
+    torch = _torch_gpu(ctx)
+    importlib.import_module("vllm._C")
+    x, weight = _rms_inputs(torch)
+    out = torch.empty_like(x)
+    torch.ops._C.rms_norm(out, x, weight, 1e-6)
+    return _rms_check(torch, "vllm _C.rms_norm", out, x, weight, 1e-6)
+
+
+def call_sglang(ctx, module):
+    """sgl-kernel's RMSNorm (the kernel package SGLang pins): compiled for this GPU and this torch or not."""
+    torch = _torch_gpu(ctx)
+    sgl_kernel = importlib.import_module("sgl_kernel")
+    x, weight = _rms_inputs(torch)
+    out = sgl_kernel.rmsnorm(x, weight, 1e-6)
+    return _rms_check(torch, "sgl_kernel.rmsnorm", out, x, weight, 1e-6)
+
+
 CALLS = {
     "flash_attn": call_flash_attn,
     "xformers": call_xformers,
@@ -154,4 +222,6 @@ CALLS = {
     "deepspeed": call_deepspeed,
     "triton": call_triton,
     "jax": call_jax,
+    "vllm": call_vllm,
+    "sglang": call_sglang,
 }

@@ -1,0 +1,63 @@
+"""Rows of the serving-engine layer (``engine_requires.yaml``): each vLLM, SGLang, sgl-kernel and FlashInfer
+release's Requires-Python and the Requires-Dist lines of its chain (torch, xformers, FlashInfer, sgl-kernel, the
+NVIDIA CUDA wheels), read from the core metadata of its PyPI wheel by ``envgen.kb.refresh.engines``; and the
+distributions or releases whose metadata could not be read (``engine_unread``), so that nothing is guessed."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from envgen.kb.models import Row
+from envgen.kb.pypackages import FrameworkRequires, Release
+from envgen.kb.specifiers import Specifier
+
+ENGINES = ("vllm", "sglang")  # the distributions a profile names as its serving engine
+
+
+class EngineRequires(FrameworkRequires):
+    FILE: ClassVar[str] = "engine_requires.yaml"
+
+    requires_python: Specifier = ""  # the wheel's Requires-Python, as written
+    build_from: str = ""  # how ``build`` is known when the wheel names no CUDA wheel itself: its exact torch pin
+
+    def pin(self, name: str, extras: frozenset[str] = frozenset()) -> str | None:
+        """The exact version this release pins ``name`` to when installed with ``extras``, else None."""
+        specs = [r.spec for r in self.requires if r.name == name and (not r.extra or r.extra in extras)]
+        exact = {s[2:] for s in specs if s.startswith("==") and "," not in s}
+        return next(iter(exact)) if len(exact) == 1 else None
+
+    def pinned(self, name: str) -> set[str]:
+        """Every exact version a line of this release (under any extra) pins ``name`` to."""
+        return {r.spec[2:] for r in self.requires if r.name == name and r.spec.startswith("==") and "," not in r.spec}
+
+
+class EngineUnread(Row):
+    """A distribution (or one release) whose wheel metadata the refresh could not read, and why."""
+
+    FILE: ClassVar[str] = "engine_requires.yaml"
+
+    distribution: str
+    version: Release | None = None
+    why: str
+
+    @property
+    def key(self) -> str:
+        return f"unread.{self.distribution}" + (f"=={self.version}" if self.version else "")
+
+
+class EngineTrap(Row):
+    """How an engine chain fails when one of its couplings is broken, in the engines' own words: the failure text
+    a user reported in the engine's tracker (``source``: the thread). The check rules cite it beside the row
+    whose pins show the coupling."""
+
+    FILE: ClassVar[str] = "engine_traps.yaml"
+
+    id: str  # the finding code it explains: "engine-replaces-torch"
+    failure: str  # the text the engine (or pip) printed, quoted from the thread
+    # engine-jit-toolkit: the GPUs (compute capability major) whose JIT kernels need at least this local CUDA
+    cc_major: int | None = None
+    cuda_min: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.id
