@@ -21,13 +21,14 @@ from typing import IO, TYPE_CHECKING
 
 from envgen.docker.builder import BuilderInfo
 from envgen.docker.buildlog import (
+    BuildahParser,
     BuildkitPlainParser,
     ClassicStreamParser,
     StepTracker,
     short_error,
     stage_labels,
 )
-from envgen.docker.client import connect
+from envgen.docker.client import connect, engine_url
 from envgen.docker.images import tag_all
 from envgen.docker.progress import NullSink, ProgressSink
 from envgen.errors import BuildFailed, DockerUnavailable, InputError
@@ -135,11 +136,15 @@ def _failure(tracker: StepTracker, log_path: Path, fallback: str) -> BuildFailed
 
 def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfile: Path,
                 secrets: Mapping[str, Path], build_args: Mapping[str, str], labels: Mapping[str, str],
-                no_cache: bool = False) -> list[str]:
-    """The CLI command line (no ``-t``: tagging happens after success)."""
+                no_cache: bool = False, env: Mapping[str, str] | None = None) -> list[str]:
+    """The CLI command line (no ``-t``: tagging happens after success); ``env`` gives podman its socket."""
     assert builder.cli is not None
-    cmd = [builder.cli] + (["buildx", "build", "--load"] if builder.kind == "buildx" else ["build"])
-    cmd += ["--progress=plain", "--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
+    if builder.kind == "podman":  # buildah's own output; the engine at DOCKER_HOST stores the image
+        cmd = [builder.cli, "--url", engine_url(env=env), "build"]
+    else:
+        cmd = [builder.cli] + (["buildx", "build", "--load"] if builder.kind == "buildx" else ["build"])
+        cmd.append("--progress=plain")
+    cmd += ["--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
     for name, src in sorted(secrets.items()):
         cmd += ["--secret", f"id={name},src={src}"]
     for key, value in sorted(build_args.items()):
@@ -184,10 +189,12 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
         environ["DOCKER_BUILDKIT"] = "1"
     environ.pop("BUILDKIT_PROGRESS", None)
     dockerfile_text = (context_dir / dockerfile).read_text(encoding="utf-8", errors="replace")
-    parser = BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
+    parser: BuildkitPlainParser | BuildahParser = BuildahParser(sink.step) if builder.kind == "podman" else \
+        BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
     with tempfile.TemporaryDirectory(prefix="envgen-build-") as tmp:
         iidfile = Path(tmp) / "iid"
-        cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache)
+        cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
+                          environ)
         log.write(f"[envgen] {_redacted(cmd)}\n")
         log.flush()
         try:

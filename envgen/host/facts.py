@@ -139,7 +139,9 @@ class RealProvider:
             return self._docker_cli_info()
         try:
             client = connect()
-            return Probe(output=json.dumps(client.info()))
+            info = client.info()
+            info["Components"] = client.version().get("Components") or []  # names the engine (Podman)
+            return Probe(output=json.dumps(info))
         except Exception as exc:  # DockerUnavailable, or the SDK's own errors
             message = " ".join(str(getattr(exc, "message", None) or exc).split()) or type(exc).__name__
         if shutil.which("docker") is None:
@@ -155,10 +157,16 @@ class RealProvider:
     def builder(self) -> Probe:
         try:
             from envgen.docker.builder import detect_builder as detect
+            from envgen.docker.client import connect
+            from envgen.docker.engine import engine_info
         except ImportError:
             return Probe(error="envgen.docker offers no builder detection")
         try:
-            info = detect()
+            client = connect()
+            try:
+                info = detect(engine=engine_info(client).kind)
+            finally:
+                client.close()
         except Exception as exc:
             return Probe(error=f"builder detection failed: {exc}")
         return Probe(output=builder_kind(info))
@@ -187,7 +195,7 @@ def _text(value: object) -> str:
 
 
 def builder_kind(info: object) -> str:
-    """envgen.docker's BuilderInfo.kind: "buildx", "buildkit-legacy" (DOCKER_BUILDKIT=1) or "classic"."""
+    """envgen.docker's BuilderInfo.kind: "buildx", "buildkit-legacy" (DOCKER_BUILDKIT=1), "podman" or "classic"."""
     kind = getattr(info, "kind", None)
     return str(kind) if kind else "unknown"
 

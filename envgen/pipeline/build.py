@@ -27,6 +27,7 @@ from envgen.docker import (
     inspect_image,
     run_container,
 )
+from envgen.docker.engine import engine_info
 from envgen.docker.images import tag_all
 from envgen.errors import BuildFailed, InputError, SmokeFailed
 from envgen.files import write_atomically
@@ -213,8 +214,9 @@ def build(
     config = load_config(env)
     kb = load_kb()
     profile = _profile_to_build(ref, kb, check, env, echo)
-    info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
+    info = detect_builder(env, choice=builder or "auto",  # type: ignore[arg-type]
+                          engine=engine_info(client).kind)
     check_locked_base(client, profile, echo)
     store = ValidationStore(config.state_dir)
     wheelhouse = _wheelhouse(config, wheelhouse, env)
