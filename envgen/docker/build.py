@@ -9,12 +9,13 @@ group gets SIGINT, then SIGKILL; classic builds run with ``rm=True, forcerm=True
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 _STOP_GRACE_S = 10.0
+_SDE_ARG = re.compile(r"^ARG SOURCE_DATE_EPOCH=(\d+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,8 @@ def build_image(
         try:
             if builder.uses_buildkit:
                 image_id, tracker = _build_cli(context_dir, dockerfile, builder, secrets or {},
-                                               build_args or {}, labels or {}, log, sink, env, no_cache)
+                                               build_args or {}, labels or {}, log, sink, env, no_cache,
+                                               lambda archive: _load_oci(client, archive, log))
             else:
                 image_id, tracker = _build_classic(context_dir, dockerfile, client, build_args or {},
                                                    labels or {}, log, sink, no_cache)
@@ -142,7 +145,11 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
     if builder.kind == "podman":  # buildah's own output; the engine at DOCKER_HOST stores the image
         cmd = [builder.cli, "--url", engine_url(env=env), "build"]
     else:
-        cmd = [builder.cli] + (["buildx", "build", "--load"] if builder.kind == "buildx" else ["build"])
+        cmd = [builder.cli] + (["buildx", "build"] if builder.kind == "buildx" else ["build"])
+        if builder.oci_rewrite:
+            cmd.append(f"--output=type=oci,dest={oci_archive(iidfile)},rewrite-timestamp=true")
+        elif builder.kind == "buildx":
+            cmd.append("--load")
         cmd.append("--progress=plain")
     cmd += ["--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
     for name, src in sorted(secrets.items()):
@@ -155,6 +162,21 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
         cmd.append("--no-cache")
     cmd.append(str(context_dir))
     return cmd
+
+
+def oci_archive(iidfile: Path) -> Path:
+    """Where an OCI export (BuilderInfo.oci_rewrite) writes its archive: beside the iidfile."""
+    return iidfile.parent / "image.oci.tar"
+
+
+def source_date_epoch(dockerfile_text: str, build_args: Mapping[str, str]) -> dict[str, str]:
+    """The build arguments, with SOURCE_DATE_EPOCH from the Dockerfile's ``ARG SOURCE_DATE_EPOCH=N`` when not
+    given: BuildKit's exporters read it from the build arguments only, not from an ARG's default."""
+    args = dict(build_args)
+    match = _SDE_ARG.search(dockerfile_text)
+    if match and "SOURCE_DATE_EPOCH" not in args:
+        args["SOURCE_DATE_EPOCH"] = match.group(1)
+    return args
 
 
 def _redacted(cmd: list[str]) -> str:
@@ -183,7 +205,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets: Mapping[str, Path],
                build_args: Mapping[str, str], labels: Mapping[str, str], log: IO[str], sink: ProgressSink,
-               env: Mapping[str, str] | None, no_cache: bool) -> tuple[str, StepTracker]:
+               env: Mapping[str, str] | None, no_cache: bool,
+               load: Callable[[Path], str]) -> tuple[str, StepTracker]:
+    """Build with the CLI; ``load`` loads an OCI archive (BuilderInfo.oci_rewrite) and gives its image ID."""
     environ = dict(os.environ if env is None else env)
     if builder.kind == "buildkit-legacy":
         environ["DOCKER_BUILDKIT"] = "1"
@@ -193,6 +217,8 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
         BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
     with tempfile.TemporaryDirectory(prefix="envgen-build-") as tmp:
         iidfile = Path(tmp) / "iid"
+        if builder.oci_rewrite:
+            build_args = source_date_epoch(dockerfile_text, build_args)
         cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
                           environ)
         log.write(f"[envgen] {_redacted(cmd)}\n")
@@ -225,11 +251,28 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
             if not parser.error and parser.recent:
                 parser.error = parser.recent[-1].strip()
             raise _failure(parser, Path(log.name), fallback)
-        image_id = iidfile.read_text().strip() if iidfile.exists() else ""
+        if builder.oci_rewrite:
+            image_id = load(oci_archive(iidfile))
+        else:
+            image_id = iidfile.read_text().strip() if iidfile.exists() else ""
     if not image_id:
         raise BuildFailed("the build finished but wrote no image ID", log_path=log.name,
                           fix=f"see the full build log: {log.name}")
     return image_id, parser
+
+
+def _load_oci(client: DockerClient, archive: Path, log: IO[str]) -> str:
+    """``docker load`` of the build's OCI archive; the image ID the engine reports."""
+    from envgen.docker.archive import load_archive
+
+    with open(archive, "rb") as data:
+        loaded = load_archive(client, data)
+    ids = [ref for ref in loaded if ref.startswith("sha256:")]
+    log.write(f"[envgen] loaded {archive.name}: {', '.join(loaded) or 'nothing'}\n")
+    if not ids:
+        raise BuildFailed(f"the build's OCI archive loaded as {loaded or 'nothing'}, not as an image ID",
+                          log_path=log.name, fix=f"see the full build log: {log.name}")
+    return ids[0]
 
 
 # --- classic builder through the SDK -----------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from envgen.docker.engine import EngineKind
+from envgen.docker.engine import EngineInfo
 from envgen.errors import InputError
 
 BuilderKind = Literal["buildx", "buildkit-legacy", "podman", "classic"]
@@ -23,6 +23,9 @@ BuilderChoice = Literal["auto", "buildkit", "classic"]
 
 DEBIAN_CLI = "/usr/bin/docker"
 LEGACY_BUILDKIT_BEFORE = 23  # CLIs from 23.0 on need the buildx plugin for BuildKit
+# Docker 26 embeds BuildKit 0.13, the first with the exporters' rewrite-timestamp option (BuildKit 0.13 release
+# notes; seen here: ../shared/field-notes.md, "Identical images on a current engine")
+REWRITE_TIMESTAMP_ENGINE = 26
 _VERSION = re.compile(r"version v?(\d+)\.(\d+)(?:\.(\d+))?(\S*)", re.IGNORECASE)
 
 
@@ -32,6 +35,10 @@ class BuilderInfo:
     cli: str | None  # the docker (or podman) executable to run (None for the classic SDK builder)
     version: str | None  # that CLI's version ("20.10.24+dfsg1"), or the buildx version for buildx
     reason: str  # why this builder was chosen, for `envgen doctor` and logs
+    # buildx on an engine with BuildKit >= 0.13 (Docker >= 26) and the containerd image store (the OCI exporter
+    # is not supported with the classic store): export an OCI archive with every file's time set to
+    # SOURCE_DATE_EPOCH (rewrite-timestamp) and load it, so two clean builds give identical layers
+    oci_rewrite: bool = False
 
     @property
     def uses_buildkit(self) -> bool:
@@ -95,9 +102,9 @@ def _probe(path: str, env: Mapping[str, str]) -> _Cli:
 
 
 def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice = "auto", *,
-                   extra_clis: Sequence[str] = (DEBIAN_CLI,), engine: EngineKind = "docker") -> BuilderInfo:
+                   extra_clis: Sequence[str] = (DEBIAN_CLI,), engine: EngineInfo | None = None) -> BuilderInfo:
     """The builder to use, probing every ``docker`` on ``env["PATH"]`` and ``extra_clis`` (``podman`` when
-    ``engine`` is Podman).
+    ``engine`` is Podman; default: a Docker engine that does not rewrite timestamps).
 
     ``choice="buildkit"`` raises InputError when no CLI offers BuildKit (on Podman: no podman CLI);
     ``choice="classic"`` always gives the SDK's classic builder."""
@@ -106,13 +113,15 @@ def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice =
     if choice == "classic":
         return BuilderInfo("classic", None, None, "classic builder requested")
     environ = dict(os.environ if env is None else env)
-    if engine == "podman":
+    if engine is not None and engine.kind == "podman":
         return _podman_builder(environ, choice)
     clis = [_probe(path, environ) for path in docker_executables(environ, extra_clis)]
     for cli in clis:
         if cli.buildx:
+            rewrite = engine is not None and engine.major >= REWRITE_TIMESTAMP_ENGINE and engine.containerd_store
             return BuilderInfo("buildx", cli.path, cli.buildx,
-                               f"{cli.path} has the buildx plugin ({cli.buildx})")
+                               f"{cli.path} has the buildx plugin ({cli.buildx})"
+                               + ("; OCI export with rewrite-timestamp" if rewrite else ""), rewrite)
     for cli in clis:
         if cli.major is not None and cli.major < LEGACY_BUILDKIT_BEFORE:
             return BuilderInfo(

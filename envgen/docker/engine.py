@@ -11,6 +11,7 @@ differences that matter to envgen are read here once:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +23,8 @@ EngineKind = Literal["docker", "podman"]
 PODMAN_COMPONENT = "Podman Engine"
 # the directories podman reads CDI specs from (containers/common's default cdi_spec_dirs)
 PODMAN_CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
+# `docker info` DriverStatus of an engine with the containerd image store ("features": {"containerd-snapshotter": true})
+CONTAINERD_SNAPSHOTTER = "io.containerd.snapshotter.v1"
 
 
 @dataclass(frozen=True)
@@ -29,22 +32,31 @@ class EngineInfo:
     kind: EngineKind
     version: str | None  # the engine's own version: dockerd's, or podman's
     api_version: str | None
+    containerd_store: bool = False  # Docker's containerd image store (info DriverStatus driver-type)
+
+    @property
+    def major(self) -> int:
+        match = re.match(r"(\d+)\.", self.version or "")
+        return int(match.group(1)) if match else 0
 
     @property
     def name(self) -> str:
         return "Podman" if self.kind == "podman" else "Docker"
 
 
-def engine_from_version(version: Mapping[str, Any]) -> EngineInfo:
-    """The engine described by the API's ``/version`` answer (what ``client.version()`` returns)."""
+def engine_from_version(version: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> EngineInfo:
+    """The engine described by the API's ``/version`` answer (what ``client.version()`` returns) and, for the
+    image store, its ``/info`` answer."""
     components: Sequence[Any] = version.get("Components") or ()
     names = {str(c.get("Name")): c for c in components if isinstance(c, Mapping)}
     if PODMAN_COMPONENT in names:
         return EngineInfo("podman", str(names[PODMAN_COMPONENT].get("Version") or version.get("Version") or "")
                           or None, version.get("ApiVersion"))
-    return EngineInfo("docker", version.get("Version"), version.get("ApiVersion"))
+    status = (info or {}).get("DriverStatus") or ()
+    containerd = any(list(pair)[:2] == ["driver-type", CONTAINERD_SNAPSHOTTER] for pair in status)
+    return EngineInfo("docker", version.get("Version"), version.get("ApiVersion"), containerd)
 
 
 def engine_info(client: DockerClient) -> EngineInfo:
     """Ask the engine ``client`` talks to who it is."""
-    return engine_from_version(client.version())
+    return engine_from_version(client.version(), client.info())

@@ -164,7 +164,8 @@ class RealProvider:
         try:
             client = connect()
             try:
-                info = detect(engine=engine_info(client).kind)
+                engine = engine_info(client)
+                info = detect(engine=engine)
             finally:
                 client.close()
         except Exception as exc:

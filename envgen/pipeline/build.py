@@ -215,8 +215,9 @@ def build(
     kb = load_kb()
     profile = _profile_to_build(ref, kb, check, env, echo)
     client = connect()
+    engine = engine_info(client)
     info = detect_builder(env, choice=builder or "auto",  # type: ignore[arg-type]
-                          engine=engine_info(client).kind)
+                          engine=engine)
     check_locked_base(client, profile, echo)
     store = ValidationStore(config.state_dir)
     wheelhouse = _wheelhouse(config, wheelhouse, env)

@@ -13,13 +13,14 @@ import pytest
 from envgen.docker.build import cli_command
 from envgen.docker.builder import detect_builder
 from envgen.docker.buildlog import BuildahParser, short_error
-from envgen.docker.engine import engine_from_version
+from envgen.docker.engine import EngineInfo, engine_from_version
 from envgen.docker.progress import StepEvent
 from envgen.errors import InputError
 from envgen.host.parse import parse_docker_info
 
 ENGINES = Path(__file__).parents[1] / "fixtures" / "engines"
 PODMAN = ENGINES / "podman-4.3.1"
+PODMAN_ENGINE = EngineInfo("podman", "4.3.1", "1.41")
 
 
 def _parse(name: str) -> tuple[BuildahParser, list[StepEvent], list[str]]:
@@ -77,7 +78,7 @@ def _fake_podman(directory: Path) -> Path:
 def test_on_podman_the_podman_cli_builds_through_the_socket(tmp_path: Path) -> None:
     cli = _fake_podman(tmp_path / "bin")
     env = {**os.environ, "PATH": str(cli.parent), "DOCKER_HOST": "unix:///run/podman/podman.sock"}
-    info = detect_builder(env, engine="podman", extra_clis=())
+    info = detect_builder(env, engine=PODMAN_ENGINE, extra_clis=())
     assert (info.kind, info.cli, info.version, info.uses_buildkit) == ("podman", str(cli), "4.3.1", True)
     cmd = cli_command(info, tmp_path, "Dockerfile", tmp_path / "iid", {"ca_bundle": tmp_path / "ca.pem"},
                       {"A": "1"}, {}, env=env)
@@ -87,6 +88,20 @@ def test_on_podman_the_podman_cli_builds_through_the_socket(tmp_path: Path) -> N
 
 def test_on_podman_without_its_cli_auto_is_classic_and_buildkit_says_why(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": str(tmp_path)}
-    assert detect_builder(env, engine="podman", extra_clis=()).kind == "classic"
+    assert detect_builder(env, engine=PODMAN_ENGINE, extra_clis=()).kind == "classic"
     with pytest.raises(InputError, match="no podman CLI"):
-        detect_builder(env, choice="buildkit", engine="podman", extra_clis=())
+        detect_builder(env, choice="buildkit", engine=PODMAN_ENGINE, extra_clis=())
+
+
+def test_podman_create_args_carry_the_sdk_keywords_and_one_device_per_cdi_name() -> None:
+    from envgen.docker.podman_run import create_args
+
+    kwargs = {"shm_size": "8g", "environment": {"B": "2", "A": "1"}, "user": "1000:1000",
+              "volumes": {"/home/u/w": {"bind": "/workspace", "mode": "rw"}}, "working_dir": "/workspace",
+              "entrypoint": ["/usr/bin/env", "PATH=/opt/env/bin:/usr/bin"]}
+    args = create_args("img:1", ["python", "-c", "print(1)"], kwargs, ["nvidia.com/gpu=0", "nvidia.com/gpu=1"])
+    assert args == ["create", "--shm-size", "8g", "--env", "A=1", "--env", "B=2",
+                    "--volume", "/home/u/w:/workspace:rw", "--workdir", "/workspace", "--user", "1000:1000",
+                    "--entrypoint", '["/usr/bin/env", "PATH=/opt/env/bin:/usr/bin"]',
+                    "--device", "nvidia.com/gpu=0", "--device", "nvidia.com/gpu=1",
+                    "img:1", "python", "-c", "print(1)"]
