@@ -84,7 +84,8 @@ def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserCon
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
-                    bootstrap: str = "docker-daemon") -> list[Path]:
+                    bootstrap: str = "docker-daemon", runtime: str = "apptainer",
+                    array: str | None = None) -> list[Path]:
     from envgen.render.exports import ExportOptions
 
     config = load_config(env)
@@ -95,7 +96,8 @@ def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str]
     images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
     route = gpu_route or config.gpu_route
     options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
-                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon")
+                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
+                            runtime=runtime, array=array)  # type: ignore[arg-type]  # the CLI checked runtime
     return export(profiles, kb, fmt, out, config=config, options=options)
 
 
