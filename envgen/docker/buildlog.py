@@ -21,7 +21,8 @@ _BK_CANCELED = re.compile(r"^#(\d+) CANCELED$")
 _BK_ERROR = re.compile(r"^#(\d+) ERROR:? ?(.*)$")
 _BK_OUTPUT = re.compile(r"^#(\d+) (\d+\.\d+) ?(.*)$")
 _BK_OTHER = re.compile(r"^#(\d+) (.*)$")
-_CLASSIC_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+# "Step 2/3 : RUN ...", and Podman's compat API's (buildah's) "STEP 2/3: RUN ..." (its stage prefix dropped)
+_CLASSIC_STEP = re.compile(r"^(?:Step (\d+)/(\d+) : |(?:\[\d+/\d+\] )?STEP (\d+)/(\d+): )(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXIT_CODE = re.compile(r"(?:exit code: |returned a non-zero code: |exit status )(\d+)\s*$")
 
@@ -208,17 +209,17 @@ class ClassicStreamParser(StepTracker):
         if match:
             if self._current is not None and self._current.status == "start":
                 self._event(self._current, "done", None, self.total())
-            self._total = int(match.group(2))
-            self._current = _Step(len(self.steps) + 1, match.group(3))
+            self._total = int(match.group(2) or match.group(4))
+            self._current = _Step(len(self.steps) + 1, match.group(5))
             self.steps.append(self._current)
             self._event(self._current, "start", None, self.total())
             return
         if self._current is None:
             return
         stripped = line.strip()
-        if stripped == "---> Using cache":
+        if stripped == "---> Using cache" or stripped.startswith("--> Using cache "):
             self._event(self._current, "cached", None, self.total())
-        elif not stripped.startswith(("--->", "Removing intermediate container")):
+        elif not stripped.startswith(("--->", "-->", "COMMIT", "Removing intermediate container")):
             self._current.output.append(line)
 
 

@@ -17,7 +17,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from envgen.docker.client import engine_url
-from envgen.errors import EngineError
+from envgen.errors import EngineError, GpuRequestRefused
+
+# what envgen says for podman, which answers a `--gpus` device request by starting the container without GPUs
+NO_RUNTIME_REQUEST = ("Podman's Docker-compatible API drops a device request with capabilities [[gpu]] (docker run "
+                      "--gpus) and starts the container without GPUs: podman has no NVIDIA runtime; ask for GPUs by "
+                      "CDI (--device nvidia.com/gpu=all)")
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -48,7 +53,11 @@ def create_args(image: str, command: Sequence[str] | None, kwargs: Mapping[str, 
 def create_container(client: DockerClient, image: str, command: str | Sequence[str] | None,
                      kwargs: Mapping[str, Any], cdi_devices: Sequence[str]) -> Any:
     """The SDK's Container for a container the podman CLI created with ``cdi_devices``; EngineError naming
-    podman's refusal (an unknown CDI device: "unresolvable CDI devices nvidia.com/gpu=all")."""
+    podman's refusal (an unknown CDI device: "unresolvable CDI devices nvidia.com/gpu=all"). Without CDI devices
+    (a request through the NVIDIA runtime, which podman has not): GpuRequestRefused, never a container without
+    the GPUs it asked for."""
+    if not cdi_devices:
+        raise GpuRequestRefused(NO_RUNTIME_REQUEST, reason="no-runtime")
     podman = shutil.which("podman")
     if podman is None:
         raise EngineError("the engine is Podman, whose Docker-compatible API cannot hand CDI devices to a container, "

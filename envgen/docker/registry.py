@@ -44,7 +44,8 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
     if any(s in text for s in ("unauthorized", "authentication required", "denied", "no basic auth")):
         return RegistryError(f"cannot {action} {ref}: the registry {registry} refused access ({one})",
                              fix=f"log in first: docker login {registry}", cause="denied")
-    if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist")):
+    if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist",
+                               "image not known")):  # the last: Podman's words
         return RegistryError(f"cannot {action} {ref}: there is no local image with that name",
                              fix="build or tag it first", cause="local")
     if any(s in text for s in ("manifest unknown", "not found", "repository name not known",

@@ -115,7 +115,7 @@ def _create(client: DockerClient, image: str, command: str | Sequence[str] | Non
     from envgen.docker.engine import engine_info
 
     try:
-        if cdi_devices and engine_info(client).kind == "podman":  # its compat API drops CDI requests
+        if kwargs["device_requests"] and engine_info(client).kind == "podman":  # its compat API drops them
             from envgen.docker.podman_run import create_container
 
             return create_container(client, image, command, kwargs, cdi_devices)
