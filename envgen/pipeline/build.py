@@ -158,9 +158,10 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
-        labels = [f'LABEL {LABEL_SMOKE}="{report.status}" {LABEL_SMOKE_MODE}="{report.mode}" '
-                  f'{LABEL_SMOKE_TIER}="{report.tier or ""}"',
-                  f'LABEL {LABEL_SMOKE_TESTED_IMAGE}="{image_id}" {LABEL_FREEZE_SHA256}="{freeze_hash}"']
+        # one label per change: Podman's commit reads everything after the first key as its value
+        labels = [f'LABEL {key}="{value}"' for key, value in (
+            (LABEL_SMOKE, report.status), (LABEL_SMOKE_MODE, report.mode), (LABEL_SMOKE_TIER, report.tier or ""),
+            (LABEL_SMOKE_TESTED_IMAGE, image_id), (LABEL_FREEZE_SHA256, freeze_hash))]
         committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
         container.remove(force=True)
