@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -219,6 +219,8 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
         iidfile = Path(tmp) / "iid"
         if builder.oci_rewrite:
             build_args = source_date_epoch(dockerfile_text, build_args)
+            if "SOURCE_DATE_EPOCH" not in build_args:  # nothing to rewrite times to: the image as usual
+                builder = replace(builder, oci_rewrite=False)
         cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
                           environ)
         log.write(f"[envgen] {_redacted(cmd)}\n")

@@ -45,7 +45,7 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
         return RegistryError(f"cannot {action} {ref}: the registry {registry} refused access ({one})",
                              fix=f"log in first: docker login {registry}", cause="denied")
     if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist",
-                               "image not known")):  # the last: Podman's words
+                               "image not known", "tag does not exist:")):  # Podman's, Docker 26 containerd store's
         return RegistryError(f"cannot {action} {ref}: there is no local image with that name",
                              fix="build or tag it first", cause="local")
     if any(s in text for s in ("manifest unknown", "not found", "repository name not known",
