@@ -106,6 +106,19 @@ def envgen_context(home: Path, name: str, extra: str | None, wheelhouse: Path) -
     return out, dict(result.build_args), lock_s
 
 
+def _cleanup(home: Path, prefix: str, tags: list[str], log: Path) -> None:
+    """Remove the uv cache sub-directories the cold builds filled (a small build that mounts the same cache), the
+    bench's image tags, and keep the log."""
+    clean = home / "cleanup"
+    clean.mkdir()
+    (clean / "Dockerfile").write_text(CLEANUP)
+    tags.append(f"{prefix}cleanup:0")
+    docker_build(clean, tags[-1], ca=None, no_cache=True, log=log, args={"PREFIX": prefix})
+    for tag in tags:
+        subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
+    shutil.copyfile(log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
+
+
 def main() -> int:
     global DOCKER
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -162,14 +175,11 @@ def main() -> int:
                      "hand": docker_build(hand, f"{prefix}hand:small", ca=ca, no_cache=False, log=log, args={})}
             tags += [f"{prefix}envgen:small", f"{prefix}hand:small"]
         finally:
-            clean = home / "cleanup"
-            clean.mkdir()
-            (clean / "Dockerfile").write_text(CLEANUP)
-            tags.append(f"{prefix}cleanup:0")
-            docker_build(clean, tags[-1], ca=None, no_cache=True, log=log, args={"PREFIX": prefix})
-            for tag in tags:
-                subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
-            shutil.copyfile(log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
+            try:
+                _cleanup(home, prefix, tags, log)
+            except (OSError, SystemExit) as exc:  # a full disk must not hide the figures measured
+                print(f"warning: cleanup failed ({exc}); remove the tags {prefix}* and the uv cache "
+                      f"sub-directories {prefix}* yourself", file=sys.stderr)
     e_cold, h_cold = statistics.median(cold["envgen"]), statistics.median(cold["hand"])
     print(f"\n{'cpu-smoke (BuildKit, 2 cores)':34} {'envgen':>10} {'hand-written':>13} {'ratio':>7}")
     rows = [(f"cold build (median of {args.runs})", e_cold, h_cold, "s"),
