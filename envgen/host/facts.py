@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from envgen.host.cdi import read_specs
 from envgen.host.model import Probe
@@ -162,15 +162,23 @@ class RealProvider:
         except ImportError:
             return Probe(error="envgen.docker offers no builder detection")
         try:
-            client = connect()
-            try:
-                engine = engine_info(client)
-                info = detect(engine=engine)
-            finally:
-                client.close()
+            info = detect(engine=self._engine(connect, engine_info))
         except Exception as exc:
             return Probe(error=f"builder detection failed: {exc}")
         return Probe(output=builder_kind(info))
+
+    @staticmethod
+    def _engine(connect: Any, engine_info: Any) -> Any:
+        """The engine that answers (Podman builds otherwise), or None where none does or the SDK is missing: the
+        builder is then judged from the CLIs alone, as for Docker."""
+        try:
+            client = connect()
+        except Exception:  # DockerUnavailable: no engine, or no SDK
+            return None
+        try:
+            return engine_info(client)
+        finally:
+            client.close()
 
     def cdi_specs(self, dirs: Sequence[str] = CDI_DIRS) -> list[tuple[str, str]]:
         return read_specs(dirs)
