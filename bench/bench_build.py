@@ -13,7 +13,11 @@ pruned): every cold build runs with `--no-cache` (no layer is reused) and, for e
 the hand-written Dockerfile has no cache mounts. Those sub-directories are removed at the end by a
 small build that mounts the same cache. Image tags start with `envgen-bench-<pid>-` and are removed.
 
-    python bench/bench_build.py [--runs 3] [--wheelhouse /opt/wheels]
+    python bench/bench_build.py [--runs 3] [--wheelhouse /opt/wheels] [--docker CLI]
+
+On another engine: `eval "$(sudo scripts/engine-current start)"` (Docker 26: DOCKER_HOST, and its CLI with the
+buildx plugin first on PATH), then `python bench/bench_build.py --docker docker`; the engine's name and version are
+printed with the figures.
 
 Needs a running engine with BuildKit (scripts/host-setup) and the network (PyPI). Slow: about
 20-30 minutes on 2 cores. The envgen rebuild after +1 package needs a new lock first (`envgen lock`,
@@ -102,11 +106,32 @@ def envgen_context(home: Path, name: str, extra: str | None, wheelhouse: Path) -
     return out, dict(result.build_args), lock_s
 
 
+def _cleanup(home: Path, prefix: str, tags: list[str], log: Path) -> None:
+    """Remove the uv cache sub-directories the cold builds filled (a small build that mounts the same cache), the
+    bench's image tags, and keep the log."""
+    clean = home / "cleanup"
+    clean.mkdir()
+    (clean / "Dockerfile").write_text(CLEANUP)
+    tags.append(f"{prefix}cleanup:0")
+    docker_build(clean, tags[-1], ca=None, no_cache=True, log=log, args={"PREFIX": prefix})
+    for tag in tags:
+        subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
+    shutil.copyfile(log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
+
+
 def main() -> int:
+    global DOCKER
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="cold builds of each (median reported)")
     parser.add_argument("--wheelhouse", type=Path, default=Path("/opt/wheels"))
+    parser.add_argument("--docker", default=DOCKER, help="the docker CLI to build with (default: Debian's 20.10 "
+                        "CLI; `docker` for the one on PATH); it talks to $DOCKER_HOST")
     args = parser.parse_args()
+    DOCKER = shutil.which(args.docker) or args.docker
+    engine = subprocess.run([DOCKER, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    print(f"engine: Docker {engine} at {os.environ.get('DOCKER_HOST', 'the default socket')}; CLI {DOCKER}",
+          flush=True)
     from envgen.config import load_config
 
     prefix = f"envgen-bench-{os.getpid()}-"
@@ -150,14 +175,11 @@ def main() -> int:
                      "hand": docker_build(hand, f"{prefix}hand:small", ca=ca, no_cache=False, log=log, args={})}
             tags += [f"{prefix}envgen:small", f"{prefix}hand:small"]
         finally:
-            clean = home / "cleanup"
-            clean.mkdir()
-            (clean / "Dockerfile").write_text(CLEANUP)
-            tags.append(f"{prefix}cleanup:0")
-            docker_build(clean, tags[-1], ca=None, no_cache=True, log=log, args={"PREFIX": prefix})
-            for tag in tags:
-                subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
-            shutil.copyfile(log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
+            try:
+                _cleanup(home, prefix, tags, log)
+            except (OSError, SystemExit) as exc:  # a full disk must not hide the figures measured
+                print(f"warning: cleanup failed ({exc}); remove the tags {prefix}* and the uv cache "
+                      f"sub-directories {prefix}* yourself", file=sys.stderr)
     e_cold, h_cold = statistics.median(cold["envgen"]), statistics.median(cold["hand"])
     print(f"\n{'cpu-smoke (BuildKit, 2 cores)':34} {'envgen':>10} {'hand-written':>13} {'ratio':>7}")
     rows = [(f"cold build (median of {args.runs})", e_cold, h_cold, "s"),

@@ -36,6 +36,11 @@ def export_cmd(
                                   help="Apptainer: build from the image on this host (docker-daemon) or from "
                                        "the registry (docker)."),
     force: bool = typer.Option(False, "--force", help="Replace export files that exist with other contents."),
+    runtime: str = typer.Option("apptainer", "--runtime", metavar="apptainer|docker|podman",
+                                help="Slurm: what runs the image on the node (Apptainer's SIF, or the registry "
+                                     "image with Docker or Podman)."),
+    array: str | None = typer.Option(None, "--array", metavar="INDEXES",
+                                     help="Slurm: run the job as an array (sbatch --array: 0-9, 1,3,5)."),
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
@@ -45,8 +50,13 @@ def export_cmd(
         raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
     if bootstrap not in ("docker-daemon", "docker"):
         raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
+    if runtime not in ("apptainer", "docker", "podman"):
+        raise InputError(f"option --runtime = {runtime!r} is not valid", fix="use apptainer, docker or podman")
+    if fmt != "slurm" and (runtime != "apptainer" or array is not None):
+        raise InputError(f"options --runtime and --array are for --format slurm, not {fmt}",
+                         fix="drop them, or export --format slurm")
     for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
-                                bootstrap=bootstrap, force=force):
+                                bootstrap=bootstrap, force=force, runtime=runtime, array=array):
         typer.echo(f"wrote {path}")
     from envgen.pipeline.prepare import registry_note, unbuilt_images, unchecked_exports
 

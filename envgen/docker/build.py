@@ -9,25 +9,27 @@ group gets SIGINT, then SIGKILL; classic builds run with ``rm=True, forcerm=True
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from envgen.docker.builder import BuilderInfo
 from envgen.docker.buildlog import (
+    BuildahParser,
     BuildkitPlainParser,
     ClassicStreamParser,
     StepTracker,
     short_error,
     stage_labels,
 )
-from envgen.docker.client import connect
+from envgen.docker.client import connect, engine_url
 from envgen.docker.images import tag_all
 from envgen.docker.progress import NullSink, ProgressSink
 from envgen.errors import BuildFailed, DockerUnavailable, InputError
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 _STOP_GRACE_S = 10.0
+_SDE_ARG = re.compile(r"^ARG SOURCE_DATE_EPOCH=(\d+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,8 @@ def build_image(
         try:
             if builder.uses_buildkit:
                 image_id, tracker = _build_cli(context_dir, dockerfile, builder, secrets or {},
-                                               build_args or {}, labels or {}, log, sink, env, no_cache)
+                                               build_args or {}, labels or {}, log, sink, env, no_cache,
+                                               lambda archive: _load_oci(client, archive, log))
             else:
                 image_id, tracker = _build_classic(context_dir, dockerfile, client, build_args or {},
                                                    labels or {}, log, sink, no_cache)
@@ -135,11 +139,19 @@ def _failure(tracker: StepTracker, log_path: Path, fallback: str) -> BuildFailed
 
 def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfile: Path,
                 secrets: Mapping[str, Path], build_args: Mapping[str, str], labels: Mapping[str, str],
-                no_cache: bool = False) -> list[str]:
-    """The CLI command line (no ``-t``: tagging happens after success)."""
+                no_cache: bool = False, env: Mapping[str, str] | None = None) -> list[str]:
+    """The CLI command line (no ``-t``: tagging happens after success); ``env`` gives podman its socket."""
     assert builder.cli is not None
-    cmd = [builder.cli] + (["buildx", "build", "--load"] if builder.kind == "buildx" else ["build"])
-    cmd += ["--progress=plain", "--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
+    if builder.kind == "podman":  # buildah's own output; the engine at DOCKER_HOST stores the image
+        cmd = [builder.cli, "--url", engine_url(env=env), "build"]
+    else:
+        cmd = [builder.cli] + (["buildx", "build"] if builder.kind == "buildx" else ["build"])
+        if builder.oci_rewrite:
+            cmd.append(f"--output=type=oci,dest={oci_archive(iidfile)},rewrite-timestamp=true")
+        elif builder.kind == "buildx":
+            cmd.append("--load")
+        cmd.append("--progress=plain")
+    cmd += ["--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
     for name, src in sorted(secrets.items()):
         cmd += ["--secret", f"id={name},src={src}"]
     for key, value in sorted(build_args.items()):
@@ -150,6 +162,21 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
         cmd.append("--no-cache")
     cmd.append(str(context_dir))
     return cmd
+
+
+def oci_archive(iidfile: Path) -> Path:
+    """Where an OCI export (BuilderInfo.oci_rewrite) writes its archive: beside the iidfile."""
+    return iidfile.parent / "image.oci.tar"
+
+
+def source_date_epoch(dockerfile_text: str, build_args: Mapping[str, str]) -> dict[str, str]:
+    """The build arguments, with SOURCE_DATE_EPOCH from the Dockerfile's ``ARG SOURCE_DATE_EPOCH=N`` when not
+    given: BuildKit's exporters read it from the build arguments only, not from an ARG's default."""
+    args = dict(build_args)
+    match = _SDE_ARG.search(dockerfile_text)
+    if match and "SOURCE_DATE_EPOCH" not in args:
+        args["SOURCE_DATE_EPOCH"] = match.group(1)
+    return args
 
 
 def _redacted(cmd: list[str]) -> str:
@@ -178,16 +205,24 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets: Mapping[str, Path],
                build_args: Mapping[str, str], labels: Mapping[str, str], log: IO[str], sink: ProgressSink,
-               env: Mapping[str, str] | None, no_cache: bool) -> tuple[str, StepTracker]:
+               env: Mapping[str, str] | None, no_cache: bool,
+               load: Callable[[Path], str]) -> tuple[str, StepTracker]:
+    """Build with the CLI; ``load`` loads an OCI archive (BuilderInfo.oci_rewrite) and gives its image ID."""
     environ = dict(os.environ if env is None else env)
     if builder.kind == "buildkit-legacy":
         environ["DOCKER_BUILDKIT"] = "1"
     environ.pop("BUILDKIT_PROGRESS", None)
     dockerfile_text = (context_dir / dockerfile).read_text(encoding="utf-8", errors="replace")
-    parser = BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
+    parser: BuildkitPlainParser | BuildahParser = BuildahParser(sink.step) if builder.kind == "podman" else \
+        BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
     with tempfile.TemporaryDirectory(prefix="envgen-build-") as tmp:
         iidfile = Path(tmp) / "iid"
-        cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache)
+        if builder.oci_rewrite:
+            build_args = source_date_epoch(dockerfile_text, build_args)
+            if "SOURCE_DATE_EPOCH" not in build_args:  # nothing to rewrite times to: the image as usual
+                builder = replace(builder, oci_rewrite=False)
+        cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
+                          environ)
         log.write(f"[envgen] {_redacted(cmd)}\n")
         log.flush()
         try:
@@ -218,11 +253,28 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
             if not parser.error and parser.recent:
                 parser.error = parser.recent[-1].strip()
             raise _failure(parser, Path(log.name), fallback)
-        image_id = iidfile.read_text().strip() if iidfile.exists() else ""
+        if builder.oci_rewrite:
+            image_id = load(oci_archive(iidfile))
+        else:
+            image_id = iidfile.read_text().strip() if iidfile.exists() else ""
     if not image_id:
         raise BuildFailed("the build finished but wrote no image ID", log_path=log.name,
                           fix=f"see the full build log: {log.name}")
     return image_id, parser
+
+
+def _load_oci(client: DockerClient, archive: Path, log: IO[str]) -> str:
+    """``docker load`` of the build's OCI archive; the image ID the engine reports."""
+    from envgen.docker.archive import load_archive
+
+    with open(archive, "rb") as data:
+        loaded = load_archive(client, data)
+    ids = [ref for ref in loaded if ref.startswith("sha256:")]
+    log.write(f"[envgen] loaded {archive.name}: {', '.join(loaded) or 'nothing'}\n")
+    if not ids:
+        raise BuildFailed(f"the build's OCI archive loaded as {loaded or 'nothing'}, not as an image ID",
+                          log_path=log.name, fix=f"see the full build log: {log.name}")
+    return ids[0]
 
 
 # --- classic builder through the SDK -----------------------------------------------------------

@@ -2,6 +2,8 @@
 
 Order: a CLI with the buildx plugin (``docker buildx build``); else a CLI older than 23, whose
 ``DOCKER_BUILDKIT=1 docker build`` still uses BuildKit; else the classic builder through the SDK.
+On Podman's API socket (envgen.docker.engine): ``podman --url SOCKET build`` (buildah: build secrets and
+cache mounts, which the compat API's classic /build lacks), else the classic builder through the compat API.
 """
 
 from __future__ import annotations
@@ -13,22 +15,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from envgen.docker.engine import EngineInfo
 from envgen.errors import InputError
 
-BuilderKind = Literal["buildx", "buildkit-legacy", "classic"]
+BuilderKind = Literal["buildx", "buildkit-legacy", "podman", "classic"]
 BuilderChoice = Literal["auto", "buildkit", "classic"]
 
 DEBIAN_CLI = "/usr/bin/docker"
 LEGACY_BUILDKIT_BEFORE = 23  # CLIs from 23.0 on need the buildx plugin for BuildKit
+# Docker 26 embeds BuildKit 0.13, the first with the exporters' rewrite-timestamp option (BuildKit 0.13 release
+# notes; seen here: ../shared/field-notes.md, "Identical images on a current engine")
+REWRITE_TIMESTAMP_ENGINE = 26
 _VERSION = re.compile(r"version v?(\d+)\.(\d+)(?:\.(\d+))?(\S*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class BuilderInfo:
     kind: BuilderKind
-    cli: str | None  # the docker executable to run (None for the classic SDK builder)
+    cli: str | None  # the docker (or podman) executable to run (None for the classic SDK builder)
     version: str | None  # that CLI's version ("20.10.24+dfsg1"), or the buildx version for buildx
     reason: str  # why this builder was chosen, for `envgen doctor` and logs
+    # buildx on an engine with BuildKit >= 0.13 (Docker >= 26) and the containerd image store (the OCI exporter
+    # is not supported with the classic store): export an OCI archive with every file's time set to
+    # SOURCE_DATE_EPOCH (rewrite-timestamp) and load it, so two clean builds give identical layers
+    oci_rewrite: bool = False
 
     @property
     def uses_buildkit(self) -> bool:
@@ -46,11 +56,15 @@ class _Cli:
 def docker_executables(env: Mapping[str, str] | None = None,
                        extra: Sequence[str] = (DEBIAN_CLI,)) -> list[str]:
     """Every distinct ``docker`` executable on PATH, in PATH order, then ``extra`` (Debian's CLI)."""
+    return _executables("docker", env, extra)
+
+
+def _executables(name: str, env: Mapping[str, str] | None, extra: Sequence[str]) -> list[str]:
     environ = os.environ if env is None else env
     found: list[str] = []
     seen: set[str] = set()
     dirs = [d for d in environ.get("PATH", "").split(os.pathsep) if d]
-    for candidate in [os.path.join(d, "docker") for d in dirs] + list(extra):
+    for candidate in [os.path.join(d, name) for d in dirs] + list(extra):
         if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
             continue
         real = os.path.realpath(candidate)
@@ -88,21 +102,26 @@ def _probe(path: str, env: Mapping[str, str]) -> _Cli:
 
 
 def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice = "auto", *,
-                   extra_clis: Sequence[str] = (DEBIAN_CLI,)) -> BuilderInfo:
-    """The builder to use, probing every ``docker`` on ``env["PATH"]`` and ``extra_clis``.
+                   extra_clis: Sequence[str] = (DEBIAN_CLI,), engine: EngineInfo | None = None) -> BuilderInfo:
+    """The builder to use, probing every ``docker`` on ``env["PATH"]`` and ``extra_clis`` (``podman`` when
+    ``engine`` is Podman; default: a Docker engine that does not rewrite timestamps).
 
-    ``choice="buildkit"`` raises InputError when no CLI offers BuildKit; ``choice="classic"`` always
-    gives the SDK's classic builder."""
+    ``choice="buildkit"`` raises InputError when no CLI offers BuildKit (on Podman: no podman CLI);
+    ``choice="classic"`` always gives the SDK's classic builder."""
     if choice not in ("auto", "buildkit", "classic"):
         raise InputError(f"unknown builder {choice!r}", fix="use one of: buildkit, classic")
     if choice == "classic":
         return BuilderInfo("classic", None, None, "classic builder requested")
     environ = dict(os.environ if env is None else env)
+    if engine is not None and engine.kind == "podman":
+        return _podman_builder(environ, choice)
     clis = [_probe(path, environ) for path in docker_executables(environ, extra_clis)]
     for cli in clis:
         if cli.buildx:
+            rewrite = engine is not None and engine.major >= REWRITE_TIMESTAMP_ENGINE and engine.containerd_store
             return BuilderInfo("buildx", cli.path, cli.buildx,
-                               f"{cli.path} has the buildx plugin ({cli.buildx})")
+                               f"{cli.path} has the buildx plugin ({cli.buildx})"
+                               + ("; OCI export with rewrite-timestamp" if rewrite else ""), rewrite)
     for cli in clis:
         if cli.major is not None and cli.major < LEGACY_BUILDKIT_BEFORE:
             return BuilderInfo(
@@ -117,3 +136,19 @@ def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice =
             fix="install the buildx plugin (apt-get install docker-buildx) or use --builder classic",
         )
     return BuilderInfo("classic", None, None, f"{why}: classic builder through the SDK")
+
+
+def _podman_builder(env: Mapping[str, str], choice: BuilderChoice) -> BuilderInfo:
+    """``podman --url SOCKET build`` where a podman CLI is on PATH, else the compat API's classic builder."""
+    for path in _executables("podman", env, ()):
+        rc, out = _run([path, "--version"], env)
+        if rc == 0:
+            version = out.split()[-1] if out else None
+            return BuilderInfo("podman", path, version,
+                               f"the engine is Podman: {path} {version} builds through its socket "
+                               "(build secrets, cache mounts)")
+    why = "the engine is Podman and no podman CLI is on PATH"
+    if choice == "buildkit":
+        raise InputError(f"build secrets were asked for but {why}.",
+                         fix="install podman (apt-get install podman) or use --builder classic")
+    return BuilderInfo("classic", None, None, f"{why}: classic builder through the compat API")

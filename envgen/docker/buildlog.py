@@ -1,5 +1,5 @@
-"""Turn builder output into step events: BuildKit's ``--progress=plain`` lines and the classic
-builder's JSON stream. Pure parsing; no Docker access."""
+"""Turn builder output into step events: BuildKit's ``--progress=plain`` lines, the classic
+builder's JSON stream and buildah's (``podman build``) lines. Pure parsing; no Docker access."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ _BK_CANCELED = re.compile(r"^#(\d+) CANCELED$")
 _BK_ERROR = re.compile(r"^#(\d+) ERROR:? ?(.*)$")
 _BK_OUTPUT = re.compile(r"^#(\d+) (\d+\.\d+) ?(.*)$")
 _BK_OTHER = re.compile(r"^#(\d+) (.*)$")
-_CLASSIC_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+# "Step 2/3 : RUN ...", and Podman's compat API's (buildah's) "STEP 2/3: RUN ..." (its stage prefix dropped)
+_CLASSIC_STEP = re.compile(r"^(?:Step (\d+)/(\d+) : |(?:\[\d+/\d+\] )?STEP (\d+)/(\d+): )(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_EXIT_CODE = re.compile(r"(?:exit code: |returned a non-zero code: )(\d+)\s*$")
+_EXIT_CODE = re.compile(r"(?:exit code: |returned a non-zero code: |exit status )(\d+)\s*$")
 
 
 def short_error(error: str) -> str:
@@ -212,15 +213,73 @@ class ClassicStreamParser(StepTracker):
         if match:
             if self._current is not None and self._current.status == "start":
                 self._event(self._current, "done", None, self.total())
-            self._total = int(match.group(2))
-            self._current = _Step(len(self.steps) + 1, match.group(3))
+            self._total = int(match.group(2) or match.group(4))
+            self._current = _Step(len(self.steps) + 1, match.group(5))
             self.steps.append(self._current)
             self._event(self._current, "start", None, self.total())
             return
         if self._current is None:
             return
         stripped = line.strip()
-        if stripped == "---> Using cache":
+        if stripped == "---> Using cache" or stripped.startswith("--> Using cache "):
             self._event(self._current, "cached", None, self.total())
-        elif not stripped.startswith(("--->", "Removing intermediate container")):
+        elif not stripped.startswith(("--->", "-->", "COMMIT", "Removing intermediate container")):
             self._current.output.append(line)
+
+
+# buildah (podman build): "STEP 2/3: RUN ...", "[2/2] STEP 1/3: FROM ..." in a multi-stage build
+_BUILDAH_STEP = re.compile(r"^(?:\[(\d+)/\d+\] )?STEP (\d+)/(\d+): (.*)$")
+_BUILDAH_CACHED = re.compile(r"^--> Using cache [0-9a-f]+$")
+_BUILDAH_DONE = re.compile(r"^--> [0-9a-f]+$")
+_BUILDAH_ERROR = re.compile(r"^Error: (.*)$")
+
+
+class BuildahParser(StepTracker):
+    """Parses ``podman build`` output line by line: a step starts at ``STEP i/n:``, ends cached at ``--> Using
+    cache``, done at ``--> <id>`` (or at the next step: FROM prints no id); ``Error:`` fails the open step."""
+
+    def __init__(self, emit: Callable[[StepEvent], None]) -> None:
+        super().__init__(emit)
+        self._stage_sizes: dict[str, int] = {}
+        self._current: _Step | None = None
+
+    def total(self) -> int:
+        return max(sum(self._stage_sizes.values()), len(self.steps))
+
+    def feed(self, line: str) -> str | None:
+        """Parse one line; returns the text of a step's output line (for the sink), else None."""
+        line = _ANSI.sub("", line.rstrip("\r\n"))
+        if not line.strip():
+            return None
+        self.recent.append(line)
+        match = _BUILDAH_STEP.match(line)
+        if match:
+            stage, _, size, name = match.groups()
+            self._stage_sizes[stage or "1"] = int(size)
+            self._close("done")
+            self._current = _Step(len(self.steps) + 1, name)
+            self.steps.append(self._current)
+            self._event(self._current, "start", None, self.total())
+            return None
+        if _BUILDAH_CACHED.match(line):
+            self._close("cached")
+            return None
+        if _BUILDAH_DONE.match(line) or line == "COMMIT" or line.startswith("COMMIT "):
+            self._close("done")
+            return None
+        match = _BUILDAH_ERROR.match(line)
+        if match:
+            self.error = match.group(1).strip()
+            if self._current is not None:
+                self.failed = self._current
+                self._close("error")
+            return None
+        if self._current is not None:
+            self._current.output.append(line)
+            return line
+        return None
+
+    def _close(self, status: StepStatus) -> None:
+        if self._current is not None and self._current.status == "start":
+            self._event(self._current, status, None, self.total())
+        self._current = None

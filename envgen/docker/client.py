@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from envgen.errors import DockerUnavailable, EngineError
@@ -31,7 +32,7 @@ def as_engine_error(exc: BaseException) -> EngineError | None:
     return EngineError(f"the Docker engine refused the request: {' '.join(str(exc).split())}")
 
 
-def engine_url(base_url: str | None = None, env: dict[str, str] | None = None) -> str:
+def engine_url(base_url: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """The engine address that :func:`connect` uses: ``base_url``, else ``DOCKER_HOST``, else the default."""
     environ = os.environ if env is None else env
     return base_url or environ.get("DOCKER_HOST") or DEFAULT_HOST

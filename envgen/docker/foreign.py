@@ -65,7 +65,7 @@ def run_with_files(client: DockerClient, image: str, command: Sequence[str], arc
     kwargs = _create_kwargs(gpus, cdi_devices, None, None, DEFAULT_SHM_SIZE, None)
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
-    container = _create(client, image, list(command), kwargs)
+    container = _create(client, image, list(command), kwargs, cdi_devices)
     try:
         container.put_archive(dest, archive)
         try:

@@ -47,7 +47,16 @@ def _created(value: Any) -> datetime:
 
 
 def _tags(values: Any) -> tuple[str, ...]:
-    return tuple(t for t in (values or []) if t and t != "<none>:<none>")
+    """The image's tags as Docker names them: Podman's compat API reports ``docker.io/ns/name:tag`` (and
+    ``docker.io/library/name:tag``) for what Docker calls ``ns/name:tag``."""
+    return tuple(_short(t) for t in (values or []) if t and t != "<none>:<none>")
+
+
+def _short(ref: str) -> str:
+    for prefix in ("docker.io/library/", "docker.io/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix):]
+    return ref
 
 
 def list_images(client: DockerClient, label_prefix: str = LABEL_PREFIX) -> list[ImageSummary]:
@@ -111,10 +120,10 @@ def tag_all(client: DockerClient, image_id: str, refs: Sequence[str]) -> None:
 
 def remove_image(client: DockerClient, ref: str, *, force: bool = False) -> bool:
     """Remove an image (by tag: that tag; by ID: the image). False when it did not exist."""
-    from docker.errors import ImageNotFound
+    from docker.errors import NotFound
 
     try:
         client.api.remove_image(ref, force=force)
-    except ImageNotFound:
+    except NotFound:  # ImageNotFound from Docker; Podman's 404 has other words
         return False
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,12 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
     one = " ".join(detail.split())
     if "x509:" in text or ("certificate" in text and "tls" in text):
         return _certificate_error(ref, action, registry, text, one)
+    if "http response to https client" in text:  # Podman: plain-HTTP registries only when listed as insecure
+        return RegistryError(
+            f"cannot {action} {ref}: the registry {registry} speaks plain HTTP and the engine asked for HTTPS",
+            fix=f"mark it insecure: [[registry]] location=\"{registry}\" insecure=true in a file under "
+            "/etc/containers/registries.conf.d/ (Podman), or in daemon.json insecure-registries (Docker)",
+            cause="unreachable")
     if any(s in text for s in ("connection refused", "no such host", "i/o timeout", "network is unreachable",
                                "connection reset", "unexpected eof", "server misbehaving")):
         fix = "check the registry address and the network"
@@ -37,7 +44,8 @@ def explain(ref: str, action: str, detail: str) -> RegistryError:
     if any(s in text for s in ("unauthorized", "authentication required", "denied", "no basic auth")):
         return RegistryError(f"cannot {action} {ref}: the registry {registry} refused access ({one})",
                              fix=f"log in first: docker login {registry}", cause="denied")
-    if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist")):
+    if any(s in text for s in ("does not exist locally", "no such image", "an image does not exist",
+                               "image not known", "tag does not exist:")):  # Podman's, Docker 26 containerd store's
         return RegistryError(f"cannot {action} {ref}: there is no local image with that name",
                              fix="build or tag it first", cause="local")
     if any(s in text for s in ("manifest unknown", "not found", "repository name not known",
@@ -62,6 +70,10 @@ def _certificate_error(ref: str, action: str, registry: str, text: str, one: str
     return RegistryError(f"cannot {action} {ref}: the TLS certificate of {registry} {problem} ({one})", fix=fix)
 
 
+# "1: digest: sha256:f8b4… size: 429", the status line of a finished push
+_STATUS_DIGEST = re.compile(r"digest: (sha256:[0-9a-f]{64}) size: \d+")
+
+
 def _consume(ref: str, action: str, events: Iterable[dict[str, Any]],
              on_status: StatusCallback | None) -> dict[str, Any]:
     aux: dict[str, Any] = {}
@@ -74,6 +86,9 @@ def _consume(ref: str, action: str, events: Iterable[dict[str, Any]],
             continue
         if isinstance(event.get("aux"), dict):
             aux.update(event["aux"])
+        digest = _STATUS_DIGEST.search(str(event.get("status") or ""))
+        if digest:  # Docker also sends it as aux; Podman (4.3) only in this status line
+            aux.setdefault("Digest", digest.group(1))
         if on_status and event.get("status"):
             layer = f"{event['id']}: " if event.get("id") else ""
             on_status(f"{layer}{event['status']}")

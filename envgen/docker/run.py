@@ -79,7 +79,7 @@ def run_container(
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
-    container = _create(client, image, command, kwargs)
+    container = _create(client, image, command, kwargs, cdi_devices)
     try:
         try:
             container.start()
@@ -108,10 +108,17 @@ def _create_kwargs(gpus: Gpus, cdi_devices: Sequence[str], workdir: Path | None,
     return kwargs
 
 
-def _create(client: DockerClient, image: str, command: str | Sequence[str] | None, kwargs: dict[str, Any]) -> Any:
+def _create(client: DockerClient, image: str, command: str | Sequence[str] | None, kwargs: dict[str, Any],
+            cdi_devices: Sequence[str]) -> Any:
     from docker.errors import APIError, ImageNotFound
 
+    from envgen.docker.engine import engine_info
+
     try:
+        if kwargs["device_requests"] and engine_info(client).kind == "podman":  # its compat API drops them
+            from envgen.docker.podman_run import create_container
+
+            return create_container(client, image, command, kwargs, cdi_devices)
         return client.containers.create(image, command, detach=True, **kwargs)
     except ImageNotFound:
         raise InputError(f"no image {image} on this engine",

@@ -133,6 +133,7 @@ def _docker(provider: HostFactsProvider) -> DockerFacts:
         operating_system=info.operating_system,
         kernel_version=info.kernel_version,
         cdi_spec_dirs=info.cdi_spec_dirs,
+        engine=info.engine,
     )
 
 

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from envgen.host.cdi import read_specs
 from envgen.host.model import Probe
@@ -139,7 +139,9 @@ class RealProvider:
             return self._docker_cli_info()
         try:
             client = connect()
-            return Probe(output=json.dumps(client.info()))
+            info = client.info()
+            info["Components"] = client.version().get("Components") or []  # names the engine (Podman)
+            return Probe(output=json.dumps(info))
         except Exception as exc:  # DockerUnavailable, or the SDK's own errors
             message = " ".join(str(getattr(exc, "message", None) or exc).split()) or type(exc).__name__
         if shutil.which("docker") is None:
@@ -155,13 +157,28 @@ class RealProvider:
     def builder(self) -> Probe:
         try:
             from envgen.docker.builder import detect_builder as detect
+            from envgen.docker.client import connect
+            from envgen.docker.engine import engine_info
         except ImportError:
             return Probe(error="envgen.docker offers no builder detection")
         try:
-            info = detect()
+            info = detect(engine=self._engine(connect, engine_info))
         except Exception as exc:
             return Probe(error=f"builder detection failed: {exc}")
         return Probe(output=builder_kind(info))
+
+    @staticmethod
+    def _engine(connect: Any, engine_info: Any) -> Any:
+        """The engine that answers (Podman builds otherwise), or None where none does or the SDK is missing: the
+        builder is then judged from the CLIs alone, as for Docker."""
+        try:
+            client = connect()
+        except Exception:  # DockerUnavailable: no engine, or no SDK
+            return None
+        try:
+            return engine_info(client)
+        finally:
+            client.close()
 
     def cdi_specs(self, dirs: Sequence[str] = CDI_DIRS) -> list[tuple[str, str]]:
         return read_specs(dirs)
@@ -187,7 +204,7 @@ def _text(value: object) -> str:
 
 
 def builder_kind(info: object) -> str:
-    """envgen.docker's BuilderInfo.kind: "buildx", "buildkit-legacy" (DOCKER_BUILDKIT=1) or "classic"."""
+    """envgen.docker's BuilderInfo.kind: "buildx", "buildkit-legacy" (DOCKER_BUILDKIT=1), "podman" or "classic"."""
     kind = getattr(info, "kind", None)
     return str(kind) if kind else "unknown"
 

@@ -44,12 +44,13 @@ class DockerFacts:
     server_version: str | None = None
     error: str | None = None
     buildkit: bool | None = None
-    builder: str | None = None  # "buildx", "buildkit-legacy", "classic", or None when not detected
+    builder: str | None = None  # "buildx", "buildkit-legacy", "podman", "classic", or None when not detected
     runtimes: tuple[str, ...] = ()
     default_runtime: str | None = None
     operating_system: str | None = None
     kernel_version: str | None = None
     cdi_spec_dirs: tuple[str, ...] = ()
+    engine: str | None = None  # "docker" or "podman" when the engine named itself
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from envgen.docker.engine import PODMAN_CDI_DIRS, engine_from_version
+
 QUERY_FIELDS = ("index", "name", "driver_version", "memory.total", "compute_cap")
 
 _DRIVER_RE = re.compile(r"Driver Version\s*:\s*([0-9][0-9.]*)")
@@ -44,6 +46,7 @@ class DockerInfo:
     operating_system: str | None
     kernel_version: str | None
     cdi_spec_dirs: tuple[str, ...]
+    engine: str | None = None  # "docker" or "podman" (from the version's components, when given)
 
 
 def _int_or_none(text: str) -> int | None:
@@ -123,15 +126,20 @@ def parse_nvml_json(text: str) -> SmiReading:
 
 
 def _docker_info_from_dict(data: dict[str, Any]) -> DockerInfo:
+    """The SDK's info dict; a "Components" key (the engine's /version components, which RealProvider adds)
+    names the engine. Podman lists no CDISpecDirs but reads the default directories always."""
     runtimes = data.get("Runtimes") or {}
     names = tuple(sorted(runtimes)) if isinstance(runtimes, dict) else tuple(runtimes)
+    engine = engine_from_version(data).kind if data.get("Components") else None
+    cdi_dirs = tuple(data.get("CDISpecDirs") or (PODMAN_CDI_DIRS if engine == "podman" else ()))
     return DockerInfo(
         server_version=data.get("ServerVersion") or None,
         runtimes=names,
         default_runtime=data.get("DefaultRuntime") or None,
         operating_system=data.get("OperatingSystem") or None,
         kernel_version=data.get("KernelVersion") or None,
-        cdi_spec_dirs=tuple(data.get("CDISpecDirs") or ()),
+        cdi_spec_dirs=cdi_dirs,
+        engine=engine,
     )
 
 

@@ -17,7 +17,12 @@ def _docker_line(facts: HostFacts) -> str:
     buildkit = {True: "BuildKit available", False: "no BuildKit (classic builder)", None: "BuildKit unknown"}
     builder = f" via {docker.builder}" if docker.builder else ""
     os_name = f", {docker.operating_system}" if docker.operating_system else ""
-    return f"{docker.server_version}{os_name}; {buildkit[docker.buildkit]}{builder}"
+    if docker.engine == "podman":
+        return f"Podman {docker.server_version} (its Docker-compatible API){os_name}; " + (
+            "builds with podman build (build secrets, cache mounts)" if docker.builder == "podman" else
+            "classic builds through the compat API (no podman CLI: no build secrets)")
+    name = "Docker " if docker.engine == "docker" else ""
+    return f"{name}{docker.server_version}{os_name}; {buildkit[docker.buildkit]}{builder}"
 
 
 def _gpu_lines(facts: HostFacts) -> list[str]:

@@ -28,6 +28,7 @@ from envgen.docker import (
     inspect_image,
     run_container,
 )
+from envgen.docker.engine import engine_info
 from envgen.docker.images import tag_all
 from envgen.errors import BuildFailed, InputError, SmokeFailed
 from envgen.files import write_atomically
@@ -161,9 +162,10 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
-        labels = [f'LABEL {LABEL_SMOKE}="{report.status}" {LABEL_SMOKE_MODE}="{report.mode}" '
-                  f'{LABEL_SMOKE_TIER}="{report.tier or ""}"',
-                  f'LABEL {LABEL_SMOKE_TESTED_IMAGE}="{image_id}" {LABEL_FREEZE_SHA256}="{freeze_hash}"']
+        # one label per change: Podman's commit reads everything after the first key as its value
+        labels = [f'LABEL {key}="{value}"' for key, value in (
+            (LABEL_SMOKE, report.status), (LABEL_SMOKE_MODE, report.mode), (LABEL_SMOKE_TIER, report.tier or ""),
+            (LABEL_SMOKE_TESTED_IMAGE, image_id), (LABEL_FREEZE_SHA256, freeze_hash))]
         committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
     finally:
         container.remove(force=True)
@@ -225,8 +227,10 @@ def build(
     kb = load_kb()
     plan = _plan_to_build(ref, kb, check, env, echo)
     profile = plan.profile
-    info = detect_builder(env, choice=builder or "auto")  # type: ignore[arg-type]
     client = connect()
+    engine = engine_info(client)
+    info = detect_builder(env, choice=builder or "auto",  # type: ignore[arg-type]
+                          engine=engine)
     check_locked_base(client, profile, echo)
     check_base_labels(client, profile, kb)
     store = ValidationStore(config.state_dir)

@@ -152,7 +152,8 @@ def registry_note(refs: list[str], fmt: str, registry: str | None,
 
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
-                    bootstrap: str = "docker-daemon", force: bool = False) -> list[Path]:
+                    bootstrap: str = "docker-daemon", force: bool = False, runtime: str = "apptainer",
+                    array: str | None = None) -> list[Path]:
     from envgen.render.exports import ExportOptions, export
 
     config = load_config(env)
@@ -164,7 +165,8 @@ def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str]
     route = gpu_route or config.gpu_route
     options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
                             registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
-                            project=Path.cwd(), force=force)
+                            project=Path.cwd(), force=force, runtime=runtime,  # type: ignore[arg-type]
+                            array=array)  # the CLI checked runtime
     return export(profiles, kb, fmt, out, config=config, options=options)
 
 

@@ -58,6 +58,10 @@ class ExportOptions:
     project: Path | None = None
     # replace export files that exist with other contents (a hand-edited docker-compose.yml is kept otherwise)
     force: bool = False
+    # Slurm: what runs the image on the node: Apptainer (a SIF), or Docker / Podman (the registry image)
+    runtime: Literal["apptainer", "docker", "podman"] = "apptainer"
+    # Slurm: a job array (sbatch --array syntax, "0-9" or "1,3,5"): one image, one job, many tasks
+    array: str | None = None
 
 
 Exporter = Callable[
@@ -146,6 +150,11 @@ def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig
     return {"docker-bake.hcl": render_template(env, "exports/docker-bake.hcl.j2", context)}
 
 
+RUNTIME_NAMES = {"apptainer": "Apptainer", "docker": "Docker", "podman": "Podman"}
+# sbatch --array: indexes and ranges (with a step ":N"), comma-separated, and an optional "%N" task limit
+_ARRAY = re.compile(r"\d+(?:-\d+(?::\d+)?)?(?:,\d+(?:-\d+(?::\d+)?)?)*(?:%\d+)?")
+
+
 def job_name(profile_name: str) -> str:
     """A Kubernetes object name / Slurm job name: DNS-1123 label, at most 63 characters."""
     name = re.sub(r"[^a-z0-9-]+", "-", f"envgen-{profile_name}".lower())
@@ -168,7 +177,8 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
             "registry_given": bool(options.registry or config.registry),
             "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
             "image": _registry_image(ctx, config, options),
-            "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE)}
+            "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE), "runtime": options.runtime,
+            "runtime_name": RUNTIME_NAMES[options.runtime], "array": options.array}
 
 
 def _k8s(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
@@ -182,8 +192,11 @@ def _k8s(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig,
 
 def _slurm(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
            env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
-    """An sbatch script per profile, plus the Apptainer definition its SIF is built from."""
-    files = _apptainer(ctxs, kb, config, out, env, options)
+    """An sbatch script per profile, plus the Apptainer definition its SIF is built from (Apptainer runtime)."""
+    if options.array is not None and not _ARRAY.fullmatch(options.array):
+        raise InputError(f"option --array = {options.array!r} is not an sbatch array",
+                         fix="use a range or list of task IDs: 0-9, 1,3,5, or 0-99%10")
+    files = _apptainer(ctxs, kb, config, out, env, options) if options.runtime == "apptainer" else {}
     for ctx in ctxs:
         name = f"{ctx.plan.profile.name}.sbatch"
         files[name] = render_template(env, "exports/slurm.sbatch.j2", _cluster_context(ctx, config, options, name))

@@ -30,12 +30,14 @@ def base_image(docker_client: DockerClient, unavailable: Callable[[str], NoRetur
 
 
 @pytest.fixture(scope="session")
-def buildkit_builder(unavailable: Callable[[str], NoReturn]) -> BuilderInfo:
+def buildkit_builder(docker_client: DockerClient, unavailable: Callable[[str], NoReturn]) -> BuilderInfo:
+    """The builder with build secrets for the engine under test: BuildKit through a docker CLI, or podman build."""
     from envgen.docker import detect_builder
+    from envgen.docker.engine import engine_info
     from envgen.errors import InputError
 
     try:
-        return detect_builder(choice="buildkit")
+        return detect_builder(choice="buildkit", engine=engine_info(docker_client))
     except InputError as exc:
         unavailable(exc.one_line())
 

@@ -24,10 +24,10 @@ def test_push_remove_pull(
 ) -> None:
     nonce = uuid.uuid4().hex
     ctx = write_context(f"RUN echo {nonce} > /nonce", 'LABEL io.envgen.profile="registry-test"')
-    local = new_tag("push")
+    local = new_tag("pushed")  # Podman 4.3's router misreads /images/…/push/push: not "push"
     built = build_image(ctx, builder=buildkit_builder, tags=[local], log_path=tmp_path / "b.log",
                         client=docker_client)
-    remote = f"{local_registry}/envgen-test/push:{nonce[:12]}"
+    remote = f"{local_registry}/envgen-test/pushed:{nonce[:12]}"
     tag_image(docker_client, built.image_id, remote)
     try:
         statuses: list[str] = []
@@ -44,7 +44,7 @@ def test_push_remove_pull(
         pulled = inspect_image(docker_client, remote)
         assert pulled is not None
         assert pulled.labels["io.envgen.profile"] == "registry-test"
-        assert f"{local_registry}/envgen-test/push@{digest}" in pulled.digests
+        assert f"{local_registry}/envgen-test/pushed@{digest}" in pulled.digests
     finally:
         remove_image(docker_client, remote, force=True)
 

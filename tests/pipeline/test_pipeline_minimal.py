@@ -109,7 +109,7 @@ def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient
 
     other_tag = render_in_memory(load_profile(other), load_kb()).tag
     ref = remote_ref(publish_registry(local_registry), other_tag)
-    docker_client.images.get(built.image_id).tag(ref)
+    docker_client.api.tag(built.image_id, *ref.rsplit(":", 1))  # Podman refuses a repository with its tag in it
     docker_client.images.push(ref)
     remove_image(docker_client, ref, force=True)
     with pytest.raises(ImageMismatch, match="does not match the local profile 'pipe-other'"):
@@ -158,6 +158,11 @@ def test_sealed_image_keeps_the_image_config(built, docker_client: DockerClient)
 def test_changing_an_extra_package_reuses_the_environment_layer(  # type: ignore[no-untyped-def]
         built, docker_client: DockerClient, write_profile: Callable[[str, str], str], cleanup_tags: list[str]) -> None:
     """Only the extras layer and what follows it change; the layer holding /opt/env is the same layer."""
+    from envgen.docker.engine import engine_info
+
+    if engine_info(docker_client).kind == "podman":
+        pytest.skip("this test pairs Docker's image history with RootFS layers; on Podman 4.3 no history entry "
+                    "names the /opt/env copy the way Docker's does (seen 2026-12-01), so it runs on Docker only")
 
     def env_layer(image_id: str) -> tuple[str, list[str]]:
         attrs = docker_client.api.inspect_image(image_id)

@@ -5,8 +5,10 @@ build cache of this shared engine is left alone), then the manifests inside the 
 sha256 (bytecode included: uv compiles it with SOURCE_DATE_EPOCH from the lock, which makes Python write
 hash-checked .pyc files that do not embed a time). They must be identical.
 
-Layer digests are reported (and written to $ENVGEN_REPRO_REPORT when set), not asserted: see
-docs/benchmarks.md for why they differ. About 5-6 minutes on 2 cores (two cold 2.6 GB builds).
+Layer digests are reported (and written to $ENVGEN_REPRO_REPORT when set). On an engine whose BuildKit rewrites
+file times to SOURCE_DATE_EPOCH (Docker >= 26: BuilderInfo.oci_rewrite, scripts/engine-current) they must be
+identical too; on Docker 20.10 they differ (docs/benchmarks.md says why). About 5-6 minutes on 2 cores (two
+cold 2.6 GB builds).
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ echo '== sha256'; find . -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 sha
 
 def test_two_cold_builds_from_the_lock_have_identical_contents(
         docker_client: DockerClient, tmp_path: Path, unavailable: Callable[[str], NoReturn]) -> None:
+    from envgen.docker.engine import engine_info
     from envgen.errors import InputError
 
+    engine = engine_info(docker_client)
     try:
-        builder = detect_builder(choice="buildkit")
+        builder = detect_builder(choice="buildkit", engine=engine)
     except InputError as exc:
         unavailable(exc.one_line())
     wheelhouse = configured_wheelhouse() or Path("/opt/wheels")
@@ -78,8 +82,9 @@ def test_two_cold_builds_from_the_lock_have_identical_contents(
         build_image(tmp_path / "clean", builder=builder, log_path=tmp_path / "clean.log", no_cache=True,
                     client=docker_client)
     same = [a == b for a, b in zip(layers[0], layers[1], strict=False)]
-    report = {"layers": len(layers[0]), "identical_layers": sum(same), "per_layer": same,
-              "manifest_lines": len(manifests[0].splitlines())}
+    report = {"engine": f"{engine.name} {engine.version}", "builder": builder.reason, "layers": len(layers[0]),
+              "identical_layers": sum(same), "per_layer": same, "manifest_lines": len(manifests[0].splitlines()),
+              "digests": layers}
     print(json.dumps(report))
     if os.environ.get("ENVGEN_REPRO_REPORT"):
         Path(os.environ["ENVGEN_REPRO_REPORT"]).write_text(json.dumps(report, indent=2) + "\n"
@@ -90,6 +95,8 @@ def test_two_cold_builds_from_the_lock_have_identical_contents(
         assert sections[name][0] == sections[name][1], f"{name} differs:\n" + "\n".join(_diff(manifests)[:40])
     assert "tensorflow-cpu==2.12.0" in sections["freeze"][0] and "torch==2.13.0+cpu" in sections["freeze"][0]
     assert sections["sha256"][0] == sections["sha256"][1], "file contents differ:\n" + "\n".join(_diff(manifests)[:40])
+    if builder.oci_rewrite:
+        assert layers[0] == layers[1], f"{builder.reason}: layer digests differ: {json.dumps(report)}"
 
 
 def _diff(manifests: list[str]) -> list[str]:
