@@ -118,6 +118,18 @@ def build_secret_problems(dockerfile: str, buildkit: bool) -> list[str]:
     return problems
 
 
+def _checked_by_script(dockerfile: str, name: str) -> bool:
+    """The Dockerfile hands the URL and its sha256 to one of envgen's build scripts that checks it (micromamba.sh runs
+    `sha256sum -c` before it installs the binary)."""
+    from envgen.paths import build_scripts_dir
+
+    for call in re.finditer(rf'sh \S+/(\w[\w-]*\.sh) "\${name}_URL" "\${name}_SHA256"', dockerfile):
+        script = build_scripts_dir() / call.group(1)
+        if script.is_file() and "sha256sum -c" in script.read_text(encoding="utf-8"):
+            return True
+    return False
+
+
 def download_problems(dockerfile: str) -> list[str]:
     """A file fetched by URL is checked against a sha256: every `ARG X_URL=` has its `ARG X_SHA256=<64 hex>` and the
     file runs `sha256sum -c`; every wheel URL handed to fetch-uv.py is followed by its 64-hex sha256."""
@@ -131,7 +143,7 @@ def download_problems(dockerfile: str) -> list[str]:
         digest = next((s for s in steps if s.startswith(f"ARG {match.group(1)}_SHA256=")), None)
         if digest is None or not re.fullmatch(rf"ARG {match.group(1)}_SHA256=[0-9a-f]{{64}}", digest):
             problems.append(f"{match.group(1)}_URL has no sha256 build argument")
-        elif "sha256sum -c" not in dockerfile:
+        elif "sha256sum -c" not in dockerfile and not _checked_by_script(dockerfile, match.group(1)):
             problems.append(f"{match.group(1)}_URL is never checked (no sha256sum -c)")
     return problems
 

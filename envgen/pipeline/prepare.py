@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
@@ -29,7 +30,7 @@ class Prepared:
     profile: Profile
     kb: KnowledgeBase
     config: UserConfig
-    findings: list[Finding]
+    findings: Sequence[Any]  # Finding, or a cached verdict's row (code, severity)
     render: RenderResult
 
 
@@ -52,12 +53,48 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> t
 def cached_profile(ref: str, env: Mapping[str, str] | None = None) -> tuple[KnowledgeBase, Profile]:
     """The KB and the loaded profile from the caches `envgen check` keeps (kb/cache.py, profile/cache.py), each
     loaded afresh only when its inputs changed: parsing and validating the KB's YAML was half of a render."""
+    kb, profile, _ = _cached(ref, env)
+    return kb, profile
+
+
+def _cached(ref: str, env: Mapping[str, str] | None) -> tuple[KnowledgeBase, Profile, str]:
     from envgen.kb.cache import cache_dir, load_kb_keyed
     from envgen.profile.cache import load_profile_cached
 
     directory = cache_dir(os.environ if env is None else env)
     kb, kb_key = load_kb_keyed(directory)
-    return kb, load_profile_cached(ref, directory if kb_key else None, kb, kb_key, env)
+    return kb, load_profile_cached(ref, directory if kb_key else None, kb, kb_key, env), kb_key
+
+
+def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key: str,
+                    env: Mapping[str, str] | None) -> list[Any]:
+    """The errors `envgen check` finds in ``profile`` (no host), for render's note: kept in check's cache directory
+    under the KB's key, the profile's hash and its lock files, so that a warm render imports no check."""
+    import hashlib
+    import json
+    from types import SimpleNamespace
+
+    from envgen import __version__
+    from envgen.files import write_atomically
+    from envgen.kb.cache import cache_dir
+    from envgen.plan.lockfile import lock_path
+    from envgen.profile.loader import profile_source
+    from envgen.render.hashing import profile_hash
+
+    source = profile_source(profile)
+    locks = [p.read_bytes() for p in ((lock_path(source), lock_path(source, "conda")) if source else ()) if p.is_file()]
+    key = hashlib.sha256(b"\0".join([kb_key.encode(), __version__.encode(), profile_hash(profile).encode(), *locks]))
+    directory = cache_dir(os.environ if env is None else env)
+    target = directory / f"verdict-{key.hexdigest()[:32]}.json" if directory and kb_key else None
+    if target is not None and target.is_file():
+        return [SimpleNamespace(**row) for row in json.loads(target.read_text(encoding="utf-8"))]
+    from envgen.check import check_profile
+
+    errors = [f for f in check_profile(profile, kb, plan=plan) if f.severity == "error"]
+    if target is not None:
+        with contextlib.suppress(OSError):  # a cache that cannot be written is simply not kept
+            write_atomically(target, json.dumps([{"code": f.code, "severity": f.severity} for f in errors]))
+    return errors
 
 
 def prepare(
@@ -75,18 +112,16 @@ def prepare(
         plan, findings = checked_plan(ref, kb)
     else:  # `envgen render`: the KB and the profile as `envgen check` reads them, from the caches when they are
         # fresh; judged all the same, so that what is written can say it (check_notes)
-        from envgen.check import check_profile
-
-        kb, loaded = cached_profile(ref, env)
+        kb, loaded, kb_key = _cached(ref, env)
         plan = plan_image(loaded, kb)
-        findings = check_profile(loaded, kb, plan=plan)
+        findings = _render_verdict(loaded, kb, plan, kb_key, env)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
 
 
-def check_notes(ref: str, profile: Profile, findings: list[Finding]) -> list[str]:
+def check_notes(ref: str, profile: Profile, findings: Sequence[Any]) -> list[str]:
     """What `render` and `export` say when they write a profile that `check` rejects (they write it all the same:
     a context to read or hand-edit), so that nobody learns it first from the build."""
     errors = [f for f in findings if f.severity == "error"]

@@ -73,6 +73,9 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("build-script-missing", "envgen.render.scripts", "internal",
             "a build script a template names that is not in templates/sh",
             "envgen's own scripts: tests/unit/test_build_scripts.py"),
+    Refusal("build-script-unshipped", "envgen.render.steps", "internal",
+            "a build script a step runs (or one it sources) that envgen does not ship",
+            "envgen's own scripts: tests/unit/test_render_steps.py and test_build_scripts.py"),
     Refusal("render-data-invalid", "envgen.render.plan", "internal",
             "a render data file (render/data/*.yaml) that is not a mapping", "envgen's own data"),
 )
