@@ -69,7 +69,11 @@ def test_labels_and_profile_json(outcome: BuildOutcome, docker_client: DockerCli
     labels = docker_client.images.get(outcome.tag).labels
     assert labels["io.envgen.profile"] == "cpu-smoke"
     assert outcome.tag.endswith(labels["io.envgen.content-hash"][:12])
-    assert labels["org.opencontainers.image.title"] == "envgen/cpu-smoke"
+    # the user's image carries the user's metadata (issue 32 item 5): the profile's name, no licence or source
+    # claimed for it, envgen's own facts under io.envgen.*
+    assert labels["org.opencontainers.image.title"] == "cpu-smoke"
+    assert "org.opencontainers.image.licenses" not in labels and "org.opencontainers.image.source" not in labels
+    assert labels["io.envgen.version"]
     profile = json.loads(host.file("/etc/envgen/profile.json").content_string)
     assert profile["name"] == "cpu-smoke" and profile["expected"]["tensorflow"] == "2.12.0"
     assert host.file("/etc/envgen/smoke-report.json").exists
