@@ -28,8 +28,10 @@ def test_probe_passes_on_matching_environment(tmp_path):
     speed = checks["torch.speed"]["figures"]
     assert speed["fp32_tflops"] > 1 and speed["speedup_fp32_vs_cpu"] > 1
     assert checks["torch.train"]["figures"]["loss_last"] < checks["torch.train"]["figures"]["loss_first"]
-    # Headroom: the probe took 16.84 s on the H200 (docs/validation/2026-11-30-h200/probe-h200.json): ~1.8x.
-    assert report["duration_s"] < 30
+    # Headroom: the probe took 16.84 s on the H200 on 2026-11-30 (docs/validation/2026-11-30-h200/probe-h200.json);
+    # on 2026-12-01 (session 4) the same host gave 31.25, 26.95 and 32.03 s (its `imports` check alone 9-11 s, the
+    # host's extensions imported), so the bound is ~1.9x over the slowest seen.
+    assert report["duration_s"] < 60
 
 
 def test_missing_arch_gives_no_kernel_diagnosis(tmp_path):
