@@ -4,7 +4,6 @@ build brings its probe in this way."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import re
 import shlex
@@ -13,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.docker.run import Gpus, RunResult, _create, _create_kwargs, _refused, _wait, _wrap_env
+from envgen.docker.run import Gpus, RunResult, run_container
 from envgen.errors import InputError
-from envgen.vocabulary import DEFAULT_SHM_SIZE
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -60,22 +58,8 @@ def run_with_files(client: DockerClient, image: str, command: Sequence[str], arc
                    gpus: Gpus = "none", cdi_devices: Sequence[str] = (), restore_env: Mapping[str, str] | None = None,
                    timeout_s: float | None = None) -> RunResult:
     """Run ``command`` in a new container of ``image`` with ``archive`` (a tar) unpacked at ``dest`` first."""
-    from docker.errors import APIError
-
-    kwargs = _create_kwargs(gpus, cdi_devices, None, None, DEFAULT_SHM_SIZE, None)
-    if restore_env:
-        command = _wrap_env(client, image, command, restore_env, kwargs)
-    container = _create(client, image, list(command), kwargs, cdi_devices)
-    try:
-        container.put_archive(dest, archive)
-        try:
-            container.start()
-        except APIError as exc:
-            raise _refused(image, exc) from None
-        return _wait(container, None, timeout_s)
-    finally:
-        with contextlib.suppress(APIError):
-            container.remove(force=True)
+    return run_container(client, image, list(command), gpus=gpus, cdi_devices=cdi_devices, restore_env=restore_env,
+                         timeout_s=timeout_s, files=(dest, archive))
 
 
 BASE_LABEL = "org.opencontainers.image.base.name"  # OCI's annotation of the base, where a build tool set it

@@ -64,6 +64,7 @@ def run_container(
     remove: bool = True,
     on_output: Callable[[str], None] | None = None,
     timeout_s: float | None = None,
+    files: tuple[str, bytes] | None = None,
 ) -> RunResult:
     """Run ``command`` in ``image`` to completion; returns its exit code and combined output.
 
@@ -71,7 +72,8 @@ def run_container(
     ``user`` is ``"uid:gid"`` (default: the image's user); ``on_output`` receives output lines live;
     ``cdi_devices`` asks for the GPUs by CDI instead of through the NVIDIA runtime (see device_requests);
     ``restore_env`` are variables set again after the engine's device edits (a CDI spec's env replaces the
-    image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``.
+    image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``. ``files``: (DEST, a tar)
+    unpacked into the container before it starts (it is never committed).
     Raises GpuRequestRefused when the engine refuses the GPU request, InputError for an unknown image.
     """
     from docker.errors import APIError
@@ -81,6 +83,8 @@ def run_container(
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)
     try:
+        if files is not None:
+            container.put_archive(*files)
         try:
             container.start()
         except APIError as exc:
