@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from envgen.docker.images import split_ref
@@ -100,32 +101,33 @@ def _consume(ref: str, action: str, events: Iterable[dict[str, Any]],
 def probe_image(client: DockerClient, ref: str) -> None:
     """Ask ``ref``'s registry for its manifest through the engine (nothing is downloaded); RegistryError
     (``explain``) when the registry cannot answer, has no such image or refuses access."""
+    with _engine_errors(ref, "fetch"):
+        client.api.inspect_distribution(ref)
+
+
+@contextlib.contextmanager
+def _engine_errors(ref: str, action: str) -> Iterator[None]:
+    """The engine's errors while it talks to ``ref``'s registry as one RegistryError (``explain``)."""
     from docker.errors import APIError, DockerException
 
     try:
-        client.api.inspect_distribution(ref)
+        yield
+    except RegistryError:
+        raise
     except APIError as exc:
-        raise explain(ref, "fetch", str(exc.explanation or exc)) from None
+        raise explain(ref, action, str(exc.explanation or exc)) from None
     except (DockerException, OSError) as exc:
-        raise explain(ref, "fetch", str(exc)) from None
+        raise explain(ref, action, str(exc)) from None
 
 
 def push_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
                on_status: StatusCallback | None = None) -> str:
     """Push ``ref`` (``registry/repo:tag``); returns the manifest digest ("sha256:...")."""
-    from docker.errors import APIError, DockerException
-
     repo, tag = split_ref(ref)
-    try:
+    with _engine_errors(ref, "push"):
         events = client.api.push(repo, tag=tag, stream=True, decode=True,
                                  auth_config=dict(auth_config) if auth_config else None)
         aux = _consume(ref, "push", events, on_status)
-    except RegistryError:
-        raise
-    except APIError as exc:
-        raise explain(ref, "push", str(exc.explanation or exc)) from None
-    except (DockerException, OSError) as exc:
-        raise explain(ref, "push", str(exc)) from None
     digest = aux.get("Digest")
     if not isinstance(digest, str) or not digest.startswith("sha256:"):
         raise RegistryError(f"pushed {ref}, but the registry returned no digest")
@@ -135,22 +137,14 @@ def push_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str]
 def pull_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
                on_status: StatusCallback | None = None) -> str:
     """Pull ``ref`` (by tag, or by digest: ``name[:tag]@sha256:...``); returns the local image ID."""
-    from docker.errors import APIError, DockerException
-
     parsed = parse_ref(ref)
     if parsed.digest:  # the engine pulls repository + digest; a tag beside the digest is informative only
         repo, tag, local = parsed.name, parsed.digest, f"{parsed.name}@{parsed.digest}"
     else:
         (repo, tag), local = split_ref(ref), ref
-    try:
+    with _engine_errors(ref, "pull"):
         events = client.api.pull(repo, tag=tag, stream=True, decode=True,
                                  auth_config=dict(auth_config) if auth_config else None)
         _consume(ref, "pull", events, on_status)
         image_id = client.api.inspect_image(local)["Id"]
-    except RegistryError:
-        raise
-    except APIError as exc:
-        raise explain(ref, "pull", str(exc.explanation or exc)) from None
-    except (DockerException, OSError) as exc:
-        raise explain(ref, "pull", str(exc)) from None
     return str(image_id)
