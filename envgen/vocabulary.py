@@ -27,8 +27,6 @@ ARG_APT_MIRROR = "APT_MIRROR"
 ARG_MICROMAMBA_URL = "MICROMAMBA_URL"  # mirrors.micromamba_url: where conda profiles fetch micromamba
 ARG_PYTORCH_WHEELS = "PYTORCH_WHEELS"  # mirrors.pytorch_wheels: replaces https://download.pytorch.org/whl
 ARG_BASE_IMAGE = "BASE_IMAGE"
-# the Dockerfiles' ARG blocks, generated from these lists (render.plan's template context "arg_lines")
-ARG_BLOCKS = {"pip": ARGS_PIP, "proxy": ARGS_PROXY, "conda": ARGS_CONDA}
 # the args that route pip: `envgen lock` resolves on the host through the same route
 ARGS_PIP_ROUTE = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", *ARGS_PROXY,
                   *(a.lower() for a in ARGS_PROXY))

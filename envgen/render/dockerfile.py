@@ -1,23 +1,28 @@
-"""The Dockerfile's words worked out in Python, so the templates (``templates/docker``) keep only the file's
-shape: one installer class per installer block (venv + pip, micromamba, uv; the first two share the staged runtime:
-extras, source builds, the runtime stage), each giving its block the commands with their arguments and the scripts
-each step runs; the base's comment and the pip sources every block reads; and the emitter (``steps.Emitter``) that
-writes what each RUN reaches for one builder. Adding an installer is a class here and a block in
-``templates/docker/installers/``."""
+"""The Dockerfile's stages, worked out in Python: one installer class per way of making the environment (venv + pip,
+micromamba, uv; the first two share the staged runtime: the extras stage, a stage per source build, the runtime
+stage that copies both results in), each returning the ordered stages (``render.stages``) for one profile. The
+template (``templates/docker/Dockerfile.j2``) writes them in that order through the emitter (``steps.Emitter``, the
+one BuildKit/classic switch); it decides neither the order nor which stage exists. Adding an installer is a class
+here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from envgen import layout
 from envgen.mirrors import pytorch_shell
 from envgen.paths import build_scripts_dir
-from envgen.render.jinja import ARG_LINE, shell_dq
+from envgen.render.jinja import ARG_LINE, shell_dq, words
+from envgen.render.stages import BASE_IMAGE, SHELL_FORM, Bind, CopyFrom, Instruction, Run, Stage, Step, Wheelhouse
 from envgen.render.steps import NEXT_LINE, Emitter, script_closures
+from envgen.vocabulary import ARG_APT_MIRROR, ARGS_CONDA, ARGS_PIP, ARGS_PROXY, SOURCE_DATE_EPOCH_DEFAULT
 
 # render.plan.TemplateInput, which calls dockerfile_context from its template context (so not imported here)
 Plan = Any
 SRCBUILD_APT = ("build-essential", "python3-dev")  # what a source build stage on a devel twin adds
+PIP_CACHE = "/root/.cache/pip"
+WORKDIR = Instruction("WORKDIR", layout.WORK)
 
 
 def pip_sources(plan: Plan) -> str:
@@ -39,132 +44,257 @@ def base_comment(plan: Plan) -> str:
     return f"base {plan.base.image} is not digest-pinned (no digest known); `envgen check` reports it"
 
 
-class Installer:
-    """What every installer block reads: the pip sources, pip.sh's install command."""
+def args(names: Sequence[str], comment: tuple[str, ...] = ()) -> tuple[Instruction, ...]:
+    """An ARG line per name, ``comment`` above the first."""
+    return tuple(Instruction("ARG", name, comment if i == 0 else ()) for i, name in enumerate(names))
 
-    block: ClassVar[str] = ""  # templates/docker/installers/<block>.j2
+
+def base_stage(plan: Plan, name: str, *steps: Step) -> Stage:
+    """A stage FROM the base (by digest when one is known, else the tag with a visible reason): bash as the shell;
+    as root where the base leaves a non-root user (base_families.yaml), the image's user coming last."""
+    root = () if plan.base.user == "root" else (Instruction("USER", "root", (
+        "the base leaves a non-root user (base_families.yaml): the stage installs as root; the image's user comes "
+        "last",)),)
+    return Stage(name, BASE_IMAGE, (Instruction("SHELL", SHELL_FORM), *root, *steps), (base_comment(plan),))
+
+
+def apt_install(packages: Sequence[str], cache: bool = True) -> tuple[Step, ...]:
+    """apt-get install in one RUN (apt-install.sh: APT_MIRROR for this RUN only, the CA secret, the caches);
+    nothing when there are no packages."""
+    if not packages:
+        return ()
+    return (*args(("DEBIAN_FRONTEND=noninteractive", ARG_APT_MIRROR)),
+            Run(f"sh {layout.SCRIPTS}/apt-install.sh{words(packages)}", ("apt-install.sh",), apt=cache, secrets=True))
+
+
+def create_user(plan: Plan) -> Run:
+    """The image's user (profile ``user:``) and /workspace: reuses a uid the base already has (create-user.sh)."""
+    user = plan.profile.user
+    return Run(f"sh {layout.SCRIPTS}/create-user.sh {user.uid} {user.name}", ("create-user.sh",))
+
+
+class Installer:
+    """What every installer reads: the pip sources, pip.sh's install command; it gives the stages in order and the
+    comment that names them at the top of the file."""
+
+    name: ClassVar[str] = ""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.sources = pip_sources(plan)
         self.pip_install = f"{self.sources}sh {layout.SCRIPTS}/pip.sh install --no-warn-script-location"
 
-    def words(self) -> dict[str, Any]:
-        return {"pip_sources": self.sources, "pip_install": self.pip_install}
+    def overview(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def stages(self) -> tuple[Stage, ...]:
+        raise NotImplementedError
 
 
 class StagedRuntime(Installer):
-    """The environment made in a build stage: the extras stage (extras.sh), a stage per source build (srcbuild.sh),
-    and the runtime stage that copies both results in."""
+    """The environment made in a build stage (``build_stage``); then the extras stage (extras.sh), a stage per
+    source build (srcbuild.sh), and the runtime stage that copies both results in."""
 
-    def extras_install(self) -> str:
-        """extras.sh's arguments before ``-r requirements.extra.txt``: locked, hashed and without dependencies;
-        unlocked, constrained by the environment's own versions."""
-        if self.plan.lock is not None:
-            return f"--no-warn-script-location{ARG_LINE}--require-hashes --no-deps --prefix {layout.EXTRAS}"
-        return f"--constrain --no-warn-script-location{ARG_LINE}--prefix {layout.EXTRAS}"
+    extras_gap: ClassVar[int] = 1  # blank lines before the extras stage
 
-    def source_build_stages(self) -> list[dict[str, Any]]:
-        """One stage per sdist-only package, each FROM the devel twin (``fresh``) or the stage before it."""
+    def build_stage(self) -> Stage:
+        raise NotImplementedError
+
+    def overview(self) -> tuple[str, ...]:
+        count = len(self.plan.source_builds)
+        builds = f" -> srcbuild1..{count} (sdist-only packages)" if count else ""
+        return (f"Stages: build (environment) -> extras (profile.packages.pip){builds} -> runtime (what the image "
+                "ships).",)
+
+    def stages(self) -> tuple[Stage, ...]:
+        builds = self.source_build_stages()
+        return (self.build_stage(), self.extras_stage(), *builds,
+                self.runtime_stage(builds[-1].name if builds else "extras"))
+
+    def extras_stage(self) -> Stage:
+        """Extra pip packages (profile.packages.pip) installed with --prefix into the extras directory, beside the
+        environment, merged into it in the runtime stage: changing one leaves the heavy environment layer (and its
+        layer ID) untouched. Build args are scoped to the stage that declares them, so the pip routes are declared
+        again. Unlocked, the extras are constrained by the environment's own set (--constrain); locked, `envgen lock`
+        has refused an extra that is in the environment already (split_sets)."""
+        plan = self.plan
+        if plan.lock is not None:
+            options = f"--no-warn-script-location{ARG_LINE}--require-hashes --no-deps --prefix {layout.EXTRAS}"
+        else:
+            options = f"--constrain --no-warn-script-location{ARG_LINE}--prefix {layout.EXTRAS}"
+        install = (Run(f"{self.sources}sh {layout.SCRIPTS}/extras.sh {options} -r requirements.extra.txt",
+                       ("extras.sh",), (PIP_CACHE,), secrets=True, wheels=True)
+                   if (plan.lock.extras if plan.lock else plan.pins.pip_extra) else Run(f"mkdir -p {layout.EXTRAS}"))
+        return Stage("extras", "build", (*args(ARGS_PIP), WORKDIR,
+                                         Instruction("COPY", f"requirements.extra.txt {layout.WORK}/"), install),
+                     gap=self.extras_gap)
+
+    def source_build_stages(self) -> list[Stage]:
+        """Source builds (render.srcbuild): packages.pip entries PyPI has as an sdist only, each built in a stage of
+        its own into the extras directory (srcbuild.sh): in the base's devel twin when the base has no nvcc (the
+        environment and the extras copied in), else on the stage before it; with --no-build-isolation (setup.py
+        imports torch) and its build requirements in a directory that stays out of the image."""
         plan, stages, prev = self.plan, [], "extras"
         for index, sb in enumerate(plan.source_builds, start=1):
-            variables = " ".join(f"{key}={value}" for key, value in sb.env)
             where = f"in {sb.stage_base} (nvcc) " if sb.stage_base else ""
-            stages.append({
-                "stage": f"srcbuild{index}", "prev": prev, "base": sb.stage_base or prev,
-                "fresh": sb.stage_base is not None,
-                "comment": f"{sb.spec}: PyPI has an sdist only; built {where}with {variables}",
-                "apt": SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt),
-                "env": " ".join(f'{key}="{value}"' for key, value in sb.env) + NEXT_LINE if sb.env else "",
-                "build_requires": shell_dq(" ".join(sb.build_requires)), "spec": shell_dq(sb.spec),
-            })
+            variables = " ".join(f"{key}={value}" for key, value in sb.env)
+            fresh: tuple[Step, ...] = ()
+            if sb.stage_base:
+                fresh = (Instruction("SHELL", SHELL_FORM),
+                         *apt_install(SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt)),
+                         CopyFrom("build", layout.ENV, layout.ENV), CopyFrom(prev, layout.EXTRAS, layout.EXTRAS))
+            env = " ".join(f'{key}="{value}"' for key, value in sb.env) + NEXT_LINE if sb.env else ""
+            build = Run(f"{self.sources}{env}sh {layout.SCRIPTS}/srcbuild.sh {shell_dq(' '.join(sb.build_requires))}"
+                        f"{ARG_LINE}--no-build-isolation --prefix {layout.EXTRAS} {shell_dq(sb.spec)}",
+                        ("srcbuild.sh",), (PIP_CACHE,), secrets=True, wheels=True)
+            stages.append(Stage(f"srcbuild{index}", sb.stage_base or prev, (*fresh, *args(ARGS_PIP), WORKDIR, build),
+                                (f"{sb.spec}: PyPI has an sdist only; built {where}with {variables}",)))
             prev = f"srcbuild{index}"
         return stages
 
-    def words(self) -> dict[str, Any]:
-        stages = self.source_build_stages()
+    def runtime_stage(self, extras_from: str) -> Stage:
+        """The same base, runtime packages only, the environment and the extras copied in. The environment is
+        copied unless the build stage made none (on top of an envgen image with nothing for the environment layer:
+        the base's is already there)."""
         plan = self.plan
-        # the runtime stage copies the environment the build stage made, unless it made none (on top of an envgen
-        # image with nothing for the environment layer: the base's is already there)
         copy_env = plan.python_setup.venv or bool(plan.pins.pip) or bool(plan.lock and plan.lock.environment)
-        return {**super().words(), "extras_install": self.extras_install(), "source_build_stages": stages,
-                "copy_env": copy_env,
-                "source_builds_comment": f" -> srcbuild1..{len(stages)} (sdist-only packages)" if stages else "",
-                "last_extras_stage": stages[-1]["stage"] if stages else "extras"}
+        return base_stage(plan, "runtime", *apt_install(plan.apt_pins(plan.runtime_apt) if plan.runtime_apt else ()),
+                          create_user(plan), *((CopyFrom("build", layout.ENV, layout.ENV),) if copy_env else ()),
+                          CopyFrom(extras_from, layout.EXTRAS + "/", layout.ENV + "/"))
 
 
 class VenvPip(StagedRuntime):
     """A venv made by the base's Python (or base_provides' interpreter, its site directories on the venv's path:
     base-site.sh), the lock's or the framework's pins installed by pip.sh."""
 
-    block = "pip"
+    name = "pip"
 
-    def environment_install(self, lock: Any, pins: Any) -> dict[str, str]:
-        """The environment set (the script it runs, the command): the lock's hashed set, the framework's pins, or
-        none. Called by the template with its ``lock`` and ``pins``."""
+    def environment_install(self) -> tuple[tuple[str, ...], str]:
+        """The environment set (the scripts it runs, the command): the lock's hashed set, the framework's pins, or
+        none."""
+        lock, pins = self.plan.lock, self.plan.pins
         if lock and lock.environment:
-            return {"script": "pip.sh",
-                    "command": f"{self.pip_install}{ARG_LINE}--require-hashes --no-deps -r requirements.lock"}
+            return ("pip.sh",), f"{self.pip_install}{ARG_LINE}--require-hashes --no-deps -r requirements.lock"
         if pins.pip and not lock:
-            return {"script": "pip.sh", "command": f"{self.pip_install} -r requirements.lock"}
-        return {"script": "", "command": 'echo "requirements.lock pins nothing (no framework, or the base image '
-                'carries it)"'}
+            return ("pip.sh",), f"{self.pip_install} -r requirements.lock"
+        return (), 'echo "requirements.lock pins nothing (no framework, or the base image carries it)"'
 
-    def words(self) -> dict[str, Any]:
+    def build_stage(self) -> Stage:
+        """The environment layer: the venv; with base_provides, the base interpreter's site directories on its path
+        (base-site.sh); then the lock's hashed set, the framework's pins, or nothing. On top of an envgen image (a
+        setup that makes no venv) the base's environment takes the packages."""
         setup = self.plan.python_setup
-        site = (f"sh {layout.SCRIPTS}/base-site.sh {setup.interpreter} envgen-base.pth; \\\n    "
-                if setup.base_site else "")
-        # on top of an envgen image (a setup that makes no venv) the base's environment takes the packages
-        venv = (f"{setup.interpreter} -m venv{''.join(' ' + a for a in setup.venv_args)} {layout.ENV}; \\\n    "
+        venv = (f"{setup.interpreter} -m venv{''.join(' ' + a for a in setup.venv_args)} {layout.ENV};"
                 if setup.venv else f'echo "the environment is the base\'s own {layout.ENV} (an image envgen built): '
-                'packages go on top of it"; \\\n    ')
-        return {**super().words(), "environment_install": self.environment_install, "venv_command": venv,
-                "base_site": "base-site.sh" if setup.base_site else "", "base_site_command": site}
+                'packages go on top of it";')
+        site = f"sh {layout.SCRIPTS}/base-site.sh {setup.interpreter} envgen-base.pth;" if setup.base_site else ""
+        scripts, command = self.environment_install()
+        install = Run("".join(part + NEXT_LINE for part in (venv, site) if part) + command,
+                      (*scripts, *(("base-site.sh",) if setup.base_site else ())), (PIP_CACHE,), secrets=True,
+                      wheels=True, comment=("The environment layer: the framework and its pinned dependencies.",))
+        return base_stage(self.plan, "build", *apt_install(self.plan.apt_pins(setup.build_apt)), *args(ARGS_PIP),
+                          Wheelhouse(), WORKDIR, Instruction("COPY", f"requirements.lock {layout.WORK}/"), install)
 
 
 class Micromamba(StagedRuntime):
-    """micromamba (micromamba.sh) creates the environment from environment.yml or the lock's explicit list
-    (conda-env.sh), the lock's pip set on top (pip.sh)."""
+    """micromamba (micromamba.sh, pinned and checksummed) creates the environment from environment.yml or the lock's
+    explicit list (conda-env.sh), the lock's pip set on top (pip.sh)."""
 
-    block = "conda"
+    name = "conda"
+    extras_gap = 2
 
-    def words(self) -> dict[str, Any]:
-        locked = self.plan.conda_lock is not None
-        pip = locked and bool(self.plan.pins.pip)
+    def build_stage(self) -> Stage:
+        plan, tool = self.plan, self.plan.micromamba
+        locked = plan.conda_lock is not None
+        pip = locked and bool(plan.pins.pip)
         files = "environment.yml environment.lock.txt requirements.lock" if locked else "environment.yml"
-        return {**super().words(), "conda_files": files,
-                "conda_command": ("environment.lock.txt" if locked else "environment.yml")
-                + (f"; \\\n    {self.pip_install} -r requirements.lock" if pip else ""),
-                "conda_pip_scripts": ["pip.sh"] if pip else []}
+        command = (f"{self.sources}sh {layout.SCRIPTS}/conda-env.sh "
+                   + ("environment.lock.txt" if locked else "environment.yml")
+                   + (f";{NEXT_LINE}{self.pip_install} -r requirements.lock" if pip else ""))
+        environment = Run(command, ("conda-env.sh", *(("pip.sh",) if pip else ())),
+                          (f"{layout.MICROMAMBA_ROOT}/pkgs", PIP_CACHE), secrets=True, wheels=True, comment=(
+                              "The environment layer: conda packages, then the framework's pip pins "
+                              "(environment.yml's pip",
+                              "section). Mirrors and the proxy CA go into a build-time rc file that is not left "
+                              "behind."))
+        return base_stage(
+            plan, "build", *apt_install(plan.python_setup.build_apt),
+            *args((f"MICROMAMBA_URL={tool['url']}", f"MICROMAMBA_SHA256={tool['sha256']}"), (
+                f"micromamba {tool['version']}, checked against its sha256 (source: {tool['source']}).",
+                "Override both build args together to use another release.")),
+            Run(f'sh {layout.SCRIPTS}/micromamba.sh "$MICROMAMBA_URL" "$MICROMAMBA_SHA256"', ("micromamba.sh",),
+                secrets=True),
+            *args(ARGS_PIP), *args(ARGS_CONDA, (
+                "CONDA_CHANNEL_MIRRORS: space-separated NAME=URL pairs: channel NAME is fetched from URL (a mirror of "
+                "it).",)),
+            Instruction("ENV", f"MAMBA_ROOT_PREFIX={layout.MICROMAMBA_ROOT}"), Wheelhouse(), WORKDIR,
+            Instruction("COPY", f"{files} {layout.WORK}/"), environment)
 
 
 class Uv(Installer):
-    """Locked pip profiles under BuildKit: uv (uv.sh, bind-mounted from its stage) installs the lock's two sets into
-    the image's environment in two layers of their own."""
+    """Locked pip profiles under BuildKit: uv installs the lock's sets straight into the image's environment, no
+    build stage to copy from. The system stage (base, runtime apt packages, user), the uv stage (uv's pinned wheel
+    unpacked, sha256-checked), then the runtime stage FROM system with two install layers (uv.sh) with
+    `--require-hashes --no-deps` (nothing is resolved) and `--compile-bytecode` with the lock's SOURCE_DATE_EPOCH
+    (hash-based .pyc files: the same bytes every build); uv is bind-mounted from its stage."""
 
-    block = "uv"
+    name = "uv"
 
-    def words(self) -> dict[str, Any]:
-        lock = self.plan.lock
-        uv_bind = f"from=uv,source={layout.UV_DIR},target={layout.UV_DIR}"
+    def overview(self) -> tuple[str, ...]:
+        return ("Locked profile, installed with uv: system (base + runtime apt packages) -> uv (uv's pinned wheel,",
+                "unpacked) -> runtime, where uv installs the lock's environment set and then its extras set into",
+                f"{layout.ENV} in two layers of their own. No build stage to copy from: caches stay in cache mounts,",
+                "uv is bind-mounted from its stage and never lands in the image.")
+
+    def stages(self) -> tuple[Stage, ...]:
+        plan, lock = self.plan, self.plan.lock
+        fetch = Run(f'sh {layout.SCRIPTS}/with-secrets.sh python3 /tmp/fetch-uv.py "{lock.uv_wheel}"{ARG_LINE}'
+                    f"{lock.uv.sha256[0]} {layout.WHEELS} {layout.UV_DIR}", ("with-secrets.sh",), secrets=True,
+                    wheels=True, binds=(Bind("envgen/fetch-uv.py", "/tmp/fetch-uv.py"),))
+        epoch = lock.source_date_epoch or SOURCE_DATE_EPOCH_DEFAULT
+        return (
+            base_stage(plan, "system", *apt_install(plan.apt_pins(plan.runtime_apt), cache=False), create_user(plan)),
+            Stage("uv", "system", (*args(ARGS_PROXY), fetch), (
+                f"uv {lock.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
+                "below.",)),
+            Stage("runtime", "system",
+                  (*args((*ARGS_PIP, "ENVGEN_CACHE_ID", f"SOURCE_DATE_EPOCH={epoch}")), *self.install_layers())),
+        )
+
+    def install_layers(self) -> tuple[Run, Run]:
+        """The environment layer and the extras layer (what packages.pip adds; it runs nothing when that is
+        nothing)."""
+        plan, lock = self.plan, self.plan.lock
+        uv = Bind(layout.UV_DIR, layout.UV_DIR, stage="uv")
         install = (f"sh {layout.SCRIPTS}/uv.sh pip install --python {layout.ENV}/bin/python --require-hashes "
                    f"--no-deps --only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
-        extras = lock is not None and bool(lock.extras)
-        return {**super().words(), "uv": {
-            "install": install,
-            "environment_binds": [uv_bind, f"source=requirements.lock,target={layout.WORK}/requirements.lock"],
-            "extras_binds": [uv_bind, f"source=requirements.extra.txt,target={layout.WORK}/requirements.extra.txt"],
-            "extras_scripts": ["uv.sh"] if extras else [],
-            "extras_command": (f"{self.sources}{install}/requirements.extra.txt" if extras
-                               else 'echo "no extra packages (packages.pip is empty)"'),
-        }}
+        reach: dict[str, Any] = {"caches": ("/root/.cache/uv",), "secrets": True, "wheels": True}
+        environment = Run(
+            f'sh {layout.SCRIPTS}/uv.sh venv --quiet --python "$(command -v python3)"'
+            f'{words(plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}{self.sources}{install}'
+            "/requirements.lock", ("uv.sh",), binds=(uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock")),
+            comment=("The environment layer: the framework and every package it needs, exactly as locked.",), **reach)
+        extras = bool(lock.extras)
+        added = Run(f"{self.sources}{install}/requirements.extra.txt" if extras
+                    else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
+                    binds=(uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt")),
+                    comment=("The extras layer: what packages.pip adds (changing it keeps the environment layer).",),
+                    **reach)
+        return environment, added
 
 
-INSTALLERS: dict[str, type[Installer]] = {cls.block: cls for cls in (VenvPip, Micromamba, Uv)}
+def installer_for(plan: Plan, buildkit: bool) -> Installer:
+    """The installer that writes ``plan``'s stages for one builder: uv for a locked pip profile under BuildKit
+    (``plan.uv_install``), else the profile's own."""
+    if buildkit and plan.uv_install:
+        return Uv(plan)
+    return {cls.name: cls for cls in (VenvPip, Micromamba)}[plan.installer](plan)
 
 
-def dockerfile_context(plan: Plan, buildkit: bool, block: str) -> dict[str, Any]:
-    """What templates/docker reads beside the plan's own values: the installer block's words, the base's comment,
-    and the emitter (the one switch between the BuildKit and classic variants) with the build scripts' closures."""
-    return {**INSTALLERS[block](plan).words(), "emit": Emitter(buildkit, script_closures(build_scripts_dir())),
-            "layout": layout, "base_comment": base_comment(plan)}
+def dockerfile_context(plan: Plan, buildkit: bool) -> dict[str, Any]:
+    """What templates/docker reads beside the plan's own values: the stages in order with the comment that names
+    them, and the emitter (the one switch between the BuildKit and classic variants) with the build scripts'
+    closures."""
+    installer = installer_for(plan, buildkit)
+    return {"stages": installer.stages(), "overview": installer.overview(),
+            "emit": Emitter(buildkit, script_closures(build_scripts_dir()))}

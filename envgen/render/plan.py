@@ -31,14 +31,11 @@ from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import profile_hash
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
-    ARG_APT_MIRROR,
-    ARG_BLOCKS,
     LABEL_CONTENT_HASH,
     LABEL_GPU_REQUIRED,
     LABEL_PROFILE,
     LABEL_PROFILE_HASH,
     LABEL_VERSION,
-    SOURCE_DATE_EPOCH_DEFAULT,
 )
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
@@ -142,11 +139,6 @@ class TemplateInput:
         names = {e.name for e in self.lock.environment}
         return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
 
-    def installer_block(self, buildkit: bool) -> str:
-        """The installer block (templates/docker/installers/, render/dockerfile.py) that writes the build and
-        runtime stages."""
-        return "uv" if buildkit and self.uv_install else self.installer
-
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
             "buildkit": buildkit,
@@ -156,30 +148,18 @@ class TemplateInput:
             "content_hash": CONTENT_HASH_TOKEN,
             "installer": self.installer,
             "base": self.base,
-            "python_setup": self.python_setup,
             "pins": self.pins,
             "pip": self.pip,
-            "micromamba": self.micromamba,
             "conda_pip": self.conda_pip,
             "conda_python": conda_python_spec(self.profile.python),
             "env": self.env,
             "labels": self.labels,
-            "runtime_apt": self.runtime_apt,
             "user": self.profile.user,
             "lock": self.lock,
-            "conda_lock": self.conda_lock is not None,
-            "uv_install": self.uv_install,
-            # the installer block (templates/docker/installers/) that writes the build and runtime stages
-            "installer_block": self.installer_block(buildkit),
-            "runtime_apt_args": self.apt_pins(self.runtime_apt),
-            "build_apt_args": self.apt_pins(self.python_setup.build_apt),
             "tool_requirements": self.uv_requirements,
-            "source_builds": self.source_builds,
-            "source_date_epoch_default": SOURCE_DATE_EPOCH_DEFAULT,
-            # the ARG blocks, from envgen.vocabulary's lists: the names build_args() sets are declared there
-            "arg_lines": {name: "\n".join(f"ARG {arg}" for arg in args) for name, args in ARG_BLOCKS.items()},
-            "arg_names": {"apt_mirror": ARG_APT_MIRROR},
-            **dockerfile_context(self, buildkit, self.installer_block(buildkit)),
+            "layout": layout,
+            # the stages in order and the emitter that writes them for this builder (render.dockerfile)
+            **dockerfile_context(self, buildkit),
         }
 
 

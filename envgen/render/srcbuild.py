@@ -1,5 +1,5 @@
 """What the image needs for GPU extension packages beyond the install plan's source builds
-(``plan.extensions.source_builds``, written by templates/docker/_staged.j2): the runtime packages of a package
+(``plan.extensions.source_builds``, their stages written by render/dockerfile.py): the runtime packages of a package
 that compiles native code when it runs (Triton's launcher)."""
 
 from __future__ import annotations

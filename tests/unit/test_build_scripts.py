@@ -165,20 +165,13 @@ def test_a_requirement_reaches_the_script_as_one_word(value: str) -> None:
 
 def test_the_builder_difference_lives_in_one_template() -> None:
     """BuildKit vs classic: the templates read the builder in one place (docker/_builder.j2: the header comment);
-    the mounts and classic's copies of the scripts and the wheelhouse are the emitter's (render/steps.py)."""
+    the mounts and classic's copies of the scripts and the wheelhouse are the emitter's (render/steps.py; its
+    stages and steps: tests/unit/test_render_stages.py)."""
     from envgen.paths import templates_dir
 
     readers = sorted(p.relative_to(templates_dir()).as_posix() for p in (templates_dir() / "docker").rglob("*.j2")
                      if "buildkit" in p.read_text())
     assert readers == ["docker/_builder.j2"]
-
-
-@pytest.mark.parametrize("installer", ["pip", "conda", "uv"])
-def test_each_installer_is_one_block_with_its_build_and_runtime_part(installer: str) -> None:
-    from envgen.paths import templates_dir
-
-    text = (templates_dir() / "docker" / "installers" / f"{installer}.j2").read_text()
-    assert all(f"{{% macro {part}() -%}}" in text for part in ("stages_comment", "build", "runtime"))
 
 
 def test_the_scripts_read_the_image_layout_from_envgen_layout() -> None:

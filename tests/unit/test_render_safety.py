@@ -194,6 +194,6 @@ def test_strict_undefined_in_real_templates(kb) -> None:
     with pytest.raises(RenderError, match="labels"):
         render_template(make_environment(), "docker/Dockerfile.j2", context)
     context = plan.context(buildkit=False)
-    del context["pins"]
-    with pytest.raises(RenderError, match="pins"):
+    del context["stages"]
+    with pytest.raises(RenderError, match="stages"):
         render_template(make_environment(), "docker/Dockerfile.j2", context)

@@ -1,4 +1,4 @@
-"""Source builds of sdist-only GPU extension packages (render.srcbuild, templates/docker/_staged.j2): a profile
+"""Source builds of sdist-only GPU extension packages (render.srcbuild, render/dockerfile.py): a profile
 written the way users write them, rendered and linted; the build runs in the base's devel twin, for the
 profile's GPUs, with --no-build-isolation, and the image takes /opt/extras from the last build stage."""
 
