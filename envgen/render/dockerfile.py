@@ -7,6 +7,7 @@ here."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -14,15 +15,24 @@ from envgen import layout
 from envgen.mirrors import pytorch_shell
 from envgen.paths import build_scripts_dir
 from envgen.render.jinja import ARG_LINE, shell_dq, words
+from envgen.render.plan import TemplateInput as Plan
 from envgen.render.stages import BASE_IMAGE, SHELL_FORM, Bind, CopyFrom, Instruction, Run, Stage, Step, Wheelhouse
 from envgen.render.steps import NEXT_LINE, Emitter, script_closures
 from envgen.vocabulary import ARG_APT_MIRROR, ARGS_CONDA, ARGS_PIP, ARGS_PROXY, SOURCE_DATE_EPOCH_DEFAULT
 
-# render.plan.TemplateInput, which calls dockerfile_context from its template context (so not imported here)
-Plan = Any
 SRCBUILD_APT = ("build-essential", "python3-dev")  # what a source build stage on a devel twin adds
 PIP_CACHE = "/root/.cache/pip"
 WORKDIR = Instruction("WORKDIR", layout.WORK)
+# the comments the Dockerfiles carry above a step, one string a line
+NON_ROOT = ("the base leaves a non-root user (base_families.yaml): the stage installs as root; the image's user comes "
+            "last",)
+PIP_LAYER = ("The environment layer: the framework and its pinned dependencies.",)
+CONDA_LAYER = ("The environment layer: conda packages, then the framework's pip pins (environment.yml's pip",
+               "section). Mirrors and the proxy CA go into a build-time rc file that is not left behind.")
+CONDA_MIRRORS = ("CONDA_CHANNEL_MIRRORS: space-separated NAME=URL pairs: channel NAME is fetched from URL (a mirror of "
+                 "it).",)
+UV_LAYER = "The environment layer: the framework and every package it needs, exactly as locked."
+UV_EXTRAS_LAYER = "The extras layer: what packages.pip adds (changing it keeps the environment layer)."
 
 
 def pip_sources(plan: Plan) -> str:
@@ -52,9 +62,7 @@ def args(names: Sequence[str], comment: tuple[str, ...] = ()) -> tuple[Instructi
 def base_stage(plan: Plan, name: str, *steps: Step) -> Stage:
     """A stage FROM the base (by digest when one is known, else the tag with a visible reason): bash as the shell;
     as root where the base leaves a non-root user (base_families.yaml), the image's user coming last."""
-    root = () if plan.base.user == "root" else (Instruction("USER", "root", (
-        "the base leaves a non-root user (base_families.yaml): the stage installs as root; the image's user comes "
-        "last",)),)
+    root = () if plan.base.user == "root" else (Instruction("USER", "root", NON_ROOT),)
     return Stage(name, BASE_IMAGE, (Instruction("SHELL", SHELL_FORM), *root, *steps), (base_comment(plan),))
 
 
@@ -73,7 +81,7 @@ def create_user(plan: Plan) -> Run:
     return Run(f"sh {layout.SCRIPTS}/create-user.sh {user.uid} {user.name}", ("create-user.sh",))
 
 
-class Installer:
+class Installer(ABC):
     """What every installer reads: the pip sources, pip.sh's install command; it gives the stages in order and the
     comment that names them at the top of the file."""
 
@@ -84,11 +92,13 @@ class Installer:
         self.sources = pip_sources(plan)
         self.pip_install = f"{self.sources}sh {layout.SCRIPTS}/pip.sh install --no-warn-script-location"
 
+    @abstractmethod
     def overview(self) -> tuple[str, ...]:
-        raise NotImplementedError
+        """The comment lines at the top of the file that name the stages."""
 
+    @abstractmethod
     def stages(self) -> tuple[Stage, ...]:
-        raise NotImplementedError
+        """The stages in order, the runtime stage (what the image ships) last."""
 
 
 class StagedRuntime(Installer):
@@ -97,8 +107,9 @@ class StagedRuntime(Installer):
 
     extras_gap: ClassVar[int] = 1  # blank lines before the extras stage
 
+    @abstractmethod
     def build_stage(self) -> Stage:
-        raise NotImplementedError
+        """The stage that makes the environment (at layout.ENV)."""
 
     def overview(self) -> tuple[str, ...]:
         count = len(self.plan.source_builds)
@@ -191,7 +202,7 @@ class VenvPip(StagedRuntime):
         scripts, command = self.environment_install()
         install = Run("".join(part + NEXT_LINE for part in (venv, site) if part) + command,
                       (*scripts, *(("base-site.sh",) if setup.base_site else ())), (PIP_CACHE,), secrets=True,
-                      wheels=True, comment=("The environment layer: the framework and its pinned dependencies.",))
+                      wheels=True, comment=PIP_LAYER)
         return base_stage(self.plan, "build", *apt_install(self.plan.apt_pins(setup.build_apt)), *args(ARGS_PIP),
                           Wheelhouse(), WORKDIR, Instruction("COPY", f"requirements.lock {layout.WORK}/"), install)
 
@@ -212,11 +223,7 @@ class Micromamba(StagedRuntime):
                    + ("environment.lock.txt" if locked else "environment.yml")
                    + (f";{NEXT_LINE}{self.pip_install} -r requirements.lock" if pip else ""))
         environment = Run(command, ("conda-env.sh", *(("pip.sh",) if pip else ())),
-                          (f"{layout.MICROMAMBA_ROOT}/pkgs", PIP_CACHE), secrets=True, wheels=True, comment=(
-                              "The environment layer: conda packages, then the framework's pip pins "
-                              "(environment.yml's pip",
-                              "section). Mirrors and the proxy CA go into a build-time rc file that is not left "
-                              "behind."))
+                          (f"{layout.MICROMAMBA_ROOT}/pkgs", PIP_CACHE), secrets=True, wheels=True, comment=CONDA_LAYER)
         return base_stage(
             plan, "build", *apt_install(plan.python_setup.build_apt),
             *args((f"MICROMAMBA_URL={tool['url']}", f"MICROMAMBA_SHA256={tool['sha256']}"), (
@@ -224,9 +231,7 @@ class Micromamba(StagedRuntime):
                 "Override both build args together to use another release.")),
             Run(f'sh {layout.SCRIPTS}/micromamba.sh "$MICROMAMBA_URL" "$MICROMAMBA_SHA256"', ("micromamba.sh",),
                 secrets=True),
-            *args(ARGS_PIP), *args(ARGS_CONDA, (
-                "CONDA_CHANNEL_MIRRORS: space-separated NAME=URL pairs: channel NAME is fetched from URL (a mirror of "
-                "it).",)),
+            *args(ARGS_PIP), *args(ARGS_CONDA, CONDA_MIRRORS),
             Instruction("ENV", f"MAMBA_ROOT_PREFIX={layout.MICROMAMBA_ROOT}"), Wheelhouse(), WORKDIR,
             Instruction("COPY", f"{files} {layout.WORK}/"), environment)
 
@@ -240,6 +245,12 @@ class Uv(Installer):
 
     name = "uv"
 
+    def __init__(self, plan: Plan) -> None:
+        super().__init__(plan)
+        lock = plan.lock
+        assert lock is not None and lock.uv is not None and lock.uv_wheel is not None, "plan.uv_install says so"
+        self.lock, self.uv, self.wheel = lock, lock.uv, lock.uv_wheel
+
     def overview(self) -> tuple[str, ...]:
         return ("Locked profile, installed with uv: system (base + runtime apt packages) -> uv (uv's pinned wheel,",
                 "unpacked) -> runtime, where uv installs the lock's environment set and then its extras set into",
@@ -247,15 +258,15 @@ class Uv(Installer):
                 "uv is bind-mounted from its stage and never lands in the image.")
 
     def stages(self) -> tuple[Stage, ...]:
-        plan, lock = self.plan, self.plan.lock
-        fetch = Run(f'sh {layout.SCRIPTS}/with-secrets.sh python3 /tmp/fetch-uv.py "{lock.uv_wheel}"{ARG_LINE}'
-                    f"{lock.uv.sha256[0]} {layout.WHEELS} {layout.UV_DIR}", ("with-secrets.sh",), secrets=True,
+        plan = self.plan
+        fetch = Run(f'sh {layout.SCRIPTS}/with-secrets.sh python3 /tmp/fetch-uv.py "{self.wheel}"{ARG_LINE}'
+                    f"{self.uv.sha256[0]} {layout.WHEELS} {layout.UV_DIR}", ("with-secrets.sh",), secrets=True,
                     wheels=True, binds=(Bind("envgen/fetch-uv.py", "/tmp/fetch-uv.py"),))
-        epoch = lock.source_date_epoch or SOURCE_DATE_EPOCH_DEFAULT
+        epoch = self.lock.source_date_epoch or SOURCE_DATE_EPOCH_DEFAULT
         return (
             base_stage(plan, "system", *apt_install(plan.apt_pins(plan.runtime_apt), cache=False), create_user(plan)),
             Stage("uv", "system", (*args(ARGS_PROXY), fetch), (
-                f"uv {lock.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
+                f"uv {self.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
                 "below.",)),
             Stage("runtime", "system",
                   (*args((*ARGS_PIP, "ENVGEN_CACHE_ID", f"SOURCE_DATE_EPOCH={epoch}")), *self.install_layers())),
@@ -264,23 +275,26 @@ class Uv(Installer):
     def install_layers(self) -> tuple[Run, Run]:
         """The environment layer and the extras layer (what packages.pip adds; it runs nothing when that is
         nothing)."""
-        plan, lock = self.plan, self.plan.lock
-        uv = Bind(layout.UV_DIR, layout.UV_DIR, stage="uv")
         install = (f"sh {layout.SCRIPTS}/uv.sh pip install --python {layout.ENV}/bin/python --require-hashes "
                    f"--no-deps --only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
-        reach: dict[str, Any] = {"caches": ("/root/.cache/uv",), "secrets": True, "wheels": True}
-        environment = Run(
-            f'sh {layout.SCRIPTS}/uv.sh venv --quiet --python "$(command -v python3)"'
-            f'{words(plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}{self.sources}{install}'
-            "/requirements.lock", ("uv.sh",), binds=(uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock")),
-            comment=("The environment layer: the framework and every package it needs, exactly as locked.",), **reach)
-        extras = bool(lock.extras)
-        added = Run(f"{self.sources}{install}/requirements.extra.txt" if extras
-                    else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
-                    binds=(uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt")),
-                    comment=("The extras layer: what packages.pip adds (changing it keeps the environment layer).",),
-                    **reach)
+        venv = (f'sh {layout.SCRIPTS}/uv.sh venv --quiet --python "$(command -v python3)"'
+                f'{words(self.plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}')
+        environment = self.layer(f"{venv}{self.sources}{install}/requirements.lock", ("uv.sh",), "requirements.lock",
+                                 UV_LAYER)
+        extras = bool(self.lock.extras)
+        added = self.layer(f"{self.sources}{install}/requirements.extra.txt" if extras
+                           else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
+                           "requirements.extra.txt", UV_EXTRAS_LAYER)
         return environment, added
+
+
+    @staticmethod
+    def layer(command: str, scripts: tuple[str, ...], requirements: str, comment: str) -> Run:
+        """One install layer: uv's cache, the secrets, the wheelhouse, uv bound from its stage and the one
+        requirements file it installs bound from the context."""
+        return Run(command, scripts, ("/root/.cache/uv",), secrets=True, wheels=True, comment=(comment,),
+                   binds=(Bind(layout.UV_DIR, layout.UV_DIR, stage="uv"),
+                          Bind(requirements, f"{layout.WORK}/{requirements}")))
 
 
 def installer_for(plan: Plan, buildkit: bool) -> Installer:
@@ -292,9 +306,9 @@ def installer_for(plan: Plan, buildkit: bool) -> Installer:
 
 
 def dockerfile_context(plan: Plan, buildkit: bool) -> dict[str, Any]:
-    """What templates/docker reads beside the plan's own values: the stages in order with the comment that names
-    them, and the emitter (the one switch between the BuildKit and classic variants) with the build scripts'
-    closures."""
+    """What templates/docker reads beside the plan's own context (``TemplateInput.context``): the stages in order
+    with the comment that names them, and the emitter (the one switch between the BuildKit and classic variants)
+    with the build scripts' closures."""
     installer = installer_for(plan, buildkit)
     return {"stages": installer.stages(), "overview": installer.overview(),
             "emit": Emitter(buildkit, script_closures(build_scripts_dir()))}

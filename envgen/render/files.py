@@ -11,15 +11,17 @@ import jinja2
 
 from envgen.paths import probe_dir
 from envgen.plan.condalock import conda_python_spec
+from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import bytecode_cache, make_environment, render_template
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput
 from envgen.render.scripts import build_scripts
 
+DOCKERFILE_TEMPLATE = "docker/Dockerfile.j2"  # both variants; its context adds the stages (template_context)
 # path in the context -> template; rendered with the plan's context (buildkit flag where it matters)
 TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
-    ("Dockerfile", "docker/Dockerfile.j2", True),
-    ("Dockerfile.classic", "docker/Dockerfile.j2", False),
+    ("Dockerfile", DOCKERFILE_TEMPLATE, True),
+    ("Dockerfile.classic", DOCKERFILE_TEMPLATE, False),
     ("requirements.lock", "context/requirements.lock.j2", True),
     ("requirements.extra.txt", "context/requirements.extra.txt.j2", True),
     (".dockerignore", "context/dockerignore.j2", True),
@@ -104,12 +106,21 @@ def render_document(plan: TemplateInput) -> dict[str, Any]:
     return doc
 
 
+def template_context(plan: TemplateInput, template: str, buildkit: bool) -> dict[str, Any]:
+    """The plan's context (``TemplateInput.context``); a Dockerfile's adds its stages and the emitter that writes
+    them for the builder (``render.dockerfile``)."""
+    context = plan.context(buildkit=buildkit)
+    if template == DOCKERFILE_TEMPLATE:
+        context.update(dockerfile_context(plan, buildkit))
+    return context
+
+
 def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> ContextFiles:
     env = env or make_environment(cache=bytecode_cache())
     out: dict[str, bytes] = {}
     specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
     for path, template, buildkit in specs:
-        out[path] = render_template(env, template, plan.context(buildkit=buildkit)).encode("utf-8")
+        out[path] = render_template(env, template, template_context(plan, template, buildkit)).encode("utf-8")
     out.update(build_scripts(out[name].decode("utf-8") for name in ("Dockerfile", "Dockerfile.classic")))
     if plan.conda_lock is not None:
         out["environment.lock.txt"] = plan.conda_lock.encode("utf-8")

@@ -27,7 +27,6 @@ from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.lockfile import Lock, Pins, find_lock, wheelhouse_covers
 from envgen.plan.refusals import refuse
 from envgen.profile.model import Mirrors, Profile
-from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import profile_hash
 from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
@@ -158,8 +157,6 @@ class TemplateInput:
             "lock": self.lock,
             "tool_requirements": self.uv_requirements,
             "layout": layout,
-            # the stages in order and the emitter that writes them for this builder (render.dockerfile)
-            **dockerfile_context(self, buildkit),
         }
 
 

@@ -186,14 +186,15 @@ def test_undefined_template_value_is_a_render_error(tmp_path: Path) -> None:
 
 
 def test_strict_undefined_in_real_templates(kb) -> None:
+    from envgen.render.files import DOCKERFILE_TEMPLATE, template_context
     from envgen.render.plan import render_context
 
     plan = render_context(load_profile("cpu-minimal", env={}), kb)
-    context = plan.context(buildkit=True)
+    context = template_context(plan, DOCKERFILE_TEMPLATE, buildkit=True)
     del context["labels"]
     with pytest.raises(RenderError, match="labels"):
         render_template(make_environment(), "docker/Dockerfile.j2", context)
-    context = plan.context(buildkit=False)
+    context = template_context(plan, DOCKERFILE_TEMPLATE, buildkit=False)
     del context["stages"]
     with pytest.raises(RenderError, match="stages"):
         render_template(make_environment(), "docker/Dockerfile.j2", context)

@@ -18,7 +18,7 @@ from envgen.render.steps import Emitter, script_closures
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
 PROFILES = [s.name for s in list_profiles({})] + [str(FIXTURES / "host-torch.yaml")]
-MAX_CONTROL_TAGS = 60  # issue 28: 167 at d6f882d
+MAX_CONTROL_TAGS = 20  # issue 28: 167 at d6f882d, 60 at c4ee6b3 (its limit), 11 once the stages are typed
 _RUNS = re.compile(rf"sh {re.escape(layout.SCRIPTS)}/([A-Za-z0-9_.-]+\.sh)")
 _BOUND = re.compile(rf"--mount=type=bind,source={layout.CONTEXT_SCRIPTS}/([^,]+),target={re.escape(layout.SCRIPTS)}/")
 
