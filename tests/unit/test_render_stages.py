@@ -17,19 +17,10 @@ from envgen.render.dockerfile import Micromamba, Uv, VenvPip, installer_for
 from envgen.render.plan import TemplateInput, render_context
 from envgen.render.stages import BASE_IMAGE, Bind, CopyFrom, Run, Stage, Wheelhouse
 from envgen.render.steps import Emitter, script_closures
+from tests.unit.test_render_srcbuild import PROFILE as SRCBUILD  # flash-attn and deepspeed from their sdists
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "profiles"
-SRCBUILD = """\
-name: attn
-base: nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04
-python: "3.10"
-cuda: "12.8"
-gpu: {targets: [A100, H200, RTX 3090]}
-frameworks: {pytorch: "2.8.0"}
-packages:
-  pip: [flash-attn==2.8.3, einops==0.8.1, deepspeed==0.19.8]
-"""
 ON_ENVGEN_IMAGE = """\
 name: top
 base: envgen/team-base:0123456789ab
