@@ -74,6 +74,9 @@ def test_pip_venv_builds_extras_and_copies_both_into_the_runtime(kb) -> None:
     assert environment.scripts == ("pip.sh",) and environment.caches == PIP_CACHE
     assert environment.secrets and environment.wheels and " -m venv " in environment.command
     assert Wheelhouse() in build.steps  # the classic builder's copy of the wheels: the build stage only
+    # what each stage reaches, read from its steps
+    assert (build.scripts, build.caches, build.secrets) == (("apt-install.sh", "pip.sh"), PIP_CACHE, True)
+    assert (extras.scripts, extras.caches, extras.secrets) == ((), (), False)
     # numpy==1.23.5 is a pin inside the frameworks' closure: the environment takes it, the extras stage has nothing
     assert [(run.command, run.scripts) for run in extras.runs] == [(f"mkdir -p {layout.EXTRAS}", ())]
     assert runtime.steps[-1] == CopyFrom("extras", layout.EXTRAS + "/", layout.ENV + "/")
@@ -92,6 +95,8 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"))
     assert extras.binds == (uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt"))
     assert environment.scripts == ("uv.sh",) and environment.caches == extras.caches == UV_CACHE
+    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("uv.sh",), UV_CACHE, True)
+    assert stages[1].scripts == ("with-secrets.sh",) and stages[1].caches == ()
     assert extras.scripts == () and extras.command.startswith("echo ")  # cpu-smoke's lock has no extras
     assert not any(isinstance(step, Wheelhouse) for stage in stages for step in stage.steps)  # BuildKit only
 
