@@ -53,7 +53,9 @@ class ExpectedBase(_Document):
 
     python: str
     frameworks: dict[str, str]  # frameworks: key -> the version declared
-    envgen_env: str  # envgen's own environment (layout.ENV): a provided framework imported from there is not the base's
+    # envgen's own environment (layout.ENV): a provided framework imported from there is not the base's; None where the
+    # base's interpreter lives in it (a base envgen built: its environment is the one envgen's goes on top of)
+    envgen_env: str | None
 
 
 class ExpectedExtension(_Document):

@@ -223,7 +223,8 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
         distributions=distributions,
         base_provides=None if profile.base_provides is None else ExpectedBase(
             python=profile.base_provides.python,
-            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}, envgen_env=ENV),
+            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided},
+            envgen_env=None if profile.base_provides.python.startswith(f"{ENV}/") else ENV),
         extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
                     for e in exts] or None,
     )

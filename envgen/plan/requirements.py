@@ -6,8 +6,8 @@ The stage: a line that names a distribution the frameworks themselves require (t
 ``framework_requires.yaml``, followed through the dependencies the KB has rows of: ``framework_closure``) goes to
 the **environment** stage, resolved together with the frameworks' pins, so that ``protobuf==4.21.12`` beside
 TensorFlow 2.12 (which allows ``>=3.20.3,<5``) is one resolution and not a second install that moves a package the
-frameworks already hold. The **extras** stage holds what the frameworks do not
-need; an sdist-only extension package is built in a **source build** stage of its own."""
+frameworks already hold. The **extras** stage holds what the frameworks do not need; an sdist-only extension
+package is built in a **source build** stage of its own."""
 
 from __future__ import annotations
 

@@ -83,5 +83,17 @@ def test_a_framework_envgen_installed_is_not_the_bases(tmp_path: Path, monkeypat
         check(ctx)
 
 
+def test_a_base_envgen_built_holds_its_frameworks_where_envgen_installs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team base envgen built (base_provides: {python: /opt/env/bin/python3}): its frameworks are in envgen's own
+    environment, so where they are imported from tells nothing apart (envgen_env is None) and the check passes."""
+    expect = expectation(tmp_path, base_provides={"python": f"{layout.ENV}/bin/python3"})
+    assert expect["expected"]["base_provides"]["envgen_env"] is None
+    _, _, ctx, check = run(expect, H200_TORCH, monkeypatch,
+                           where=f"{layout.ENV}/lib/python3.12/site-packages/torch/__init__.py")
+    message, _ = check(ctx)
+    assert "pytorch 2.11.0+cu130, CUDA 13.0 from the base image" in message
+
+
 def test_no_base_provides_no_check() -> None:
     assert probe_module("probe_base").checks({"expected": {"torch": "2.1.2"}}) == []

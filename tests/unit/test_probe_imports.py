@@ -69,13 +69,13 @@ def test_distributions_come_from_the_plans_expected_document(tmp_path: Path) -> 
     imports = probe_module("probe_imports")
     pip = ["opencv-python-headless==4.9.0.80", "PyYAML==6.0.1", 'tomli==2.0.1; python_version < "3.8"']
     expect = _expected(tmp_path, "cpu-smoke", packages={"apt": [], "pip": pip})
-    assert imports.profile_distributions(expect) == [
+    assert imports.distributions_to_import(expect) == [
         ("tensorflow-cpu", True), ("torch", True), ("opencv-python-headless", False), ("pyyaml", False)]
     rows = expect["expected"]["distributions"]
     assert [(r["specifier"], r["origin"]) for r in rows] == [
         ("==2.12.0", "frameworks.tensorflow"), ("==2.13.0+cpu", "frameworks.pytorch"),
         ("==4.9.0.80", "packages.pip[0]"), ("==6.0.1", "packages.pip[1]")]
-    assert imports.profile_distributions({"frameworks": {"pytorch": "2.1.2"}, "packages": {"pip": pip}}) == []
+    assert imports.distributions_to_import({"frameworks": {"pytorch": "2.1.2"}, "packages": {"pip": pip}}) == []
 
 
 def test_conda_packages_are_imported_when_they_are_python(tmp_path: Path) -> None:
@@ -83,13 +83,13 @@ def test_conda_packages_are_imported_when_they_are_python(tmp_path: Path) -> Non
     expect = _expected(tmp_path, "modern-a100")
     conda = [r for r in expect["expected"]["distributions"] if r["kind"] == "conda"]
     assert conda and all(r["origin"].startswith("packages.conda[") for r in conda)
-    assert all((r["name"], None) in imports.profile_distributions(expect) for r in conda)
+    assert all((r["name"], None) in imports.distributions_to_import(expect) for r in conda)
 
 
 def test_a_marker_the_image_does_not_meet_leaves_the_line_out() -> None:
     imports = probe_module("probe_imports")
     rows = [dict(_row("pip", "a==1"), marker='python_version < "3"'), _row("pip", "b==1")]
-    assert imports.profile_distributions({"expected": {"distributions": rows}}) == [("b", False)]
+    assert imports.distributions_to_import({"expected": {"distributions": rows}}) == [("b", False)]
 
 
 def test_modules_from_top_level_or_record(site: Path) -> None:

@@ -2,10 +2,10 @@
 
 "Installed" is not "usable": a wheel built against NumPy 1.x under NumPy 2, TensorFlow's generated protobuf
 code under protobuf 4, Jinja2 2.x under MarkupSafe 2.1 install cleanly and fail (or print a warning and fail
-later) on import. For each distribution of the plan's ``expected.distributions`` (frameworks, ``packages.pip``
-and the conda packages that are Python distributions) the check finds its top-level modules from its installed metadata
-(``top_level.txt``, else ``RECORD``), imports them in a child ``python -c`` (a crash in a native module
-cannot take the probe down), and matches the child's output against ``diagnoses.json``. All distributions are
+later) on import. For each distribution of the plan's ``expected.distributions`` (the frameworks, the
+``packages.pip`` lines, the conda packages that are Python distributions) the check finds its top-level modules
+from its installed metadata (``top_level.txt``, else ``RECORD``), imports them in a child ``python -c`` (a crash
+in a native module cannot take the probe down), and matches the child's output against ``diagnoses.json``. All distributions are
 imported in one child first (shared imports are paid once: torch, torchvision and torchaudio one child each
 took 14.8 s of a 33.6 s probe run on the H200); only when that child fails or shows a break does each distribution
 get a child of its own, so one failure names its distribution. A diagnosis marked ``import_break`` fails the check even when
@@ -64,7 +64,7 @@ def marker_holds(marker):
 _FRAMEWORK = {"framework": True, "pip": False, "conda": None}
 
 
-def profile_distributions(expect):
+def distributions_to_import(expect):
     """(canonical name, is a framework) for every distribution the plan's expected document names
     (``expected.distributions``: the frameworks, packages.pip, the conda packages), in install order."""
     rows = (expect.get("expected") or {}).get("distributions") or []
@@ -192,7 +192,7 @@ def import_all(ctx, wanted):
 
 def check_imports(ctx):
     """Import every distribution of the profile; fail naming each that does not import cleanly."""
-    wanted = profile_distributions(ctx.expect)
+    wanted = distributions_to_import(ctx.expect)
     if not wanted:
         raise probe_common.Skip("the profile names no Python distributions")
     passed, failed, missing, no_driver = import_all(ctx, wanted)
