@@ -160,3 +160,20 @@ def test_torch_after_import_call_needs_no_numpy(site: Path) -> None:
     (site / "numpy" / "__init__.py").write_text("def zeros(n):\n    return [0.0] * n\n")
     entry = common.run_check(_ctx(["torch==2.2.2"]), "imports", imports.TIER, imports.check_imports)
     assert entry["status"] == common.FAIL and entry["diagnosis"]["id"] == "numpy-abi"
+
+
+def test_the_document_the_plan_writes_reads_back_strictly(tmp_path: Path) -> None:
+    """envgen.expected/3 read back: every row of ``distributions`` is an ExpectedDistribution, and a key beyond its
+    fields (or a kind the probe does not know) is refused."""
+    from pydantic import ValidationError
+
+    from envgen.plan.expected import EXPECTED_SCHEMA, Expected, ExpectedDistribution
+
+    doc = _expected(tmp_path, "cpu-smoke")["expected"]
+    assert doc["schema"] == EXPECTED_SCHEMA == "envgen.expected/3"
+    fields = {k: v for k, v in doc.items() if k != "schema"}
+    assert Expected.model_validate(fields).document() == doc
+    row = doc["distributions"][0]
+    for bad in ({**row, "version": "2.12.0"}, {**row, "kind": "wheel"}):
+        with pytest.raises(ValidationError):
+            ExpectedDistribution.model_validate(bad)
