@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from envgen import layout
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.libraries import nvidia_wheel, wheel_lib_dirs
 from envgen.plan.refusals import env_collisions, refuse
 from envgen.profile.model import Profile
 
-ENV_PREFIX = "/opt/env"  # where every installer puts the environment
+ENV_PREFIX = layout.ENV  # where every installer puts the environment
 
 
 def python_dir(profile: Profile, kb: KnowledgeBase) -> str:
-    """lib/pythonX.Y inside /opt/env: the profile's Python for conda, the base's otherwise."""
+    """lib/pythonX.Y inside the environment (``ENV_PREFIX``): the profile's Python for conda, the base's otherwise."""
     if profile.installer == "conda":
         return f"python{profile.python_minor}"
     info = kb.base_image(profile.base)

@@ -1,17 +1,24 @@
 """What the smoke probe compares the image against (``/etc/envgen/profile.json``'s ``expected``): one typed
 document with a schema id, made from the image plan; the probe (stdlib only) reads it as JSON, and nothing of the
 profile's own fields as expectations. envgen.expected/2 adds ``torchvision`` and ``torchaudio`` (the probe read them
-from the profile's ``frameworks`` before)."""
+from the profile's ``frameworks`` before). envgen.expected/3 adds ``distributions`` (what the import check imports: the
+frameworks, the ``packages.pip`` lines whose marker holds, the conda packages; the probe read the profile's
+``frameworks`` and ``packages`` lists before) and ``base_provides.envgen_env`` (where envgen's own environment is:
+the probe spells no image path)."""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from envgen.kb.versions import vtuple
+from envgen.plan.requirements import PlannedRequirement, split_pin
 from envgen.plan.stack import Stack
+from envgen.profile.requirements import canonical
 from envgen.records import Record
 
-EXPECTED_SCHEMA = "envgen.expected/2"
+EXPECTED_SCHEMA = "envgen.expected/3"
 
 
 class _Document(Record):
@@ -46,6 +53,9 @@ class ExpectedBase(_Document):
 
     python: str
     frameworks: dict[str, str]  # frameworks: key -> the version declared
+    # envgen's own environment (layout.ENV): a provided framework imported from there is not the base's; None where the
+    # base's interpreter lives in it (a base envgen built: its environment is the one envgen's goes on top of)
+    envgen_env: str | None
 
 
 class ExpectedExtension(_Document):
@@ -54,6 +64,21 @@ class ExpectedExtension(_Document):
     package: str
     module: str
     version: str
+
+
+DistributionKind = Literal["framework", "pip", "conda"]
+
+
+class ExpectedDistribution(_Document):
+    """One distribution the import check imports: a framework (its own checks say when it is missing), a
+    ``packages.pip`` line whose marker holds in the image (missing: a failure), a conda package (maybe no Python
+    distribution at all: missing says nothing)."""
+
+    name: str  # PEP 503: "opencv-python-headless", "tensorflow-cpu"
+    kind: DistributionKind
+    specifier: str  # "==2.12.0", ">=1.20,<2", "" (unpinned); a conda spec's "=1.26.4"
+    marker: str | None  # the line's environment marker (the plan found it holds; the probe evaluates it again)
+    origin: str  # where it was asked for: "frameworks.tensorflow", "packages.pip[2]", "packages.conda[0]"
 
 
 class Expected(_Document):
@@ -72,6 +97,7 @@ class Expected(_Document):
     ptx: list[str]
     libraries: list[ExpectedLibrary] | None  # None: the base's own frameworks find theirs (base_provides)
     gpu_targets: list[ExpectedTarget]
+    distributions: list[ExpectedDistribution]  # what the import check imports, in install order
     base_provides: ExpectedBase | None = None  # written only when the profile has base_provides
     extensions: list[ExpectedExtension] | None = None  # written only when packages.pip has one
     schema_id: str = EXPECTED_SCHEMA
@@ -102,3 +128,29 @@ def expected_libraries(stack: Stack) -> list[ExpectedLibrary]:
         if need.distribution and need.distribution not in entry["providers"]:
             entry["providers"].append(need.distribution)
     return [ExpectedLibrary(**merged[k]) for k in sorted(merged)]
+
+
+# a framework pin's distribution -> its key under the profile's ``frameworks`` (TensorFlow's has several names)
+_FRAMEWORK_KEYS = {"torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+
+
+def expected_distributions(framework_pins: Iterable[str], requirements: Iterable[PlannedRequirement],
+                           conda: Iterable[str]) -> list[ExpectedDistribution]:
+    """What the import check imports, in install order, each name once: the frameworks' pins (installed or the
+    base's own), the ``packages.pip`` lines whose marker holds in the image, the conda packages."""
+    out: dict[str, ExpectedDistribution] = {}
+    for pin in framework_pins:
+        name, _, version = split_pin(pin)
+        out.setdefault(name, ExpectedDistribution(name=name, kind="framework", specifier=f"=={version}", marker=None,
+                                                  origin=f"frameworks.{_FRAMEWORK_KEYS.get(name, 'tensorflow')}"))
+    for req in requirements:
+        if req.applies:
+            out.setdefault(req.name, ExpectedDistribution(name=req.name, kind="pip", specifier=req.specifier,
+                                                          marker=req.marker, origin=req.origin))
+    for index, spec in enumerate(conda):
+        head = spec.split("::")[-1].strip()
+        name = re.split(r"[=<>!~ \[]", head, maxsplit=1)[0]
+        out.setdefault(canonical(name), ExpectedDistribution(name=canonical(name), kind="conda",
+                                                             specifier=head[len(name):].strip(), marker=None,
+                                                             origin=f"packages.conda[{index}]"))
+    return list(out.values())

@@ -9,8 +9,17 @@ import functools
 from dataclasses import dataclass, field
 
 from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
+from envgen.layout import ENV
 from envgen.plan.environment import environment, own_environment
-from envgen.plan.expected import Expected, ExpectedBase, ExpectedExtension, ExpectedTarget, expected_libraries
+from envgen.plan.expected import (
+    Expected,
+    ExpectedBase,
+    ExpectedDistribution,
+    ExpectedExtension,
+    ExpectedTarget,
+    expected_distributions,
+    expected_libraries,
+)
 from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.libraries import STAGES
 from envgen.plan.lockfile import Pins, exact_conda
@@ -58,6 +67,7 @@ class ImagePlan:
     pip_find_links: list[str]  # --find-links pages (old torch_stable.html wheels)
     user_conda: list[str]  # the profile's conda pins (installer conda only)
     preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
+    frameworks: list[str]  # every framework's pin, installed or the base's own, in install order (TF, then torch's)
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
     cuda: CudaChoices
@@ -128,7 +138,8 @@ class ImagePlan:
     @functools.cached_property
     def expected(self) -> Expected:
         """What the smoke probe compares the image against; made when asked (a check never asks)."""
-        return expected_of(self.stack, self.cuda, self.extensions)
+        distributions = expected_distributions(self.frameworks, self.requirements, self.user_conda)
+        return expected_of(self.stack, self.cuda, self.extensions, distributions)
 
     @functools.cached_property
     def env(self) -> tuple[tuple[str, str], ...]:
@@ -185,7 +196,8 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     return [f"{stack.tf_package}=={version}"], []
 
 
-def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension]) -> Expected:
+def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
+                distributions: list[ExpectedDistribution]) -> Expected:
     profile, ngc, variant = stack.profile, stack.ngc, stack.torch_variant
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
@@ -208,9 +220,11 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension]) -> Expec
         libraries=expected_libraries(stack) if not provided or stack.libraries.needs else None,
         gpu_targets=[ExpectedTarget(name=t.label, compute_capability=t.model.compute_capability if t.model else None)
                      for t in stack.targets],
+        distributions=distributions,
         base_provides=None if profile.base_provides is None else ExpectedBase(
             python=profile.base_provides.python,
-            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
+            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided},
+            envgen_env=None if profile.base_provides.python.startswith(f"{ENV}/") else ENV),
         extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
                     for e in exts] or None,
     )
@@ -222,6 +236,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     provided = profile.base_frameworks  # what the base image holds is not installed again
     tf_pins, preinstalled = _tensorflow(stack, notes)
     torch_pins = _torch_pins(stack)
+    frameworks = [*tf_pins, *preinstalled, *torch_pins]
     preinstalled += [pin for pin in torch_pins if _framework_of(pin) in provided]
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
@@ -240,6 +255,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         pip_find_links=find_links,
         user_conda=list(profile.packages.conda) if profile.installer == "conda" else [],
         preinstalled=preinstalled,
+        frameworks=frameworks,
         tensorflow_package=stack.tf_package,
         torch_variant=stack.torch_variant,
         cuda=cuda_choices(stack),

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from envgen import layout
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.libraries import CudaLibrary, nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor, vtuple
@@ -173,7 +174,7 @@ def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
                 if soname:
                     major_ = vtuple(version)[0] if lib.keyed_by == "cuda" else None
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
-                                        "/opt/env/lib (conda prefix)", True, CONDA))
+                                        f"{layout.ENV}/lib (conda prefix)", True, CONDA))
     for spec in ctx.pip_pins:
         wheel = nvidia_wheel(spec)
         if wheel is None:

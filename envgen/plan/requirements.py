@@ -3,10 +3,11 @@ marker (``profile.requirements.PipLine``), where it was written (``packages.pip[
 its GPU extension row (kb/data/extensions.yaml) and, for an sdist-only extension, its source build.
 
 The stage: a line that names a distribution the frameworks themselves require (their recorded Requires-Dist,
-``framework_requires.yaml``) goes to the **environment** stage, resolved together with the frameworks' pins, so that
-``protobuf==4.21.12`` beside TensorFlow 2.12 (which allows ``>=3.20.3,<5``) is one resolution and not a second
-install that moves a package the frameworks already hold. The **extras** stage holds what the frameworks do not
-need; an sdist-only extension package is built in a **source build** stage of its own."""
+``framework_requires.yaml``, followed through the dependencies the KB has rows of: ``framework_closure``) goes to
+the **environment** stage, resolved together with the frameworks' pins, so that ``protobuf==4.21.12`` beside
+TensorFlow 2.12 (which allows ``>=3.20.3,<5``) is one resolution and not a second install that moves a package the
+frameworks already hold. The **extras** stage holds what the frameworks do not need; an sdist-only extension
+package is built in a **source build** stage of its own."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envgen.kb import KnowledgeBase
+from envgen.kb.extensions import satisfies
+from envgen.kb.pypackages import FrameworkRequires, Requirement
 from envgen.plan.extensions import Extension, SourceBuild, extension_of
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine, canonical
@@ -60,18 +63,35 @@ def split_pin(pin: str) -> tuple[str, frozenset[str], str]:
 
 
 def framework_closure(kb: KnowledgeBase, framework_pins: Iterable[str], python_minor: str) -> frozenset[str]:
-    """The distributions the frameworks' pins require on the image's Python (their recorded Requires-Dist, with
-    the extras the pins name), and the frameworks themselves."""
+    """The distributions the frameworks' pins require on the image's Python, and the frameworks themselves: their
+    recorded Requires-Dist (with the extras the pins name), then, offline, the recorded Requires-Dist of what those
+    require where the KB has rows of it (TensorFlow 2.12 requires ``jax>=0.3.15``, whose releases require ``scipy``):
+    every release inside the requirement's specifier with wheels for this Python counts, so the set is what any
+    resolution could bring (a name too many costs a cached layer; a name too few, a resolution that cannot hold)."""
     names: set[str] = set()
+    todo: list[Requirement] = []
     for pin in framework_pins:
         name, extras, version = split_pin(pin)
         names.add(name)
-        local = version.partition("+")[2] or None
-        row = kb.requires_of(name, version, local if name == "torch" else None)
-        for req in row.requires if row is not None else ():
-            if (not req.extra or req.extra in extras) and (not req.python or python_minor in req.python):
-                names.add(req.name)
+        row = kb.requires_of(name, version, version.partition("+")[2] or None if name == "torch" else None)
+        todo += row.active(python_minor, extras) if row is not None else []
+    rows = _rows_by_distribution(kb)
+    while todo:
+        req = todo.pop()
+        if req.name in names:
+            continue
+        names.add(req.name)
+        for row in rows.get(req.name, ()):
+            if python_minor in row.python and satisfies(row.version, req.spec):
+                todo += row.active(python_minor, frozenset())
     return frozenset(names)
+
+
+def _rows_by_distribution(kb: KnowledgeBase) -> dict[str, list[FrameworkRequires]]:
+    out: dict[str, list[FrameworkRequires]] = {}
+    for row in kb.framework_requires:
+        out.setdefault(row.distribution, []).append(row)
+    return out
 
 
 def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeBase, framework_pins: Sequence[str],

@@ -44,6 +44,10 @@ def build(cpu_only: bool, matmul_size: int) -> dict:
             "cuda": None if cpu_only else {"torch": torch.version.cuda},
             "cudnn": None if cpu_only else {"torch": cudnn_text},
             "gpu_required": not cpu_only,
+            # what the import check imports (envgen.expected/3, as envgen/plan/expected.py writes it)
+            "distributions": [{"name": "torch" if key == "pytorch" else key, "kind": "framework",
+                               "specifier": f"=={version}", "marker": None, "origin": f"frameworks.{key}"}
+                              for key, version in frameworks.items()],
         },
     }
 

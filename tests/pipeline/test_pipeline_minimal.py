@@ -36,6 +36,9 @@ def built(envgen_home: Path, write_profile: Callable[[str, str], str], cleanup_t
 
 def test_build_smoke_seal_and_tag(built, docker_client: DockerClient, envgen_home: Path) -> None:  # type: ignore[no-untyped-def]
     assert built.smoke is not None and built.smoke.passed and built.smoke.mode == "cpu-only"
+    # the import check imported what the plan's expected document names (expected.distributions): six
+    imports = built.smoke.check("imports")
+    assert imports is not None and imports.status == "pass" and imports.figures["imported"] == ["six"]
     image = inspect_image(docker_client, built.tag)
     assert image is not None and image.id == built.image_id
     assert image.labels["io.envgen.smoke"] == "pass" and image.labels["io.envgen.profile"] == "pipe-min"

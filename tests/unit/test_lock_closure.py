@@ -66,3 +66,24 @@ def test_the_locked_render_installs_them_in_the_environment_layer(locked: Path, 
     extras = [line for line in files["requirements.extra.txt"].decode().splitlines() if not line.startswith("#")]
     assert "\nprotobuf==4.21.12 --hash=sha256:" in environment and "\nsix==1.16.0 --hash=sha256:" in environment
     assert [line.split(" ")[0] for line in extras if line] == ["colorama==0.4.6"]
+
+
+def test_a_pin_of_a_dependency_of_a_dependency_lands_in_the_environment_stage(tmp_path: Path) -> None:
+    """Unlocked, the split reads the KB's recorded Requires-Dist transitively: TensorFlow 2.12 requires
+    ``jax>=0.3.15``, and the recorded jax releases require ``scipy`` and ``ml-dtypes``, which TensorFlow does not name
+    itself: a user's pin of scipy is resolved with the frameworks, not installed over them in the extras layer."""
+    from envgen.plan.requirements import framework_closure
+
+    kb = load_kb()
+    tensorflow = kb.requires_of("tensorflow-cpu", "2.12.0")
+    assert tensorflow is not None
+    direct = {r.name for r in tensorflow.active("3.11", frozenset())}
+    assert "jax" in direct and "scipy" not in direct and "ml-dtypes" not in direct
+    closure = framework_closure(kb, ["tensorflow-cpu==2.12.0", "torch==2.13.0+cpu"], "3.11")
+    assert {"jax", "scipy", "ml-dtypes"} <= closure and "colorama" not in closure
+    path = closure_profile(tmp_path)
+    path.write_text(path.read_text().replace("protobuf==4.21.12", "scipy==1.11.4"))
+    plan = plan_image(load_profile(str(path), env={}), kb)
+    stages = {r.name: r.stage for r in plan.requirements}
+    assert stages["scipy"] == "environment" and stages["colorama"] == "extras"
+    assert "scipy==1.11.4" in plan.environment_pip and plan.extras_pip == ["colorama==0.4.6"]

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from test_probe_helpers import probe_module
 
+from envgen import layout
 from envgen.kb import load_kb
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
@@ -46,7 +47,7 @@ def run(expect: dict, facts: dict, monkeypatch: pytest.MonkeyPatch, where: str =
 def test_rendered_expectation_names_the_base_and_its_frameworks(tmp_path: Path) -> None:
     expected = expectation(tmp_path)["expected"]
     assert expected["base_provides"] == {"python": "/opt/torch/.venv/bin/python3",
-                                         "frameworks": {"pytorch": "2.11.0+cu130"}}
+                                         "frameworks": {"pytorch": "2.11.0+cu130"}, "envgen_env": layout.ENV}
     assert expected["libraries"] is None  # the base's torch finds its own: the probe derives them
 
 
@@ -77,9 +78,21 @@ def test_a_base_that_does_not_hold_the_declaration_fails_with_the_way_out(
 
 def test_a_framework_envgen_installed_is_not_the_bases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, common, ctx, check = run(expectation(tmp_path), H200_TORCH, monkeypatch,
-                                where="/opt/env/lib/python3.12/site-packages/torch/__init__.py")
+                                where=f"{layout.ENV}/lib/python3.12/site-packages/torch/__init__.py")
     with pytest.raises(common.Fail, match="not from the base image's environment"):
         check(ctx)
+
+
+def test_a_base_envgen_built_holds_its_frameworks_where_envgen_installs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team base envgen built (base_provides: {python: /opt/env/bin/python3}): its frameworks are in envgen's own
+    environment, so where they are imported from tells nothing apart (envgen_env is None) and the check passes."""
+    expect = expectation(tmp_path, base_provides={"python": f"{layout.ENV}/bin/python3"})
+    assert expect["expected"]["base_provides"]["envgen_env"] is None
+    _, _, ctx, check = run(expect, H200_TORCH, monkeypatch,
+                           where=f"{layout.ENV}/lib/python3.12/site-packages/torch/__init__.py")
+    message, _ = check(ctx)
+    assert "pytorch 2.11.0+cu130, CUDA 13.0 from the base image" in message
 
 
 def test_no_base_provides_no_check() -> None:

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from envgen.kb import load_kb
 from envgen.paths import probe_dir
 from envgen.profile.loader import load_profile
+from envgen.render.core import render_in_memory
 
 PROBE = probe_dir() / "envgen_probe.py"
 no_gpu_here = pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="needs a machine without GPU")
@@ -30,10 +32,11 @@ def run_probe_cli(tmp_path: Path, *args: str) -> tuple[int, dict]:
 
 
 def expect_file(tmp_path: Path, profile: str, *, packages: bool = True) -> Path:
-    data = load_profile(profile).model_dump(mode="json")
-    data["python"] = platform.python_version()  # the probe runs on this Python here, not the image's
+    """The profile's envgen/profile.json as envgen renders it into the image (its identity, the plan's expected)."""
+    data = json.loads(render_in_memory(load_profile(profile), load_kb()).files["envgen/profile.json"])
+    data["expected"]["python"] = platform.python_version()  # the probe runs on this Python here, not the image's
     if not packages:  # the image's pip packages are not on this host: the import check would rightly fail
-        data["packages"]["pip"] = []
+        data["expected"]["distributions"] = [d for d in data["expected"]["distributions"] if d["kind"] != "pip"]
     path = tmp_path / f"{profile}.json"
     path.write_text(json.dumps(data))
     return path
@@ -54,10 +57,12 @@ def test_gpu_profile_without_gpu_fails_with_diagnoses(tmp_path) -> None:
     assert by_name["tensorflow.version"]["status"] == "fail"
     # the library tier runs first and fails too: the frameworks it must inspect are missing
     assert by_name["libraries.frameworks"]["diagnosis"]["id"] == "framework-missing"
-    assert by_name["libraries.load"]["status"] == "skipped"
+    # the plan's expected libraries are loaded all the same: this host has none of them
+    assert by_name["libraries.load"]["status"] == "fail"
+    assert by_name["libraries.load"]["message"].startswith("cannot load libcudart.so.11.0")
     # and the import check: the profile's pip package is not installed on this host's Python
     assert by_name["imports"]["diagnosis"]["id"] == "package-missing"
-    assert report["summary"]["fail"] == 5 and report["tier"] is None
+    assert report["summary"]["fail"] == 6 and report["tier"] is None
 
 
 @no_gpu_here

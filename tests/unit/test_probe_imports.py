@@ -8,9 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from test_probe_helpers import probe_module
 
+from envgen.kb import load_kb
+from envgen.profile import load_profile
+from envgen.render.core import render_in_memory
+
 ERRORS = Path(__file__).resolve().parents[1] / "fixtures" / "errors"
+PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 
 
 def _recorded(name: str) -> str:
@@ -35,19 +41,55 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _ctx(pip: list[str], frameworks: dict[str, str] | None = None) -> object:
+def _row(kind: str, spec: str) -> dict[str, object]:
+    """One row of the expected document's ``distributions``, as the plan writes it (envgen/plan/expected.py)."""
+    name, _, version = spec.partition("==")
+    return {"name": name, "kind": kind, "specifier": f"=={version}" if version else "", "marker": None,
+            "origin": "packages.pip[0]" if kind == "pip" else "frameworks.pytorch"}
+
+
+def _ctx(pip: list[str], frameworks: tuple[str, ...] = ()) -> object:
     common = probe_module("probe_common")
-    expect = {"name": "p", "gpu": {"required": False}, "frameworks": frameworks or {}, "packages": {"pip": pip}}
+    rows = [_row("framework", spec) for spec in frameworks] + [_row("pip", spec) for spec in pip]
+    expect = {"name": "p", "gpu": {"required": False}, "expected": {"gpu_required": False, "distributions": rows}}
     return common.Context(expect)
 
 
-def test_distributions_of_a_profile() -> None:
+def _expected(tmp_path: Path, name: str, **changes: object) -> dict:
+    """The expected document envgen renders for profiles/NAME.yaml with ``changes``."""
+    data = {**yaml.safe_load((PROFILES / f"{name}.yaml").read_text()), **changes}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return {"expected": dict(render_in_memory(load_profile(str(path), env={}), load_kb()).plan.expected)}
+
+
+def test_distributions_come_from_the_plans_expected_document(tmp_path: Path) -> None:
+    """The plan's frameworks (TensorFlow under its package's name) and the packages.pip lines whose marker holds
+    in the image; the probe reads nothing of the profile's own lists."""
     imports = probe_module("probe_imports")
-    expect = {"frameworks": {"tensorflow": "2.15.1", "tensorflow_package": "tensorflow[and-cuda]",
-                             "pytorch": "2.1.2+cu121"},
-              "packages": {"pip": ["opencv-python-headless==4.9.0.80", "PyYAML==6.0.1"], "conda": ["numpy=1.26.4"]}}
-    assert imports.profile_distributions(expect) == [
-        ("tensorflow", True), ("torch", True), ("opencv-python-headless", False), ("pyyaml", False), ("numpy", None)]
+    pip = ["opencv-python-headless==4.9.0.80", "PyYAML==6.0.1", 'tomli==2.0.1; python_version < "3.8"']
+    expect = _expected(tmp_path, "cpu-smoke", packages={"apt": [], "pip": pip})
+    assert imports.distributions_to_import(expect) == [
+        ("tensorflow-cpu", True), ("torch", True), ("opencv-python-headless", False), ("pyyaml", False)]
+    rows = expect["expected"]["distributions"]
+    assert [(r["specifier"], r["origin"]) for r in rows] == [
+        ("==2.12.0", "frameworks.tensorflow"), ("==2.13.0+cpu", "frameworks.pytorch"),
+        ("==4.9.0.80", "packages.pip[0]"), ("==6.0.1", "packages.pip[1]")]
+    assert imports.distributions_to_import({"frameworks": {"pytorch": "2.1.2"}, "packages": {"pip": pip}}) == []
+
+
+def test_conda_packages_are_imported_when_they_are_python(tmp_path: Path) -> None:
+    imports = probe_module("probe_imports")
+    expect = _expected(tmp_path, "modern-a100")
+    conda = [r for r in expect["expected"]["distributions"] if r["kind"] == "conda"]
+    assert conda and all(r["origin"].startswith("packages.conda[") for r in conda)
+    assert all((r["name"], None) in imports.distributions_to_import(expect) for r in conda)
+
+
+def test_a_marker_the_image_does_not_meet_leaves_the_line_out() -> None:
+    imports = probe_module("probe_imports")
+    rows = [dict(_row("pip", "a==1"), marker='python_version < "3"'), _row("pip", "b==1")]
+    assert imports.distributions_to_import({"expected": {"distributions": rows}}) == [("b", False)]
 
 
 def test_modules_from_top_level_or_record(site: Path) -> None:
@@ -93,7 +135,7 @@ def test_a_warning_at_import_that_means_a_break_fails(site: Path) -> None:
 
 def test_frameworks_missing_are_left_to_their_own_checks(site: Path) -> None:
     common, imports = probe_module("probe_common"), probe_module("probe_imports")
-    entry = common.run_check(_ctx([], {"pytorch": "2.1.2"}), "imports", imports.TIER, imports.check_imports)
+    entry = common.run_check(_ctx([], ("torch==2.1.2",)), "imports", imports.TIER, imports.check_imports)
     assert entry["status"] == common.PASS and entry["figures"]["imported"] == []
 
 
@@ -118,3 +160,20 @@ def test_torch_after_import_call_needs_no_numpy(site: Path) -> None:
     (site / "numpy" / "__init__.py").write_text("def zeros(n):\n    return [0.0] * n\n")
     entry = common.run_check(_ctx(["torch==2.2.2"]), "imports", imports.TIER, imports.check_imports)
     assert entry["status"] == common.FAIL and entry["diagnosis"]["id"] == "numpy-abi"
+
+
+def test_the_document_the_plan_writes_reads_back_strictly(tmp_path: Path) -> None:
+    """envgen.expected/3 read back: every row of ``distributions`` is an ExpectedDistribution, and a key beyond its
+    fields (or a kind the probe does not know) is refused."""
+    from pydantic import ValidationError
+
+    from envgen.plan.expected import EXPECTED_SCHEMA, Expected, ExpectedDistribution
+
+    doc = _expected(tmp_path, "cpu-smoke")["expected"]
+    assert doc["schema"] == EXPECTED_SCHEMA == "envgen.expected/3"
+    fields = {k: v for k, v in doc.items() if k != "schema"}
+    assert Expected.model_validate(fields).document() == doc
+    row = doc["distributions"][0]
+    for bad in ({**row, "version": "2.12.0"}, {**row, "kind": "wheel"}):
+        with pytest.raises(ValidationError):
+            ExpectedDistribution.model_validate(bad)

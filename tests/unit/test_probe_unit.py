@@ -43,6 +43,17 @@ def test_probe_is_small_and_standalone() -> None:
         assert "import envgen" not in text and "from envgen" not in text, path.name
 
 
+def test_the_probe_spells_no_image_path() -> None:
+    """The paths of the image are envgen/layout.py's: what the probe needs of them reaches it through the plan's
+    expected document (base_provides.envgen_env), so no probe module writes one (docstrings included)."""
+    from envgen import layout
+
+    paths = (layout.ENV, layout.EXTRAS, layout.ETC, layout.OWN)
+    found = [(path.name, spelled) for path in sorted(probe_dir().glob("*.py")) for spelled in paths
+             if spelled in path.read_text()]
+    assert found == []
+
+
 @pytest.mark.parametrize(
     ("capability", "arch_list", "sass", "ptx"),
     [

@@ -1,6 +1,7 @@
 """Library tier, frameworks the base image provides (the profile's base_provides): the base really holds
-the framework versions and CUDA builds the profile declares, imported from the base's own environment
-(not from /opt/env, where envgen installs). Standard library only; Python 3.7+; no GPU needed.
+the framework versions and CUDA builds the profile declares, imported from the base's own environment (not
+from the environment envgen installs into: the expected document's ``base_provides.envgen_env``). Standard
+library only; Python 3.7+; no GPU needed.
 
 Reads ctx.library_frameworks (filled by probe_libs' libraries.frameworks: version, CUDA build) and the
 distributions' metadata for torchvision/torchaudio."""
@@ -11,7 +12,6 @@ from probe_common import Fail
 from probe_versions import version_matches
 
 TIER = "libraries"
-ENV_PREFIX = "/opt/env"
 # frameworks: keys -> (import name, distribution)
 MODULES = {"pytorch": ("torch", "torch"), "tensorflow": ("tensorflow", "tensorflow"),
            "torchvision": ("torchvision", "torchvision"), "torchaudio": ("torchaudio", "torchaudio")}
@@ -58,6 +58,7 @@ def check_base_frameworks(ctx):
     provided = (ctx.expect.get("expected") or {}).get("base_provides") or {}
     frameworks = provided.get("frameworks") or {}
     interpreter = provided.get("python") or "?"
+    own_env = provided.get("envgen_env")
     rows, problems = {}, []
     for key in sorted(frameworks):
         declared = frameworks[key]
@@ -76,7 +77,7 @@ def check_base_frameworks(ctx):
         elif want_cuda and not cuda and key in ("pytorch", "tensorflow"):
             problems.append("the base image's %s %s is a CPU build, the profile declares a CUDA %s build"
                             % (key, version, want_cuda))
-        elif where and where.startswith(ENV_PREFIX + "/"):
+        elif where and own_env and where.startswith(own_env.rstrip("/") + "/"):
             problems.append("%s %s was imported from %s, not from the base image's environment" % (key, version, where))
     if problems:
         raise Fail("base_provides: " + "; ".join(problems) + " (set frameworks: to what the base image holds, "

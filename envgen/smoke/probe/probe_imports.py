@@ -1,11 +1,11 @@
-"""The import check: every Python distribution the profile names is imported, each in a child interpreter.
+"""The import check: every Python distribution the plan expects is imported, each in a child interpreter.
 
 "Installed" is not "usable": a wheel built against NumPy 1.x under NumPy 2, TensorFlow's generated protobuf
 code under protobuf 4, Jinja2 2.x under MarkupSafe 2.1 install cleanly and fail (or print a warning and fail
-later) on import. For each distribution of the profile (frameworks, ``packages.pip`` and the conda packages
-that are Python distributions) the check finds its top-level modules from its installed metadata
-(``top_level.txt``, else ``RECORD``), imports them in a child ``python -c`` (a crash in a native module
-cannot take the probe down), and matches the child's output against ``diagnoses.json``. All distributions are
+later) on import. For each distribution of the plan's ``expected.distributions`` (the frameworks, the
+``packages.pip`` lines, the conda packages that are Python distributions) the check finds its top-level modules
+from its installed metadata (``top_level.txt``, else ``RECORD``), imports them in a child ``python -c`` (a crash
+in a native module cannot take the probe down), and matches the child's output against ``diagnoses.json``. All distributions are
 imported in one child first (shared imports are paid once: torch, torchvision and torchaudio one child each
 took 14.8 s of a 33.6 s probe run on the H200); only when that child fails or shows a break does each distribution
 get a child of its own, so one failure names its distribution. A diagnosis marked ``import_break`` fails the check even when
@@ -42,13 +42,11 @@ def canonical(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def marker_holds(spec):
-    """A requirement line's environment marker evaluated by this interpreter (pip's own packaging, else
-    packaging); True without a marker; False where it cannot be read here (pip skipped or kept it: not ours to
-    say)."""
-    if ";" not in spec:
+def marker_holds(marker):
+    """An environment marker evaluated by this interpreter (pip's own packaging, else packaging); True without a
+    marker; False where it cannot be read here (pip skipped or kept it: not ours to say)."""
+    if not marker:
         return True
-    marker = spec.split(";", 1)[1].strip()
     try:
         from pip._vendor.packaging.markers import Marker
     except Exception:  # noqa: BLE001 (no pip in this environment)
@@ -62,27 +60,20 @@ def marker_holds(spec):
         return False
 
 
-def profile_distributions(expect):
-    """(canonical name, is a framework) for every distribution the profile names, in install order."""
-    out = []
-    frameworks = expect.get("frameworks") or {}
-    if frameworks.get("tensorflow"):
-        package = frameworks.get("tensorflow_package") or "tensorflow"
-        out.append((canonical(package.split("[")[0]), True))
-    for key, dist in (("pytorch", "torch"), ("torchvision", "torchvision"), ("torchaudio", "torchaudio")):
-        if frameworks.get(key):
-            out.append((dist, True))
-    packages = expect.get("packages") or {}
-    for spec in packages.get("pip") or []:
-        if marker_holds(spec):
-            out.append((canonical(re.split(r"[\[=<>!~ ;]", spec, 1)[0]), False))
-    for spec in packages.get("conda") or []:
-        out.append((canonical(spec.split("::")[-1].split("=")[0]), None))  # None: maybe not Python at all
+# a distribution's kind in the expected document -> is it a framework (None: a conda package, maybe no Python)
+_FRAMEWORK = {"framework": True, "pip": False, "conda": None}
+
+
+def distributions_to_import(expect):
+    """(canonical name, is a framework) for every distribution the plan's expected document names
+    (``expected.distributions``: the frameworks, packages.pip, the conda packages), in install order."""
+    rows = (expect.get("expected") or {}).get("distributions") or []
     seen, unique = set(), []
-    for name, framework in out:
-        if name not in seen:
+    for row in rows:
+        name = canonical(row.get("name") or "")
+        if name and name not in seen and marker_holds(row.get("marker")):
             seen.add(name)
-            unique.append((name, framework))
+            unique.append((name, _FRAMEWORK.get(row.get("kind"))))
     return unique
 
 
@@ -201,7 +192,7 @@ def import_all(ctx, wanted):
 
 def check_imports(ctx):
     """Import every distribution of the profile; fail naming each that does not import cleanly."""
-    wanted = profile_distributions(ctx.expect)
+    wanted = distributions_to_import(ctx.expect)
     if not wanted:
         raise probe_common.Skip("the profile names no Python distributions")
     passed, failed, missing, no_driver = import_all(ctx, wanted)
