@@ -57,7 +57,9 @@ class ImagePlan:
     pip_index_urls: list[str]  # --extra-index-url for framework wheels (new-style torch indexes)
     pip_find_links: list[str]  # --find-links pages (old torch_stable.html wheels)
     user_conda: list[str]  # the profile's conda pins (installer conda only)
-    preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
+    # what the base image already carries, not installed again: frameworks (NGC, base_provides), and the
+    # distributions base_provides.packages names
+    preinstalled: list[str]
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
     cuda: CudaChoices
@@ -210,7 +212,8 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension]) -> Expec
                      for t in stack.targets],
         base_provides=None if profile.base_provides is None else ExpectedBase(
             python=profile.base_provides.python,
-            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided}),
+            frameworks={name: str(getattr(profile.frameworks, name)) for name in provided},
+            packages=dict(sorted(profile.base_packages.items())) or None),
         extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
                     for e in exts] or None,
     )
@@ -223,6 +226,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     tf_pins, preinstalled = _tensorflow(stack, notes)
     torch_pins = _torch_pins(stack)
     preinstalled += [pin for pin in torch_pins if _framework_of(pin) in provided]
+    preinstalled += [f"{name}=={version}" for name, version in profile.base_packages.items()]
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
     variant = stack.torch_variant if "pytorch" not in provided else None
