@@ -133,3 +133,20 @@ def test_the_distribution_is_read_from_its_metadata() -> None:
     version, where = probe_module("probe_base")._distribution_place("pytest")
     assert version == installed.__version__ and where and Path(where, "pytest").is_dir()
     assert probe_module("probe_base")._distribution_place("no-such-distribution-here") == (None, None)
+
+
+def test_without_importlib_metadata_pkg_resources_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.7 has no importlib.metadata: setuptools' pkg_resources reads the same distribution."""
+    import importlib
+    import sys
+    import warnings
+
+    import pytest as installed
+
+    base = probe_module("probe_base")
+    monkeypatch.delattr(importlib, "metadata")
+    monkeypatch.setitem(sys.modules, "importlib.metadata", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pkg_resources' own deprecation warning
+        version, where = base._distribution_place("pytest")
+    assert version == installed.__version__ and where and Path(where, "pytest").is_dir()

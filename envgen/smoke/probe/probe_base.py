@@ -2,7 +2,8 @@
 framework versions and CUDA builds the profile declares, imported from the base's own environment (not from
 /opt/env, where envgen installs), and the versions of the other distributions base_provides.packages names
 (envgen neither downloads nor installs a packages.pip line the base satisfies: this is what checks it).
-Standard library only; Python 3.7+ (the packages' versions need importlib.metadata, 3.8+); no GPU needed.
+Standard library only (on Python 3.7, setuptools' pkg_resources reads the versions); Python 3.7+; no GPU
+needed.
 
 Reads ctx.library_frameworks (filled by probe_libs' libraries.frameworks: version, CUDA build) and the
 distributions' metadata for torchvision/torchaudio and the packages."""
@@ -20,26 +21,25 @@ MODULES = {"pytorch": ("torch", "torch"), "tensorflow": ("tensorflow", "tensorfl
 
 
 def _distribution_version(name):
-    try:
-        from importlib import metadata  # Python 3.8+  # novermin
-    except ImportError:
-        return None
-    try:
-        return metadata.version(name)
-    except Exception:  # noqa: BLE001 - PackageNotFoundError, or a broken dist-info
-        return None
+    return _distribution_place(name)[0]
 
 
 def _distribution_place(name):
-    """(version, directory) of an installed distribution; (None, None) when none is found or unreadable."""
+    """(version, directory) of an installed distribution; (None, None) when none is found or unreadable.
+    importlib.metadata (3.8+), else setuptools' pkg_resources (a Python 3.7 environment)."""
     try:
         from importlib import metadata  # Python 3.8+  # novermin
     except ImportError:
-        return None, None
+        metadata = None
     try:
+        if metadata is None:
+            import pkg_resources
+
+            found = pkg_resources.get_distribution(name)
+            return found.version, os.path.realpath(found.location)
         found = metadata.distribution(name)
         return found.version, os.path.realpath(str(found.locate_file("")))
-    except Exception:  # noqa: BLE001 - PackageNotFoundError, or a broken dist-info
+    except Exception:  # noqa: BLE001 - not installed, a broken dist-info, no pkg_resources
         return None, None
 
 
