@@ -109,6 +109,12 @@ class ImagePlan:
         return [r.extension for r in self.requirements if r.extension is not None]
 
     @property
+    def installed_extensions(self) -> list[Extension]:
+        """The extension packages envgen installs: those of ``extensions`` whose line the base does not satisfy
+        (base_provides.packages); what one of the base needs at run time is the base's."""
+        return [r.extension for r in self.requirements if r.extension is not None and r.stage != "base"]
+
+    @property
     def conda(self) -> list[str]:
         """The conda environment's specs: python=X, then the profile's (installer conda only)."""
         if self.profile.installer != "conda":

@@ -92,7 +92,8 @@ def test_a_version_the_base_does_not_hold_fails_the_probe_naming_the_package(
         team_base: str, wheelhouse: Path, write_profile: Callable[[str, str], str]) -> None:
     from envgen.errors import SmokeFailed
 
-    name = write_profile("held-wrong", TOP.format(base=team_base, six="1.15.0", pips='"tomli==2.0.1"'))
+    """Its one packages.pip line is the base's colorama: the image installs nothing (an empty host download)."""
+    name = write_profile("held-wrong", TOP.format(base=team_base, six="1.15.0", pips='"colorama==0.4.6"'))
     with pytest.raises(SmokeFailed) as err:
         build(name, builder="classic", wheelhouse=wheelhouse, offline=True)
     table = " ".join((err.value.tail or "").split())  # the report's table, its wrapped lines joined

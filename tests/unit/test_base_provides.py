@@ -161,3 +161,15 @@ def test_check_names_the_lines_the_base_satisfies_and_refuses_a_version_it_does_
     with pytest.raises(InputError) as err:
         render_in_memory(wrong, kb)
     assert err.value.message == errors[0].message
+
+
+def test_a_package_the_base_holds_gets_no_runtime_compiler(tmp_path: Path) -> None:
+    """Triton compiles its launcher at run time: for a triton envgen installs the render adds gcc (apt, which needs a
+    Debian mirror); for the base's own triton it adds nothing, so the H200 host's base builds offline."""
+    kb = load_kb()
+    theirs = held(tmp_path, packages={"pip": ["triton==3.6.0"]})
+    assert "apt-install.sh gcc" not in render_in_memory(theirs, kb).files["Dockerfile.classic"].decode()
+    note = next(f for f in check_profile(theirs, kb) if f.code == "ext-runtime-cc")
+    assert "the base holds it (base_provides.packages), so the base's own C compiler serves it" in note.message
+    ours = held(tmp_path, packages={"pip": ["triton==3.6.0"]}, base_provides={"python": "/opt/torch/.venv/bin/python3"})
+    assert "apt-install.sh gcc libc6-dev" in render_in_memory(ours, kb).files["Dockerfile.classic"].decode()
