@@ -82,7 +82,7 @@ def test_lines_the_base_holds_build_offline_without_the_network_and_the_probe_re
     base = next(c for c in report["checks"] if c["name"] == "libraries.base")
     assert base["status"] == "pass" and "from the base image: colorama 0.4.6, six 1.16.0" in base["message"], base
     assert base["figures"]["packages"]["six"]["found"] == "1.16.0"
-    # the image holds the base's copies (one each, in the base's /opt/env) and tomli on top
+    # the image holds the base's copies and tomli on top
     out = docker_client.containers.run(alias(name), ["python", "-m", "pip", "list", "--format=freeze"], remove=True)
     listed = set(out.decode().split())
     assert {"six==1.16.0", "colorama==0.4.6", "tomli==2.0.1"} <= listed, listed
@@ -90,9 +90,9 @@ def test_lines_the_base_holds_build_offline_without_the_network_and_the_probe_re
 
 def test_a_version_the_base_does_not_hold_fails_the_probe_naming_the_package(
         team_base: str, wheelhouse: Path, write_profile: Callable[[str, str], str]) -> None:
+    """Its one packages.pip line is the base's colorama: the image installs nothing (an empty host download)."""
     from envgen.errors import SmokeFailed
 
-    """Its one packages.pip line is the base's colorama: the image installs nothing (an empty host download)."""
     name = write_profile("held-wrong", TOP.format(base=team_base, six="1.15.0", pips='"colorama==0.4.6"'))
     with pytest.raises(SmokeFailed) as err:
         build(name, builder="classic", wheelhouse=wheelhouse, offline=True)
