@@ -4,7 +4,8 @@ about installing them do not apply, and what the knowledge base cannot say about
 The check judges a provided framework as the official build of the version the profile declares (its
 CUDA, arch list and library rows), since the knowledge base has no row of the user's own base; the smoke
 test's library tier then checks, in the built image, that the base really holds that version and CUDA
-build (probe_base)."""
+build (probe_base). The other distributions it holds (``base_provides.packages``) are said once too: the
+packages.pip lines they satisfy are neither downloaded nor installed, and the probe checks their versions."""
 
 from __future__ import annotations
 
@@ -56,4 +57,21 @@ def base_frameworks(ctx: CheckContext) -> list[Finding]:
     )]
 
 
-RULES = [base_frameworks]
+def base_packages(ctx: CheckContext) -> list[Finding]:
+    held = ctx.profile.base_packages
+    if not held:
+        return []
+    taken = [r.spec for r in ctx.plan.requirements if r.stage == "base"]
+    lines = (f"; the packages.pip line(s) {', '.join(taken)} are satisfied by it: neither downloaded nor installed"
+             if taken else "")
+    return [finding(
+        "info", "base-packages",
+        f"the base image {ctx.profile.base} holds {', '.join(f'{n} {v}' for n, v in sorted(held.items()))} "
+        f"(base_provides.packages){lines}",
+        "nothing to do: the smoke test's library tier checks in the built image that the base holds these versions "
+        "(a mismatch fails the build)",
+        "profile: base_provides.packages",
+    )]
+
+
+RULES = [base_frameworks, base_packages]

@@ -107,12 +107,16 @@ def runtime_nvcc(ctx: CheckContext) -> list[Finding]:
 
 
 def runtime_cc(ctx: CheckContext) -> list[Finding]:
+    installed = {ext.label for ext in ctx.plan.installed_extensions}
+    ours = ("the render installs gcc, libc6-dev and the Python headers into the image", "nothing to do")
+    base = ("the base holds it (base_provides.packages), so the base's own C compiler serves it: envgen installs none",
+            "nothing to do: the GPU tier's smoke test runs a kernel of it")
     return [
         finding(
             "info", "ext-runtime-cc",
             f"{ext.label} compiles native code with a C compiler when it first runs a kernel (without one: "
-            f'"{ext.row.runtime_cc}"): the render installs gcc, libc6-dev and the Python headers into the image',
-            "nothing to do", ext.cite(),
+            f'"{ext.row.runtime_cc}"): ' + (ours if ext.label in installed else base)[0],
+            (ours if ext.label in installed else base)[1], ext.cite(),
         )
         for ext in ctx.plan.extensions
         if ext.row.runtime_cc and ctx.gpu

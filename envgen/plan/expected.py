@@ -49,13 +49,15 @@ class ExpectedTarget(_Document):
 
 
 class ExpectedBase(_Document):
-    """The frameworks the base image provides (``base_provides``) and the interpreter whose environment holds them."""
+    """The frameworks the base image provides (``base_provides``), the interpreter whose environment holds them, and
+    the other distributions it holds (``base_provides.packages``)."""
 
     python: str
     frameworks: dict[str, str]  # frameworks: key -> the version declared
     # envgen's own environment (layout.ENV): a provided framework imported from there is not the base's; None where the
     # base's interpreter lives in it (a base envgen built: its environment is the one envgen's goes on top of)
     envgen_env: str | None
+    packages: dict[str, str] | None = None  # PEP 503 name -> the version declared; written only when some are named
 
 
 class ExpectedExtension(_Document):
@@ -108,6 +110,8 @@ class Expected(_Document):
         for key in ("base_provides", "extensions"):
             if doc[key] is None:
                 del doc[key]
+        if doc.get("base_provides") and doc["base_provides"]["packages"] is None:
+            del doc["base_provides"]["packages"]
         return {"schema": self.schema_id, **doc}
 
 

@@ -66,7 +66,9 @@ class ImagePlan:
     pip_index_urls: list[str]  # --extra-index-url for framework wheels (new-style torch indexes)
     pip_find_links: list[str]  # --find-links pages (old torch_stable.html wheels)
     user_conda: list[str]  # the profile's conda pins (installer conda only)
-    preinstalled: list[str]  # frameworks the base image already carries (NGC), not installed again
+    # what the base image already carries, not installed again: frameworks (NGC, base_provides), and the
+    # distributions base_provides.packages names
+    preinstalled: list[str]
     frameworks: list[str]  # every framework's pin, installed or the base's own, in install order (TF, then torch's)
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
@@ -115,6 +117,12 @@ class ImagePlan:
     def extensions(self) -> list[Extension]:
         """The GPU extension packages of packages.pip (kb/data/extensions.yaml rows), in profile order."""
         return [r.extension for r in self.requirements if r.extension is not None]
+
+    @property
+    def installed_extensions(self) -> list[Extension]:
+        """The extension packages envgen installs: those of ``extensions`` whose line the base does not satisfy
+        (base_provides.packages); what one of the base needs at run time is the base's."""
+        return [r.extension for r in self.requirements if r.extension is not None and r.stage != "base"]
 
     @property
     def conda(self) -> list[str]:
@@ -224,7 +232,8 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
         base_provides=None if profile.base_provides is None else ExpectedBase(
             python=profile.base_provides.python,
             frameworks={name: str(getattr(profile.frameworks, name)) for name in provided},
-            envgen_env=None if profile.base_provides.python.startswith(f"{ENV}/") else ENV),
+            envgen_env=None if profile.base_provides.python.startswith(f"{ENV}/") else ENV,
+            packages=dict(sorted(profile.base_packages.items())) or None),
         extensions=[ExpectedExtension(package=e.row.package, module=e.row.module, version=e.version)
                     for e in exts] or None,
     )
@@ -238,6 +247,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     torch_pins = _torch_pins(stack)
     frameworks = [*tf_pins, *preinstalled, *torch_pins]
     preinstalled += [pin for pin in torch_pins if _framework_of(pin) in provided]
+    preinstalled += [f"{name}=={version}" for name, version in profile.base_packages.items()]
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
     variant = stack.torch_variant if "pytorch" not in provided else None

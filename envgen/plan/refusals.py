@@ -40,6 +40,8 @@ REFUSALS: tuple[Refusal, ...] = (
             "an image envgen built (its labels say so) as the base of a profile that makes its environment anew",
             "the base image's labels, which only the engine has (check recognises an envgen image the profile names: "
             "base_provides.python inside /opt/env)"),
+    Refusal("base-provides-conflict", "envgen.render.plan", "check",
+            "a packages.pip line naming a distribution base_provides.packages holds, at a version outside the line"),
     Refusal("lock-stale", "envgen.plan.lockfile", "check",
             "a lock beside the profile made for other inputs (python, pins, base, apt packages), or unreadable",
             severity="warning"),

@@ -7,7 +7,13 @@ The stage: a line that names a distribution the frameworks themselves require (t
 the **environment** stage, resolved together with the frameworks' pins, so that ``protobuf==4.21.12`` beside
 TensorFlow 2.12 (which allows ``>=3.20.3,<5``) is one resolution and not a second install that moves a package the
 frameworks already hold. The **extras** stage holds what the frameworks do not need; an sdist-only extension
-package is built in a **source build** stage of its own."""
+package is built in a **source build** stage of its own.
+
+A line the base image satisfies (``base_provides.packages`` names the distribution, and the version the base holds is
+inside the line's specifier) is in the **base** stage: nothing installs it, so nothing downloads it (the classic
+builder's host download, the BuildKit build, the wheelhouse, the lock); the smoke test checks the base's version.
+A line with extras is installed as written (the extras' own requirements are not the base's), and a line the base's
+version does not satisfy is refused (:func:`provided_conflicts`)."""
 
 from __future__ import annotations
 
@@ -18,11 +24,13 @@ from typing import Literal
 from envgen.kb import KnowledgeBase
 from envgen.kb.extensions import satisfies
 from envgen.kb.pypackages import FrameworkRequires, Requirement
+from envgen.kb.specifiers import contains
 from envgen.plan.extensions import Extension, SourceBuild, extension_of
+from envgen.plan.refusals import Refused, refusal
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine, canonical
 
-Stage = Literal["environment", "extras", "source build"]
+Stage = Literal["environment", "extras", "source build", "base"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,7 @@ class PlannedRequirement:
     stage: Stage
     extension: Extension | None = None  # its row in extensions.yaml, for an exact pin of a GPU extension package
     source_build: SourceBuild | None = None  # its build from the sdist (stage "source build")
+    provided: str | None = None  # the version the base holds of its distribution (base_provides.packages)
 
     @property
     def name(self) -> str:
@@ -99,12 +108,29 @@ def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeB
     """Every ``packages.pip`` line (``lines``: read once, ``Stack.pip_lines``) with its stage; ``build_of``: the
     source build an extension gets, if any."""
     closure = framework_closure(kb, framework_pins, profile.python_minor) if framework_pins else frozenset()
+    held = profile.base_packages
     out = []
     for index, (spec, line) in enumerate(zip(profile.packages.pip, lines, strict=True)):
         applies = line.applies(profile.python)
         ext = extension_of(line, kb) if applies else None
-        build = build_of(ext) if ext is not None else None
-        stage: Stage = ("source build" if build is not None
+        provided = held.get(line.name)
+        in_base = applies and provided is not None and not line.extras and contains(line.specifier, provided)
+        build = build_of(ext) if ext is not None and not in_base else None
+        stage: Stage = ("base" if in_base else "source build" if build is not None
                         else "environment" if applies and line.name in closure else "extras")
-        out.append(PlannedRequirement(spec, line, f"packages.pip[{index}]", applies, stage, ext, build))
+        out.append(PlannedRequirement(spec, line, f"packages.pip[{index}]", applies, stage, ext, build, provided))
     return tuple(out)
+
+
+def provided_conflicts(requirements: Iterable[PlannedRequirement]) -> list[Refused]:
+    """The packages.pip lines (whose marker holds) naming a distribution the base holds at a version outside the
+    line: installing the line would replace the base's copy, and the smoke test would check a version the image
+    does not hold (``plan.refusals``: base-provides-conflict; check reports it, the render refuses it)."""
+    refusal("base-provides-conflict")
+    return [Refused(
+        "base-provides-conflict",
+        f"{r.origin} {r.spec!r} asks for a version of {r.name} the base does not hold (base_provides.packages: "
+        f"{r.name} {r.provided})",
+        f"write the base's version in the line ({r.line.raw_name}{r.line.extras_text}=={r.provided}), or correct "
+        f"base_provides.packages.{r.name} to the version the base holds")
+        for r in requirements if r.applies and r.provided is not None and not contains(r.specifier, r.provided)]

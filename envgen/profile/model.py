@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from envgen.errors import shown
 from envgen.profile.normalise import normalise
-from envgen.profile.requirements import SAFE_RE, PipLine, RefusedLine, parse_line
+from envgen.profile.requirements import SAFE_RE, PipLine, RefusedLine, canonical, parse_line
 from envgen.records import Between, Check, Doc, Length, Matches, Record
 
 # model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
@@ -172,6 +172,13 @@ INTERPRETER_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+$")
 Interpreter = Annotated[str, _matches(INTERPRETER_RE, "absolute path of a Python interpreter in the image "
                                                       "(such as \"/usr/bin/python3\" or \"/opt/conda/bin/python\")")]
 ProvidedFramework = Literal["tensorflow", "pytorch", "torchvision", "torchaudio"]
+# A distribution the base holds, by name (PEP 508: letters, digits, ._- inside), and its version as the base's
+# metadata says it (PEP 440 release, optional pre/post/dev part and local label: 14.2.0, 2.3.0rc1, 2.11.0+cu130)
+DISTRIBUTION_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+DISTRIBUTION_VERSION_RE = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[a-z0-9.]+)?$")
+Distribution = Annotated[str, _matches(DISTRIBUTION_RE, "distribution name (such as \"cupy-cuda13x\")")]
+DistributionVersion = Annotated[str, _matches(
+    DISTRIBUTION_VERSION_RE, "distribution version (such as \"14.2.0\", \"2.3.0rc1\" or \"2.11.0+cu130\")")]
 
 
 class BaseProvides(Strict):
@@ -185,6 +192,18 @@ class BaseProvides(Strict):
         "The frameworks: entries the base provides; left out, every one set under frameworks:. Each"
         " must be set under frameworks: with the version the base holds, so the smoke test can "
         "check it.")] = field(default_factory=list)
+    packages: Annotated[dict[Distribution, DistributionVersion], Doc(
+        "Other distributions the base holds, with the versions it holds (cupy-cuda13x: \"14.2.0\"): a packages.pip "
+        "line the version satisfies is neither downloaded nor installed, and the smoke test checks each "
+        "version.")] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        seen: dict[str, str] = {}
+        for name in self.packages:
+            other = seen.setdefault(canonical(name), name)
+            if other != name:
+                raise ValueError(f"base_provides.packages names one distribution twice ({other} and {name}): "
+                                 "keep one of them")
 
 
 class Gpu(Strict):
@@ -419,6 +438,14 @@ class Profile(Strict):
         return tuple(named)
 
     @property
+    def base_packages(self) -> dict[str, str]:
+        """The distributions base_provides.packages names, by PEP 503 name, with the versions the base holds;
+        {} without base_provides."""
+        if self.base_provides is None:
+            return {}
+        return {canonical(name): version for name, version in self.base_provides.packages.items()}
+
+    @property
     def pip_lines(self) -> list[PipLine]:
         """``packages.pip`` read (name, extras, specifier, marker), in profile order."""
         return [parse_line(spec) for spec in self.packages.pip]
@@ -438,6 +465,10 @@ class Profile(Strict):
         and the `extends` link (already merged)."""
         # base_provides only when set: a profile without it keeps the identity (and hash) it had before the
         # field existed, so its images stay cache hits
-        return self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
+        # (and its packages only when named: a base_provides profile of before keeps its hash too)
+        dump = self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
             {"base_provides"} if self.base_provides is None else set()) | (
             {"metadata"} if self.metadata is None else set()))
+        if self.base_provides is not None and not self.base_provides.packages:
+            del dump["base_provides"]["packages"]
+        return dump

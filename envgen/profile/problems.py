@@ -3,6 +3,7 @@ key it most likely meant, a number YAML read from an unquoted version with the t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,7 +63,7 @@ def _as_written(where: str, key: object) -> str | None:
     except (OSError, IndexError):
         return None
     _, sep, value = text.partition(f"{key}:")
-    value = value.split(" #", 1)[0].strip()
+    value = re.split(r" #|[,}\]]", value, maxsplit=1)[0].strip()  # a flow mapping's value ends at , } or ]
     return value if sep and value else None
 
 

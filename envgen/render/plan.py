@@ -26,6 +26,7 @@ from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.lockfile import Lock, Pins, find_lock, wheelhouse_covers
 from envgen.plan.refusals import refuse
+from envgen.plan.requirements import provided_conflicts
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
 from envgen.render.srcbuild import runtime_compiler_apt
@@ -249,6 +250,7 @@ def render_context(
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     refuse(base_refusals(profile, kb))
+    refuse(provided_conflicts(install.requirements))
     setup = python_setup(profile, kb)
     pins = install.pins
     compilers = runtime_compiler_apt(install, kb.python_setup(setup.key))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from envgen.check import check_profile
 from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
@@ -193,6 +194,31 @@ def test_lock_command_writes_beside_a_file_profile(profile_dir: Path, tmp_path: 
     assert written.uv is not None and written.uv_wheel and written.uv_wheel.endswith("-py3-none-any.whl")
     assert written.field("target") == "cp311-manylinux_2_36_x86_64"
     assert written.source_date_epoch == "1706745600"  # the newest chosen wheel's upload time
+
+
+def test_lock_resolves_no_line_the_base_holds(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """Issue 32 item 4: a packages.pip line the base satisfies (base_provides.packages) is not resolved, so the lock
+    neither downloads nor pins it; the lock is current for the profile afterwards."""
+    pins_seen: list[list[str]] = []
+
+    def fake_uv(command: list[str], env: object) -> subprocess.CompletedProcess[str]:
+        pins = Path(command[3]).read_text().split()
+        pins_seen.append(pins)
+        packages = ([("uv", pins[0].split("==")[1], H1)] if pins[0].startswith("uv==")
+                    else [("rich", "13.7.1", H1), ("Pygments", "2.17.2", H2)])
+        Path(command[command.index("--output-file") + 1]).write_text(_pylock(packages))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    (tmp_path / "held.yaml").write_text(PROFILE.replace("name: locked", "name: held").replace(
+        "packages:\n  pip: [rich==13.7.1]",
+        "base_provides: {packages: {six: \"1.16.0\"}}\npackages:\n  pip: [six==1.16.0, rich==13.7.1]"))
+    outcome = lock(str(tmp_path / "held.yaml"), env={"HOME": str(tmp_path)}, uv_runner=fake_uv, engine=False)
+    assert pins_seen[0] == ["rich==13.7.1"] and not any("six==1.16.0" in pins for pins in pins_seen)
+    written = parse_lock(outcome.path.read_text())
+    assert [e.pin for e in written.extras] == ["pygments==2.17.2", "rich==13.7.1"]
+    profile = load_profile(str(tmp_path / "held.yaml"))
+    assert "lock-stale" not in {f.code for f in check_profile(profile, kb)}
+    assert "six" not in render_in_memory(profile, kb).files["requirements.extra.txt"].decode()
 
 
 def test_lock_refuses_conda_profiles() -> None:

@@ -97,3 +97,69 @@ def test_a_base_envgen_built_holds_its_frameworks_where_envgen_installs(
 
 def test_no_base_provides_no_check() -> None:
     assert probe_module("probe_base").checks({"expected": {"torch": "2.1.2"}}) == []
+
+
+def _packages_expect(tmp_path: Path, packages: dict, with_torch: bool = True) -> dict:
+    changes: dict[str, object] = {"base_provides": {**PROFILE["base_provides"], "packages": packages}}
+    if not with_torch:
+        changes.update(frameworks={}, base_provides={"python": "/usr/bin/python3", "packages": packages},
+                       cuda=None, gpu={"required": False})
+    return expectation(tmp_path, **changes)
+
+
+def _holding(base, found: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "_distribution_place",
+                        lambda name: (found[name], "/opt/torch/.venv/lib/python3.12/site-packages") if name in found
+                        else (None, None))
+
+
+def test_the_packages_the_base_holds_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expect = _packages_expect(tmp_path, {"cupy-cuda13x": "14.2.0", "triton": "3.6.0"})
+    base, _, ctx, check = run(expect, H200_TORCH, monkeypatch)
+    _holding(base, {"cupy-cuda13x": "14.2.0", "triton": "3.6.0"}, monkeypatch)
+    message, figures = check(ctx)
+    assert message.endswith("; from the base image: cupy-cuda13x 14.2.0, triton 3.6.0"), message
+    assert figures["packages"]["triton"] == {"declared": "3.6.0", "found": "3.6.0",
+                                             "from": "/opt/torch/.venv/lib/python3.12/site-packages"}
+
+
+@pytest.mark.parametrize(("found", "words"), [
+    ({"triton": "3.5.1"}, "the image holds triton 3.5.1 (/opt/torch/.venv/lib/python3.12/site-packages), "
+                          "base_provides.packages declares 3.6.0"),
+    ({}, "the base image does not hold triton (declared 3.6.0 in base_provides.packages)"),
+])
+def test_a_package_the_base_does_not_hold_at_its_version_fails_naming_it(
+        found: dict, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expect = _packages_expect(tmp_path, {"triton": "3.6.0"}, with_torch=False)
+    base, common, ctx, check = run(expect, {}, monkeypatch)
+    _holding(base, found, monkeypatch)
+    with pytest.raises(common.Fail) as err:
+        check(ctx)
+    assert str(err.value) == ("base_provides: " + words + " (set base_provides.packages to what the base image "
+                              "holds, or use a base that holds the declared versions)")
+
+
+def test_the_distribution_is_read_from_its_metadata() -> None:
+    """_distribution_place reads the installed distribution (here pytest's own, in this venv)."""
+    import pytest as installed
+
+    version, where = probe_module("probe_base")._distribution_place("pytest")
+    assert version == installed.__version__ and where and Path(where, "pytest").is_dir()
+    assert probe_module("probe_base")._distribution_place("no-such-distribution-here") == (None, None)
+
+
+def test_without_importlib_metadata_pkg_resources_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.7 has no importlib.metadata: setuptools' pkg_resources reads the same distribution."""
+    import importlib
+    import sys
+    import warnings
+
+    import pytest as installed
+
+    base = probe_module("probe_base")
+    monkeypatch.delattr(importlib, "metadata")
+    monkeypatch.setitem(sys.modules, "importlib.metadata", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pkg_resources' own deprecation warning
+        version, where = base._distribution_place("pytest")
+    assert version == installed.__version__ and where and Path(where, "pytest").is_dir()

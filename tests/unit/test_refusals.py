@@ -99,10 +99,19 @@ def _conda_lock_not_explicit(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile
     return _write(tmp_path, "condald", _CONDA), kb
 
 
+def _base_provides_conflict(tmp_path: Path, kb: KnowledgeBase) -> tuple[Profile, KnowledgeBase]:
+    """The base holds six 1.16.0 (base_provides.packages); packages.pip asks for 1.15.0, and a range without it."""
+    return _write(tmp_path, "basesix", {"base": "debian:bookworm-slim", "local_base": True, "installer": "pip",
+                                        "python": "3.11", "gpu": {"required": False},
+                                        "base_provides": {"packages": {"six": "1.16.0", "colorama": "0.4.6"}},
+                                        "packages": {"pip": ["six==1.15.0", "colorama<0.4"]}}), kb
+
+
 # code -> the profiles that trigger it (each refusal seen by check has at least one)
 CASES: dict[str, list[Case]] = {
     "env-replaces-envgen": [_env_path, _env_conda],
     "base-env-collision": [_base_collision],
+    "base-provides-conflict": [_base_provides_conflict],
     "lock-stale": [_lock_stale],
     "lock-not-pip": [_lock_not_pip],
     "lock-target": [_lock_target],

@@ -1,10 +1,12 @@
-"""Library tier, frameworks the base image provides (the profile's base_provides): the base really holds
-the framework versions and CUDA builds the profile declares, imported from the base's own environment (not
-from the environment envgen installs into: the expected document's ``base_provides.envgen_env``). Standard
-library only; Python 3.7+; no GPU needed.
+"""Library tier, what the base image provides (the profile's base_provides): the base really holds the
+framework versions and CUDA builds the profile declares, imported from the base's own environment (not from
+the environment envgen installs into: the expected document's ``base_provides.envgen_env``), and the versions of
+the other distributions base_provides.packages names (envgen neither downloads nor installs a packages.pip line the base satisfies: this is what checks it).
+Standard library only (on Python 3.7, setuptools' pkg_resources reads the versions); Python 3.7+; no GPU
+needed.
 
 Reads ctx.library_frameworks (filled by probe_libs' libraries.frameworks: version, CUDA build) and the
-distributions' metadata for torchvision/torchaudio."""
+distributions' metadata for torchvision/torchaudio and the packages."""
 
 import os
 
@@ -18,14 +20,26 @@ MODULES = {"pytorch": ("torch", "torch"), "tensorflow": ("tensorflow", "tensorfl
 
 
 def _distribution_version(name):
+    return _distribution_place(name)[0]
+
+
+def _distribution_place(name):
+    """(version, directory) of an installed distribution; (None, None) when none is found or unreadable.
+    importlib.metadata (3.8+), else setuptools' pkg_resources (a Python 3.7 environment)."""
     try:
         from importlib import metadata  # Python 3.8+  # novermin
     except ImportError:
-        return None
+        metadata = None
     try:
-        return metadata.version(name)
-    except Exception:  # noqa: BLE001 - PackageNotFoundError, or a broken dist-info
-        return None
+        if metadata is None:
+            import pkg_resources
+
+            found = pkg_resources.get_distribution(name)
+            return found.version, os.path.realpath(found.location)
+        found = metadata.distribution(name)
+        return found.version, os.path.realpath(str(found.locate_file("")))
+    except Exception:  # noqa: BLE001 - not installed, a broken dist-info, no pkg_resources
+        return None, None
 
 
 def _module_path(name):
@@ -54,11 +68,34 @@ def _declared_cuda(ctx, key):
     return None
 
 
+def _package_problems(packages):
+    """(rows, problems) of the distributions base_provides.packages declares."""
+    rows, problems = {}, []
+    for name in sorted(packages):
+        declared = packages[name]
+        version, where = _distribution_place(name)
+        rows[name] = {"declared": declared, "found": version, "from": where}
+        if version is None:
+            problems.append("the base image does not hold %s (declared %s in base_provides.packages)"
+                            % (name, declared))
+        elif not version_matches(declared, version):
+            problems.append("the image holds %s %s (%s), base_provides.packages declares %s"
+                            % (name, version, where, declared))
+    return rows, problems
+
+
+def _fix(frameworks, packages):
+    fields = " and ".join(name for name, problems in (("frameworks:", frameworks),
+                                                      ("base_provides.packages", packages)) if problems)
+    return " (set %s to what the base image holds, or use a base that holds the declared versions)" % fields
+
+
 def check_base_frameworks(ctx):
     provided = (ctx.expect.get("expected") or {}).get("base_provides") or {}
     frameworks = provided.get("frameworks") or {}
     interpreter = provided.get("python") or "?"
     own_env = provided.get("envgen_env")
+    package_rows, package_problems = _package_problems(provided.get("packages") or {})
     rows, problems = {}, []
     for key in sorted(frameworks):
         declared = frameworks[key]
@@ -79,16 +116,21 @@ def check_base_frameworks(ctx):
                             % (key, version, want_cuda))
         elif where and own_env and where.startswith(own_env.rstrip("/") + "/"):
             problems.append("%s %s was imported from %s, not from the base image's environment" % (key, version, where))
-    if problems:
-        raise Fail("base_provides: " + "; ".join(problems) + " (set frameworks: to what the base image holds, "
-                   "or use a base that holds the declared versions)", {"frameworks": rows})
-    return "; ".join("%s %s%s from the base image (%s)" % (key, row["found"], ", CUDA %s" % row["cuda"]
-                                                            if row["cuda"] else "", row["from"])
-                     for key, row in sorted(rows.items())), {"frameworks": rows, "python": interpreter}
+    if problems or package_problems:
+        raise Fail("base_provides: " + "; ".join(problems + package_problems) + _fix(problems, package_problems),
+                   {"frameworks": rows, "packages": package_rows})
+    said = ["%s %s%s from the base image (%s)" % (key, row["found"], ", CUDA %s" % row["cuda"] if row["cuda"] else "",
+                                                  row["from"]) for key, row in sorted(rows.items())]
+    if package_rows:
+        said.append("from the base image: " + ", ".join("%s %s" % (name, row["found"])
+                                                        for name, row in sorted(package_rows.items())))
+    return "; ".join(said), {"frameworks": rows, "packages": package_rows, "python": interpreter}
 
 
 def checks(expect):
-    """The checks of this tier that apply: none unless the profile says the base provides frameworks."""
-    if not ((expect.get("expected") or {}).get("base_provides") or {}).get("frameworks"):
+    """The checks of this tier that apply: none unless the profile says the base provides frameworks or other
+    distributions."""
+    provided = (expect.get("expected") or {}).get("base_provides") or {}
+    if not (provided.get("frameworks") or provided.get("packages")):
         return []
     return [("libraries.base", check_base_frameworks)]
