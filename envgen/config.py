@@ -11,14 +11,12 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
-
-import yaml
 
 from envgen.errors import InputError
 from envgen.profile.model import Mirrors
-from envgen.records import Length, Matches, Record
+from envgen.records import Check, Length, Matches, Record
 
 DEFAULT_NAMESPACE = "envgen"
 NAMESPACE_ENV = "ENVGEN_NAMESPACE"
@@ -45,6 +43,19 @@ def _default_state_dir() -> Path:
     return Path("~/.local/share/envgen").expanduser()
 
 
+def _as_path(value: object) -> Path:
+    """A path written as text (or given as one) becomes a Path, as pydantic's own lax Path does; this one is a
+    module-level function, so the compiled validator can be kept between runs (``envgen.compiled``)."""
+    if isinstance(value, str | PurePath):
+        return Path(value)
+    from pydantic_core import PydanticCustomError
+
+    raise PydanticCustomError("path_type", "Input is not a valid path for <class 'pathlib.Path'>")
+
+
+LaxPath = Annotated[Path, Check(_as_path, mode="plain")]
+
+
 class UserConfig(Record):
     # lax: state_dir and ca_bundle are written as text and become paths
     __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
@@ -55,8 +66,8 @@ class UserConfig(Record):
     registry: Registry | None = None
     namespace: Annotated[str, Length(max=MAX_NAMESPACE_LENGTH),
                          Matches(re.compile(NAMESPACE_PATTERN), "image namespace")] = DEFAULT_NAMESPACE
-    state_dir: Path = field(default_factory=_default_state_dir)
-    ca_bundle: Path | None = None
+    state_dir: LaxPath = field(default_factory=_default_state_dir)
+    ca_bundle: LaxPath | None = None
     gpu_route: Literal["auto", "runtime", "cdi"] = "auto"
 
 
@@ -79,6 +90,8 @@ def default_ca_bundle(env: Mapping[str, str], system_bundle: Path = SYSTEM_CA_BU
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
     from envgen.profile.yamlsrc import MAX_FILE_BYTES, check_structure
 
     try:
@@ -139,7 +152,7 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     for key in ("state_dir", "ca_bundle"):
         if isinstance(data.get(key), str):
             data[key] = str(Path(data[key]).expanduser())
-    from pydantic import ValidationError
+    from pydantic_core import ValidationError  # pydantic's own (re-exported): no import of pydantic
 
     try:
         config = UserConfig.model_validate(data)
