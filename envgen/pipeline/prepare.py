@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.plan.expected import Expected
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile import Profile, load_profile
@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 # the record types a render validates or dumps: the user config, the profile (its identity hashes its dump), the
 # mirrors (merged with the user's), the probe's expectations (written as JSON)
 _COMPILED = (UserConfig, LoadedProfile, Mirrors, Expected)
+
+
+def load_kb() -> KnowledgeBase:
+    """The KB read from its YAML files (the loader, and the YAML parser with it, imported here: a render the caches
+    serve reads no YAML)."""
+    from envgen.kb.loader import load_kb as read
+
+    return read()
 
 
 @dataclass(frozen=True)
