@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
@@ -89,22 +89,29 @@ def default_ca_bundle(env: Mapping[str, str], system_bundle: Path = SYSTEM_CA_BU
     return system_bundle if system_bundle.is_file() else None
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
+def _check_config(path: Path) -> Callable[[str], None]:
+    """The limits of a profile's YAML, for the config's text (checked when it is parsed: envgen.parsed)."""
+    def check(text: str) -> None:
+        from envgen.profile.yamlsrc import MAX_FILE_BYTES, check_structure  # with PyYAML: only for a new text
 
-    from envgen.profile.yamlsrc import MAX_FILE_BYTES, check_structure
+        if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+            raise InputError(f"user config {path} is larger than {MAX_FILE_BYTES // 1024} KiB")
+        check_structure(text, path, InputError)
+    return check
+
+
+def _read_yaml(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    from envgen.kb.cache import cache_dir
+    from envgen.parsed import parse_yaml, yaml_error
 
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(f"user config {path} is larger than {MAX_FILE_BYTES // 1024} KiB")
         text = path.read_text(encoding="utf-8")
-        check_structure(text, path, InputError)
-        data = yaml.safe_load(text)
+        data = parse_yaml(text, cache_dir(env), check=_check_config(path))  # no PyYAML for a text parsed before
     except OSError as exc:
         raise InputError(f"cannot read user config {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"user config {path} is not UTF-8 text (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         raise InputError(f"user config {path} is not valid YAML: {' '.join(str(exc).split())}") from None
     if data is None:
         return {}
@@ -139,7 +146,7 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     path = config_path(env)
     data: dict[str, Any] = {}
     if path.is_file():
-        data = _read_yaml(path)
+        data = _read_yaml(path, env)
     elif env.get("ENVGEN_CONFIG"):
         raise InputError(f"ENVGEN_CONFIG names {path}, which does not exist",
                          fix="create it or unset ENVGEN_CONFIG")

@@ -2,7 +2,8 @@
 bench/bench_render_vs_neurodocker.py): with the caches warm it reads the KB and the profile from them (no YAML
 parsed, no KB row validated), compiles no template (Jinja's bytecode cache), checks nothing, starts no Typer and
 imports no pydantic (the compiled validators and serialisers it needs are restored: envgen.compiled) and runs no
-Docker CLI (what each says of itself is kept: envgen.docker.cli_answers)."""
+Docker CLI (what each says of itself is kept: envgen.docker.cli_answers) and no YAML parser (the user config and
+tools.yaml are kept parsed: envgen.parsed)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ def test_a_warm_render_reads_the_caches_and_starts_no_typer(tmp_path: Path) -> N
     assert (tmp_path / "out" / "Dockerfile").read_bytes() == (tmp_path / "first" / "Dockerfile").read_bytes()
     for module in ("typer", "envgen.check", "pydantic", "envgen.docker.build"):
         assert module not in modules, f"a warm `envgen render` imports {module}"
+    _, unpatched = _render(tmp_path / "again", env)  # the probe's own patches import the YAML loader
+    assert "yaml" not in unpatched, "a warm `envgen render` imports yaml"
     assert any((tmp_path / "cache" / "jinja").iterdir())
 
 
