@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
-
-import yaml
 
 from envgen.errors import InputError
 from envgen.profile.model import Mirrors
-from envgen.records import Length, Matches, Record
+from envgen.records import Check, Length, Matches, Record
 
 DEFAULT_NAMESPACE = "envgen"
 NAMESPACE_ENV = "ENVGEN_NAMESPACE"
@@ -45,6 +43,19 @@ def _default_state_dir() -> Path:
     return Path("~/.local/share/envgen").expanduser()
 
 
+def _as_path(value: object) -> Path:
+    """A path written as text (or given as one) becomes a Path, as pydantic's own lax Path does; this one is a
+    module-level function, so the compiled validator can be kept between runs (``envgen.compiled``)."""
+    if isinstance(value, str | PurePath):
+        return Path(value)
+    from pydantic_core import PydanticCustomError
+
+    raise PydanticCustomError("path_type", "Input is not a valid path for <class 'pathlib.Path'>")
+
+
+LaxPath = Annotated[Path, Check(_as_path, mode="plain")]
+
+
 class UserConfig(Record):
     # lax: state_dir and ca_bundle are written as text and become paths
     __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012 (pydantic's config, read only)
@@ -55,8 +66,8 @@ class UserConfig(Record):
     registry: Registry | None = None
     namespace: Annotated[str, Length(max=MAX_NAMESPACE_LENGTH),
                          Matches(re.compile(NAMESPACE_PATTERN), "image namespace")] = DEFAULT_NAMESPACE
-    state_dir: Path = field(default_factory=_default_state_dir)
-    ca_bundle: Path | None = None
+    state_dir: LaxPath = field(default_factory=_default_state_dir)
+    ca_bundle: LaxPath | None = None
     gpu_route: Literal["auto", "runtime", "cdi"] = "auto"
 
 
@@ -78,20 +89,29 @@ def default_ca_bundle(env: Mapping[str, str], system_bundle: Path = SYSTEM_CA_BU
     return system_bundle if system_bundle.is_file() else None
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    from envgen.profile.yamlsrc import MAX_FILE_BYTES, check_structure
+def _check_config(path: Path) -> Callable[[str], None]:
+    """The limits of a profile's YAML, for the config's text (checked when it is parsed: envgen.parsed)."""
+    def check(text: str) -> None:
+        from envgen.profile.yamlsrc import MAX_FILE_BYTES, check_structure  # with PyYAML: only for a new text
+
+        if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+            raise InputError(f"user config {path} is larger than {MAX_FILE_BYTES // 1024} KiB")
+        check_structure(text, path, InputError)
+    return check
+
+
+def _read_yaml(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    from envgen.kb.cache import cache_dir
+    from envgen.parsed import parse_yaml, yaml_error
 
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(f"user config {path} is larger than {MAX_FILE_BYTES // 1024} KiB")
         text = path.read_text(encoding="utf-8")
-        check_structure(text, path, InputError)
-        data = yaml.safe_load(text)
+        data = parse_yaml(text, cache_dir(env), check=_check_config(path))  # no PyYAML for a text parsed before
     except OSError as exc:
         raise InputError(f"cannot read user config {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"user config {path} is not UTF-8 text (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         raise InputError(f"user config {path} is not valid YAML: {' '.join(str(exc).split())}") from None
     if data is None:
         return {}
@@ -126,7 +146,7 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     path = config_path(env)
     data: dict[str, Any] = {}
     if path.is_file():
-        data = _read_yaml(path)
+        data = _read_yaml(path, env)
     elif env.get("ENVGEN_CONFIG"):
         raise InputError(f"ENVGEN_CONFIG names {path}, which does not exist",
                          fix="create it or unset ENVGEN_CONFIG")
@@ -139,7 +159,7 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     for key in ("state_dir", "ca_bundle"):
         if isinstance(data.get(key), str):
             data[key] = str(Path(data[key]).expanduser())
-    from pydantic import ValidationError
+    from pydantic_core import ValidationError  # pydantic's own (re-exported): no import of pydantic
 
     try:
         config = UserConfig.model_validate(data)

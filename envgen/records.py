@@ -80,6 +80,13 @@ def use_validator(cls: type[R], blob: bytes) -> None:
     type.__setattr__(cls, "__record_validator__", pickle.loads(blob))
 
 
+def use_compiled(cls: type[R], validator: Any, serializer: Any) -> None:
+    """``cls`` validates and dumps with its adapter's compiled validator and serialiser restored from another
+    process (the same record code and pydantic: the caller keys them by both), so neither generates a schema."""
+    type.__setattr__(cls, "__record_validator__", validator)
+    type.__setattr__(cls, "__record_serializer__", serializer)
+
+
 @dataclasses.dataclass(frozen=True)
 class FieldView:
     """What ``model_fields`` says of one field: its annotation (resolved), its default and its description."""
@@ -205,8 +212,9 @@ class Record:
 
     def model_dump(self, *, mode: Literal["python", "json"] = "python", exclude: set[str] | None = None,
                    exclude_defaults: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = adapter(type(self)).dump_python(self, mode=mode, exclude=exclude,
-                                                              exclude_defaults=exclude_defaults)
+        kept = type(self).__dict__.get("__record_serializer__")  # restored by use_compiled: as the adapter's
+        dump = kept.to_python if kept is not None else adapter(type(self)).dump_python
+        out: dict[str, Any] = dump(self, mode=mode, exclude=exclude, exclude_defaults=exclude_defaults)
         return out
 
     def model_copy(self: R, *, update: Mapping[str, Any] | None = None) -> R:
@@ -249,15 +257,16 @@ def _factory_defaults(cls: type[Record], node: Json, defs: Json, seen: set[type[
         factory = view.field.default_factory
         if name in properties and factory in (list, dict) and "default" not in properties[name]:
             properties[name]["default"] = factory()
-        for nested in _records_in(view.annotation):
+        for nested in records_in(view.annotation):
             if nested not in seen and nested.__name__ in defs:
                 _factory_defaults(nested, defs[nested.__name__], defs, seen)
 
 
-def _records_in(annotation: Any) -> list[type[Record]]:
+def records_in(annotation: Any) -> list[type[Record]]:
+    """The record types an annotation names (``list[Row] | None``: Row)."""
     if isinstance(annotation, type) and issubclass(annotation, Record):
         return [annotation]
-    return [found for arg in typing.get_args(annotation) for found in _records_in(arg)]
+    return [found for arg in typing.get_args(annotation) for found in records_in(arg)]
 
 
 def _remember_keys(value: Any, handler: Callable[[Any], Any]) -> Any:
@@ -392,4 +401,4 @@ class Doc:
 
 
 __all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter",
-           "has_validator", "mappings_in", "use_validator", "validator_bytes"]
+           "has_validator", "mappings_in", "records_in", "use_compiled", "use_validator", "validator_bytes"]

@@ -34,12 +34,15 @@ def render(profile: str, out: str | None, wheelhouse: str | None, offline: bool,
         echo(json.dumps({"dir": str(result.dir), "tag": result.tag, "profile_hash": result.profile_hash,
                          "content_hash": result.content_hash, "files": sorted(result.files)}, indent=2, sort_keys=True))
     else:
-        from envgen.docker import detect_builder
+        import os
+
+        from envgen.docker.builder import detect_builder  # not envgen.docker: its builds, runs and registry code
+        from envgen.kb.cache import cache_dir
         from envgen.render.core import docker_build_command
 
         echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")
         echo(f"image tag: {result.tag}")
-        line, gives_up = docker_build_command(result, detect_builder())
+        line, gives_up = docker_build_command(result, detect_builder(cache=cache_dir(os.environ)))
         echo(f"build it with: {line}")
         if gives_up:
             echo(f"note: {gives_up}")

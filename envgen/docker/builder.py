@@ -13,8 +13,10 @@ import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+from envgen.docker.cli_answers import ask
 from envgen.docker.engine import EngineInfo
 from envgen.errors import InputError
 
@@ -76,10 +78,11 @@ def _executables(name: str, env: Mapping[str, str] | None, extra: Sequence[str])
 
 
 def _run(cmd: list[str], env: Mapping[str, str]) -> tuple[int, str]:
+    """``cmd``'s exit status and output; -1 and why when it could not start or timed out (no status to keep)."""
     try:
         proc = subprocess.run(cmd, env=dict(env), capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return 1, str(exc)
+        return -1, str(exc)
     return proc.returncode, (proc.stdout + proc.stderr).strip()
 
 
@@ -93,18 +96,19 @@ def parse_cli_version(text: str) -> tuple[str, int] | None:
     return version, int(major)
 
 
-def _probe(path: str, env: Mapping[str, str]) -> _Cli:
-    rc, out = _run([path, "--version"], env)
+def _probe(path: str, env: Mapping[str, str], cache: Path | None) -> _Cli:
+    (rc, out), (rc_bx, out_bx) = ask(path, env, _run, cache)
     parsed = parse_cli_version(out) if rc == 0 else None
-    rc_bx, out_bx = _run([path, "buildx", "version"], env)
     buildx = out_bx.splitlines()[0] if rc_bx == 0 and out_bx else None
     return _Cli(path, parsed[0] if parsed else None, parsed[1] if parsed else None, buildx)
 
 
 def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice = "auto", *,
-                   extra_clis: Sequence[str] = (DEBIAN_CLI,), engine: EngineInfo | None = None) -> BuilderInfo:
+                   extra_clis: Sequence[str] = (DEBIAN_CLI,), engine: EngineInfo | None = None,
+                   cache: Path | None = None) -> BuilderInfo:
     """The builder to use, probing every ``docker`` on ``env["PATH"]`` and ``extra_clis`` (``podman`` when
-    ``engine`` is Podman; default: a Docker engine that does not rewrite timestamps).
+    ``engine`` is Podman; default: a Docker engine that does not rewrite timestamps). ``cache``: a directory where
+    what each CLI says of itself is kept, keyed by its executable and plugins (``cli_answers``).
 
     ``choice="buildkit"`` raises InputError when no CLI offers BuildKit (on Podman: no podman CLI);
     ``choice="classic"`` always gives the SDK's classic builder."""
@@ -115,7 +119,7 @@ def detect_builder(env: Mapping[str, str] | None = None, choice: BuilderChoice =
     environ = dict(os.environ if env is None else env)
     if engine is not None and engine.kind == "podman":
         return _podman_builder(environ, choice)
-    clis = [_probe(path, environ) for path in docker_executables(environ, extra_clis)]
+    clis = [_probe(path, environ, cache) for path in docker_executables(environ, extra_clis)]
     for cli in clis:
         if cli.buildx:
             rewrite = engine is not None and engine.major >= REWRITE_TIMESTAMP_ENGINE and engine.containerd_store

@@ -34,7 +34,7 @@ def code_files() -> list[Path]:
     return [*sorted(here.glob("*.py")), here.parent / "records.py"]
 
 
-def _validator_version() -> bytes:
+def pydantic_version() -> bytes:
     """pydantic's version file (``VERSION = '2.x.y'``), found without importing pydantic (~0.1 s)."""
     import importlib.util
 
@@ -60,7 +60,7 @@ def cache_dir(env: Mapping[str, str]) -> Path | None:
 def cache_key(data_dir: Path) -> str:
     """SHA-256 over the data files, the row code and the interpreter/pydantic versions."""
     digest = hashlib.sha256()
-    digest.update(f"{sys.version_info[:3]}|".encode() + _validator_version() + b"\0")
+    digest.update(f"{sys.version_info[:3]}|".encode() + pydantic_version() + b"\0")
     for label, path in [(f"code/{p.name}", p) for p in code_files()] + [
         (f"data/{p.name}", p) for p in sorted(data_dir.glob("*.yaml"))
     ]:

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
+from envgen.plan.expected import Expected
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile import Profile, load_profile
+from envgen.profile.loader import LoadedProfile
+from envgen.profile.model import Mirrors
 from envgen.render import RenderResult, render
 
 if TYPE_CHECKING:  # check is imported where a profile is checked (render judges it after reading the caches)
@@ -23,6 +26,19 @@ if TYPE_CHECKING:  # check is imported where a profile is checked (render judges
 
 if TYPE_CHECKING:
     from docker import DockerClient
+
+
+# the record types a render validates or dumps: the user config, the profile (its identity hashes its dump), the
+# mirrors (merged with the user's), the probe's expectations (written as JSON)
+_COMPILED = (UserConfig, LoadedProfile, Mirrors, Expected)
+
+
+def load_kb() -> KnowledgeBase:
+    """The KB read from its YAML files (the loader, and the YAML parser with it, imported here: a render the caches
+    serve reads no YAML)."""
+    from envgen.kb.loader import load_kb as read
+
+    return read()
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,11 @@ def prepare(
     check: bool = True,
     env: Mapping[str, str] | None = None,
 ) -> Prepared:
+    from envgen import compiled
+    from envgen.kb.cache import cache_dir
+
+    directory = cache_dir(os.environ if env is None else env)
+    restored = compiled.restore(directory, _COMPILED)  # a render from the caches then imports no pydantic
     config = load_config(env)
     if check:
         kb = load_kb()
@@ -118,6 +139,8 @@ def prepare(
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
+    if not restored:
+        compiled.keep(directory, _COMPILED)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
 
 

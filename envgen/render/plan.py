@@ -7,21 +7,22 @@ they change neither the rendered files nor the hashes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from envgen import __version__, layout
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
+from envgen.kb.cache import cache_dir
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import mirror_ref
+from envgen.parsed import parse_yaml
 from envgen.plan.base import base_refusals, lock_target_refusals, python_setup_row
-from envgen.plan.condalock import conda_lock_of, conda_pip_version, conda_python_spec
+from envgen.plan.condalock import conda_lock_of, conda_python_spec
 from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.lockfile import Lock, Pins, find_lock, wheelhouse_covers
@@ -44,8 +45,9 @@ SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
 
 
 def _data(name: str) -> dict[str, Any]:
+    """A render data file, parsed once per content (kept beside the KB cache: ``envgen.parsed``)."""
     path = Path(__file__).resolve().parent / "data" / name
-    loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loaded = parse_yaml(path.read_text(encoding="utf-8"), cache_dir(os.environ), c_loader=True)
     if not isinstance(loaded, dict):
         raise RenderError(f"render data file {path} must be a mapping")
     return loaded
@@ -249,6 +251,7 @@ def render_context(
     install = plan_image(profile, kb) if plan is None else plan
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
+    conda_pip = str(tools["conda_pip"]["version"])  # what plan.condalock.conda_pip_version reads (once here)
     refuse(base_refusals(profile, kb))
     refuse(provided_conflicts(install.requirements))
     setup = python_setup(profile, kb)
@@ -268,7 +271,7 @@ def render_context(
         pins=pins,
         pip=PipSources(tuple(install.pip_index_urls), tuple(install.pip_find_links)),
         micromamba={k: str(v) for k, v in tools["micromamba"].items()},
-        conda_pip=conda_pip_version(),
+        conda_pip=conda_pip,
         env=install.env,
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
@@ -276,7 +279,7 @@ def render_context(
         image=install,
         secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,
-        conda_lock=conda_lock_of(profile, pins.conda, str(tools["conda_pip"]["version"])) if use_lock else None,
+        conda_lock=conda_lock_of(profile, pins.conda, conda_pip) if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
     return rerouted(written, mirrors, wheelhouse, offline)

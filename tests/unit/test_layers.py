@@ -20,6 +20,8 @@ RANKS: dict[str, int] = {
     "records": 0,  # the strict record types of the profile and the KB, validated by pydantic on demand
     "kb": 1, "mirrors": 1,  # mirrors: references through registry mirrors (reads imageref)
     "profile": 2,  # the profile model, its YAML source, its lock file
+    "compiled": 2,  # the records' compiled validators and serialisers, kept in the cache directory (kb.cache's)
+    "parsed": 2,  # small YAML files parsed once per content, kept in the same cache directory
     "config": 3, "plan": 3,  # plan: the install plan and the probe's expectations, from profile + kb
     "check": 4,  # judges the plan
     "docker": 4,  # the engine: a leaf that raises its own typed errors (GpuRequestRefused; pipeline/ translates)

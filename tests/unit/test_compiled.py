@@ -1,0 +1,69 @@
+"""Compiled validators and serialisers kept between runs (envgen.compiled): a process that restores them validates
+and dumps as one that generated the schemas, without importing pydantic; a file whose modules changed is not used."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+from envgen import compiled
+from envgen.config import UserConfig
+from envgen.plan.expected import Expected
+from envgen.profile.loader import LoadedProfile
+from envgen.profile.model import Mirrors
+
+CLASSES = (UserConfig, LoadedProfile, Mirrors, Expected)
+PROBE = """
+import sys
+from envgen import compiled
+from envgen.config import UserConfig
+from envgen.plan.expected import Expected
+from envgen.profile.loader import LoadedProfile
+from envgen.profile.model import Mirrors
+
+restored = compiled.restore(None if sys.argv[1] == "-" else __import__("pathlib").Path(sys.argv[1]),
+                            (UserConfig, LoadedProfile, Mirrors, Expected))
+print("RESTORED", restored)
+for data in ({"state_dir": "/x", "namespace": "a/b"}, {"state_dir": 5}, {"ca_bundle": [1]}, {"bogus": 1},
+             {"mirrors": {"pip_index_url": "https://pypi.example/simple", "apt_mirror": 3}}):
+    try:
+        print(UserConfig.model_validate(data))
+    except Exception as exc:  # the message as the CLI shows it
+        print(type(exc).__name__, exc.errors(include_url=False))
+mirrors = Mirrors.model_validate({"pip_index_url": "https://pypi.example/simple",
+                                  "registries": {"docker.io": "m:5000"}})
+print(mirrors.model_dump(), mirrors.model_dump(mode="json", exclude_defaults=True))
+print("PYDANTIC", "pydantic" in sys.modules)
+"""
+
+
+def _probe(directory: Path | None) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, str(directory) if directory else "-"], capture_output=True,
+                          text=True, check=True)
+    return done.stdout.splitlines()
+
+
+def test_restored_validators_answer_as_generated_ones_without_pydantic(tmp_path: Path) -> None:
+    assert compiled.restore(tmp_path, CLASSES) is False  # nothing kept yet
+    compiled.keep(tmp_path, CLASSES)
+    assert len(list(tmp_path.glob("compiled-*.pickle"))) == 1
+    generated, restored = _probe(None), _probe(tmp_path)
+    assert generated[0] == "RESTORED False" and restored[0] == "RESTORED True"
+    assert generated[-1] == "PYDANTIC True" and restored[-1] == "PYDANTIC False"
+    assert restored[1:-1] == generated[1:-1]
+    assert "Input is not a valid path for <class 'pathlib.Path'>" in generated[2]  # pydantic's own message, kept
+
+
+def test_a_file_whose_modules_changed_is_not_used(tmp_path: Path) -> None:
+    compiled.keep(tmp_path, CLASSES)
+    [target] = tmp_path.glob("compiled-*.pickle")
+    entry = pickle.loads(target.read_bytes())
+    assert any(path.endswith("profile/model.py") for path, _ in entry["files"])  # a nested record's module
+    entry["files"][0] = (entry["files"][0][0], "0" * 64)
+    target.write_bytes(pickle.dumps(entry))
+    assert compiled.restore(tmp_path, CLASSES) is False
+    target.write_bytes(b"torn")
+    assert compiled.restore(tmp_path, CLASSES) is False
+    assert compiled.restore(None, CLASSES) is False
