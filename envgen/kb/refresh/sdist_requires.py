@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.8' 'deepspeed>=0.18' [--into FILE]
+    python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.7' 'deepspeed>=0.16' [--into FILE]
 
 For each final release a specifier admits that has a ``.tar.gz`` sdist on PyPI's simple index (PEP 691 JSON), the
 sdist is downloaded, its sha256 checked against the index, and its requirements read from the sdist itself, never
@@ -26,6 +26,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -153,8 +154,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--into", type=Path, help="merge the rows into this data file instead of printing them")
     args = parser.parse_args(argv)
     rows = [r for spec in args.specs for r in fetch(spec)]
-    import yaml
-
     emit(merge(args.into, rows) if args.into else yaml.safe_dump({"framework_requires": rows}, sort_keys=False),
          args.into)
     return 0
