@@ -1,5 +1,6 @@
 """The combined set: the Requires-Dist the knowledge base records (``framework_requires.yaml``, read from the
-wheels) for every distribution pip installs into the image, intersected per distribution they require, offline.
+wheels, or from the sdist of a release PyPI has no wheel of) for every distribution pip installs into the image,
+intersected per distribution they require, offline.
 
 pip installs one release of each distribution; when two requirements on one name admit no common release (torch
 2.6.0's ``typing-extensions>=4.10.0`` against TensorFlow 2.13.0's ``typing-extensions<4.6.0,>=3.6.6``) the resolver

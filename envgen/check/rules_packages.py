@@ -221,7 +221,7 @@ def framework_requires(ctx: CheckContext) -> list[Finding]:
             if line is not None and req.spec and not overlaps(line.spec, req.spec):
                 out.append(finding(
                     "error", "pkg-requires-conflict",
-                    f"{item.label} declares {req.name}{req.spec} (its wheel's Requires-Dist"
+                    f"{item.label} declares {req.name}{req.spec} ({row.read_from} Requires-Dist"
                     f"{', extra ' + req.extra if req.extra else ''}) but the profile's {line.label} ({line.origin}) "
                     f"allows no release inside it: pip refuses the pair (ResolutionImpossible)",
                     f"write a range that meets {req.spec}, or drop the line and let pip choose", row.cite()))
@@ -232,7 +232,7 @@ def framework_requires(ctx: CheckContext) -> list[Finding]:
             if not contains(req.spec, pin.version):
                 out.append(finding(
                     "error", "pkg-requires-conflict",
-                    f"{item.label} declares {req.name}{req.spec} (its wheel's Requires-Dist"
+                    f"{item.label} declares {req.name}{req.spec} ({row.read_from} Requires-Dist"
                     f"{', extra ' + req.extra if req.extra else ''}) but the profile pins {pin.label} "
                     f"({pin.origin}): pip refuses the pair (ResolutionImpossible)",
                     f"pin {req.name} to a release that satisfies {req.spec}, or drop the pin and let pip choose",

@@ -127,6 +127,8 @@ class FrameworkRequires(Row):
     distribution: str
     version: Release
     build: str | None = None  # torch: the CUDA build (cu121) its nvidia-* pins belong to
+    # read from the release's sdist (PyPI serves no wheel of it), not from a wheel's core metadata
+    sdist: bool = False
     python: list[str]
     # lax for the named tuples (a mapping per line); the tuple's own fields and extra keys are still checked
     requires: Annotated[tuple[Requirement, ...], Lax(), Check(_shared_strings, mode="before")]
@@ -134,6 +136,11 @@ class FrameworkRequires(Row):
     @property
     def key(self) -> str:
         return f"{self.distribution}=={self.version}" + (f"+{self.build}" if self.build else "")
+
+    @property
+    def read_from(self) -> str:
+        """Where its Requires-Dist was read, as findings say it: "its wheel's" or "its sdist's"."""
+        return "its sdist's" if self.sdist else "its wheel's"
 
     def active(self, python: str, extras: frozenset[str]) -> list[Requirement]:
         """The requirements that hold for a CPython minor with these extras."""

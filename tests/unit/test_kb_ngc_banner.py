@@ -1,7 +1,7 @@
-"""NGC rows after 23.12 read from the month's Triton notes and named public files (issue 21): the banner parser on the
-stored banners (each from a named file) and on made-up banner shapes, the banners against ngc.yaml, the TensorFlow
-releases with a row getting a verdict (their own CUDA, Python and driver) instead of ngc-unknown, and the releases
-only unnamed index excerpts described keeping no row."""
+"""NGC rows after 23.12 read from the month's Triton notes and Triton's build files (issues 21, 29): the banner parser
+on the stored banners (each from a named third-party file) and on made-up banner shapes, a copied banner backing no row
+field, the TensorFlow releases with a row getting a verdict (their own CUDA, Python and driver) instead of
+ngc-unknown, and the releases with no NVIDIA source keeping no row."""
 
 from __future__ import annotations
 
@@ -66,37 +66,48 @@ def test_banners_that_disagree_keep_no_version() -> None:
                                                      "builds": ["1", "2"]}}
 
 
-def test_banners_agree_with_the_rows_they_back(kb: KnowledgeBase) -> None:
-    """Every stored banner of a release with a row names that row's framework build."""
+def test_a_copied_banner_backs_no_row_field(kb: KnowledgeBase) -> None:
+    """A banner quoted in a third party's README is a lead, not a source (issue 29): a row of its release leaves the
+    framework build out unless an NVIDIA page or file states it, and never cites the copy."""
     checked = []
     for facts in parse_banners(BANNERS.read_text(encoding="utf-8")).values():
         row = kb.ngc(row_key(facts))
         if row is not None:
-            assert row.framework_version == facts["framework_version"], row.key
-            checked.append(facts["release"])
-    assert checked == ["24.02"]
+            assert row.framework_version in (None, facts["framework_version"]), row.key
+            assert "kkbwilldo" not in row.source and not row.unverified, row.key
+            checked.append((facts["release"], row.framework_version))
+    assert checked == [("24.02", None)]
 
 
-# tag -> (CUDA, Python, framework version, driver minimum), as the rows' sources state them (None: not stated, or
-# stated to the minor only, as TensorFlow "2.16" for 24.06/24.08 and "2.17" for 25.02; or, for the driver, below the
-# CUDA's own minimum)
+# tag -> (CUDA, Python, framework version, driver minimum), as NVIDIA's pages and files state them (None: not stated,
+# or, for the driver, below the CUDA's own minimum). TensorFlow 24.06 has no row: its CUDA is not settled.
 NEW_ROWS = {
-    "tensorflow:24.02-tf2-py3": ("12.3.2", "3.10", "2.15.0", "545"),
-    "tensorflow:24.06-tf2-py3": ("12.5.0", "3.10", None, None),
+    "tensorflow:24.02-tf2-py3": ("12.3.2", "3.10", None, "545"),
     "tensorflow:24.08-tf2-py3": ("12.6", "3.10", None, "560"),
     "tensorflow:25.02-tf2-py3": ("12.8.0", "3.12", None, None),
-    "pytorch:24.02-py3": ("12.3.2", "3.10", "2.3.0a0+ebedce2", "545"),
+    "pytorch:24.02-py3": ("12.3.2", "3.10", None, "545"),
 }
+THIRD_PARTY = ("gperdrizet", "aovift", "kkbwilldo", "llama_cpp_sys")
 
 
 @pytest.mark.parametrize("tag", sorted(NEW_ROWS))
 def test_rows_after_2312(kb: KnowledgeBase, tag: str) -> None:
-    """Unverified (the release's own page is unread), and the GPU floor is left out (only Triton's is stated)."""
+    """Verified from NVIDIA's documents alone: CUDA and driver from the month's Triton notes, Python from Triton's build
+    files; the GPU floor is left out (only Triton's own is stated), and no third-party file is cited."""
     row = kb.ngc(f"nvcr.io/nvidia/{tag}")
-    assert row is not None and row.unverified and row.cc_min is None
+    assert row is not None and not row.unverified and row.cc_min is None
     assert (row.cuda, row.python, row.framework_version, row.driver_min) == NEW_ROWS[tag]
-    assert "triton-inference-server" in row.source and "github.com/" in row.source
-    assert "code-index" not in row.source, "every value rests on a file named by repository and path"
+    assert "triton-inference-server/release-notes" in row.source and "ngc-triton-backends.txt" in row.source
+    assert not [name for name in THIRD_PARTY if name in row.source], row.source
+
+
+def test_tensorflow_2406_has_no_row(tmp_path: Path) -> None:
+    """Triton's 24.06 notes say CUDA 12.5.0, MXNet's 12.4.1; only third-party files said which the TensorFlow image
+    has, so the release has no row and check warns ngc-unknown."""
+    base = "nvcr.io/nvidia/tensorflow:24.06-tf2-py3"
+    assert load_kb().ngc(base) is None
+    body = f"name: p\nbase: {base}\ngpu: {{targets: [A100]}}\n"
+    assert codes(tmp_path, body, HostSpec(gpus=["A100"])).get("ngc-unknown") == "warning"
 
 
 @pytest.mark.parametrize("base", ["nvcr.io/nvidia/pytorch:24.12-py3", "nvcr.io/nvidia/tensorflow:24.12-tf2-py3",
@@ -122,7 +133,7 @@ def test_tensorflow_2502_profile_gets_a_verdict(tmp_path: Path) -> None:
     assert "ngc-unknown" not in ok and "error" not in ok.values()
     assert "ngc-driver-too-old" in codes(tmp_path, body, HostSpec(gpus=["A100"], driver="565.57.01"))
     pinned = codes(tmp_path, body + "frameworks: {tensorflow: \"2.16.1\"}\n", HostSpec(gpus=["A100"]))
-    assert "ngc-framework-differs" not in pinned, "TensorFlow stated to the minor only (2.17): no build to compare"
+    assert "ngc-framework-differs" not in pinned, "no NVIDIA page states 25.02's TensorFlow: no build to compare"
 
 
 def test_tensorflow_2402_driver_and_forward_compat(tmp_path: Path) -> None:

@@ -134,14 +134,13 @@ def test_minimal_profile_gets_defaults_and_show_prints_them(tmp_path: Path) -> N
 def test_an_ngc_base_brings_cuda_cudnn_and_python_from_its_kb_row(tmp_path: Path) -> None:
     path = write(tmp_path, """\
         name: p
-        base: nvcr.io/nvidia/tensorflow:23.12-tf2-py3
+        base: nvcr.io/nvidia/pytorch:24.05-py3
         gpu: {targets: [A100]}
-        frameworks: {tensorflow: "2.14.0"}
         """)
     profile = load_profile(str(path))
-    assert (profile.cuda, profile.cudnn, profile.python) == ("12.3", "8.9.7", "3.10")
+    assert (profile.cuda, profile.cudnn, profile.python) == ("12.4", "9.1.0.70", "3.10")
     notes = profile_notes(profile)
-    assert notes is not None and any(line.startswith("cuda: '12.3' (the NGC release's, ngc.yaml#")
+    assert notes is not None and any(line.startswith("cuda: '12.4' (the NGC release's, ngc.yaml#")
                                      for line in notes.defaults)
     unknown = write(tmp_path, "name: p\nbase: nvcr.io/nvidia/tensorflow:99.01-tf2-py3\ngpu: {targets: [A100]}\n")
     # no row: the nearest known release's CUDA and Python (check then warns ngc-unknown), not an input error; the

@@ -108,15 +108,15 @@ def test_building_a_profile_reads_no_knowledge_base(monkeypatch: pytest.MonkeyPa
         raise AssertionError("the knowledge base was read")
 
     monkeypatch.setattr(cache, "load_kb_cached", no_read)
-    made = Profile.model_validate({"name": "ngc", "base": "nvcr.io/nvidia/tensorflow:23.12-tf2-py3",
-                                   "python": "3.10", "cuda": "12.3", "gpu": {"targets": ["A100"]}})
-    assert made.cudnn is None  # the model read nothing; the release's 8.9.7 comes with load_profile
+    made = Profile.model_validate({"name": "ngc", "base": "nvcr.io/nvidia/pytorch:24.05-py3",
+                                   "python": "3.10", "cuda": "12.4", "gpu": {"targets": ["A100"]}})
+    assert made.cudnn is None  # the model read nothing; the release's 9.1.0.70 comes with load_profile
     path = tmp_path / "ngc.yaml"
-    path.write_text("name: ngc\nbase: nvcr.io/nvidia/tensorflow:23.12-tf2-py3\ngpu: {targets: [A100]}\n")
+    path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.05-py3\ngpu: {targets: [A100]}\n")
     loaded = load_profile(str(path), kb=load_kb())
-    assert (loaded.cuda, loaded.cudnn, loaded.python) == ("12.3", "8.9.7", "3.10")
+    assert (loaded.cuda, loaded.cudnn, loaded.python) == ("12.4", "9.1.0.70", "3.10")
     notes = profile_notes(loaded)
-    assert notes is not None and any(d.startswith("cuda: '12.3'") for d in notes.defaults)
+    assert notes is not None and any(d.startswith("cuda: '12.4'") for d in notes.defaults)
 
 
 def test_the_vocabulary_is_spelled_once() -> None:

@@ -12,6 +12,7 @@ Usage::
     python -m envgen.kb.refresh.ngc_notes --compare       # stored facts against ngc.yaml; exit 1 on drift
     python -m envgen.kb.refresh.ngc_notes --triton-matrix compatibility.md   # NGC PyTorch builds (ngc_triton)
     python -m envgen.kb.refresh.ngc_notes --banner banners.txt   # builds the images' start banners name (ngc_banner)
+    python -m envgen.kb.refresh.ngc_notes --triton-backends FILE  # the images' Python (ngc_backends)
 
 A fact a page does not state is left out (and the row's field stays empty): nothing is filled from a
 neighbouring release.
@@ -102,7 +103,13 @@ def main(argv: list[str]) -> int:
         banners = parse_banners(Path(argv[1]).read_text(encoding="utf-8"))
         sys.stdout.write(yaml.safe_dump(list(banners.values()), sort_keys=False, width=120))
         return 0
-    if not argv or {"--compare", "--triton-matrix", "--banner"} & set(argv):
+    if len(argv) == 2 and argv[0] == "--triton-backends":
+        from envgen.kb.refresh.ngc_backends import parse_backends
+
+        backends = parse_backends(Path(argv[1]).read_text(encoding="utf-8"))
+        sys.stdout.write(yaml.safe_dump(list(backends.values()), sort_keys=False, width=120))
+        return 0
+    if not argv or {"--compare", "--triton-matrix", "--banner", "--triton-backends"} & set(argv):
         sys.stderr.write(__doc__ or "")
         return 2
     pages = [{"page": path, **parse(Path(path).read_text(encoding="utf-8"))} for path in argv]

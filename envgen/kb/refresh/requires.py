@@ -50,7 +50,11 @@ HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires
           "#     'jax>=0.4.26,<0.13' 'xformers>=0.0.22' 'bitsandbytes>=0.43,<0.51' 'cupy-cuda11x>=12,<14' \\\n"
           "#     'cupy-cuda12x>=12,<15' 'cupy-cuda13x>=14,<15' --into envgen/kb/data/framework_requires.yaml\n"
           "# (every release `envgen suggest` can pick: pytorch.yaml's from 1.4, tensorflow.yaml's from 1.15; the GPU\n"
-          "# extensions.yaml rows with wheels; a pure-Python wheel's Pythons are its Requires-Python's)\n"
+          "# extensions.yaml rows with wheels; a pure-Python wheel's Pythons are its Requires-Python's); the\n"
+          "# releases PyPI serves as an sdist only, from the sdist's PKG-INFO or egg-info/requires.txt (its source\n"
+          "# says which), by\n"
+          "#   python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.7' 'deepspeed>=0.16' \\\n"
+          "#     --into envgen/kb/data/framework_requires.yaml\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"
           "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/combined.py.\n")
