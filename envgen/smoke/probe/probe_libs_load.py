@@ -7,6 +7,7 @@ Standard library only; Python 3.7+.
 import os
 
 from probe_common import CaptureStderr, Fail
+from probe_libs_runpath import through_runpath
 from probe_libs_search import copies_of, loaded_path, search_path
 from probe_libs_version import _version_of_file, distribution_of, reported_version, version_from_file_name
 from probe_versions import version_parts
@@ -50,9 +51,19 @@ def check_library(ctx, item, cache):
             lib = ctypes.CDLL(preloaded or soname)
     except OSError as exc:
         text = str(exc)
-        record["problem"] = "missing" if "No such file" in text else "refused"
-        record["error"] = text
-        return record
+        found = through_runpath(soname, record["needed_by"]) if "No such file" in text else None
+        if found is None:
+            record["problem"] = "missing" if "No such file" in text else "refused"
+            record["error"] = text
+            return record
+        # the framework opens it lazily, from its own RUNPATH (dlopen(3)): load it where that finds it
+        preloaded, record["runpath_of"] = found
+        try:
+            with CaptureStderr():
+                lib = ctypes.CDLL(preloaded)
+        except OSError as again:
+            record["problem"], record["error"] = "refused", str(again)
+            return record
     path = loaded_path(ctypes, lib, soname) or preloaded
     record["path"] = path
     version, how = reported_version(ctypes, lib, ctx.library_table["families"].get(item.get("family"), {}))
