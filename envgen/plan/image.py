@@ -150,7 +150,7 @@ def _local(version: str, variant: TorchVariant | None) -> str:
 
 def from_pypi(stack: Stack) -> bool:
     """True when the torch build envgen chose is PyPI's plain wheel of the release (the KB row's ``pypi``) and the
-    profile named no build: the pins carry no local label and no index of PyPI's is added."""
+    profile named no build: the pins carry no local label and no index of PyTorch's is added."""
     variant = stack.torch_variant
     return variant is not None and variant.pypi and stack.profile.torch_variant is None
 

@@ -34,6 +34,28 @@ def _at_least(actual, minimum):
     return ""
 
 
+def _load(ctypes, soname, preloaded, record):
+    """(the loaded library, the file given to the loader) or (None, None) with record['problem'] and ['error'] set.
+    A bare soname the loader cannot find is looked for where the needing framework's own dlopen would: its
+    RUNPATH (it opens some libraries lazily, at first use: probe_libs_runpath)."""
+    try:
+        with CaptureStderr():
+            return ctypes.CDLL(preloaded or soname), preloaded
+    except OSError as exc:
+        text = str(exc)
+        found = through_runpath(soname, record["needed_by"]) if "No such file" in text and not preloaded else None
+        if found is None:
+            record["problem"], record["error"] = ("missing" if "No such file" in text else "refused"), text
+            return None, None
+    record["runpath_of"] = found[1]
+    try:
+        with CaptureStderr():
+            return ctypes.CDLL(found[0]), found[0]
+    except OSError as again:
+        record["problem"], record["error"] = "refused", str(again)
+        return None, None
+
+
 def check_library(ctx, item, cache):
     """Load one soname (``cache``: the ld.so cache, ``ld_cache()``); returns the record. Raises nothing:
     failures are in record['problem']."""
@@ -45,25 +67,9 @@ def check_library(ctx, item, cache):
     record["copies"] = copies
     searched = search_path()
     record["searched"] = searched
-    preloaded = item.get("loaded_from")
-    try:
-        with CaptureStderr():
-            lib = ctypes.CDLL(preloaded or soname)
-    except OSError as exc:
-        text = str(exc)
-        found = through_runpath(soname, record["needed_by"]) if "No such file" in text else None
-        if found is None:
-            record["problem"] = "missing" if "No such file" in text else "refused"
-            record["error"] = text
-            return record
-        # the framework opens it lazily, from its own RUNPATH (dlopen(3)): load it where that finds it
-        preloaded, record["runpath_of"] = found
-        try:
-            with CaptureStderr():
-                lib = ctypes.CDLL(preloaded)
-        except OSError as again:
-            record["problem"], record["error"] = "refused", str(again)
-            return record
+    lib, preloaded = _load(ctypes, soname, item.get("loaded_from"), record)
+    if lib is None:
+        return record
     path = loaded_path(ctypes, lib, soname) or preloaded
     record["path"] = path
     version, how = reported_version(ctypes, lib, ctx.library_table["families"].get(item.get("family"), {}))
