@@ -1,9 +1,10 @@
 """A vLLM image built here (issue #33): tests/fixtures/profiles/vllm-cpu-host.yaml (vLLM 0.11.0 on PyPI's torch
 2.8.0, the CUDA 12.8 build) from its lock (the whole chain, sha256-pinned), installed offline from a wheelhouse,
-passes the probe's library tier (ext.vllm imports vllm and loads vllm._C), and the installed environment is exactly
+passes the probe's library tier (ext.vllm imports vllm and dlopens the shared objects it ships: without a driver 4 of
+7 load, vllm._C and two others list libcuda.so.1 and wait for the GPU tier), and the installed environment is exactly
 the lock: torch stays at the profile's 2.8.0 (vLLM's install did not replace it).
 
-The wheels (4.5 GB: torch 888 MB, nvidia-cudnn 707 MB, nvidia-cublas 594 MB, vllm 438 MB, ...) are kept in a
+The wheels (5 GB: torch 888 MB, nvidia-cudnn 707 MB, nvidia-cublas 594 MB, vllm 438 MB, ...) are kept in a
 wheelhouse outside the repository: $ENVGEN_VLLM_WHEELHOUSE, else <tmp>/envgen-vllm-wheelhouse; the wheels missing
 there are downloaded first (pip, hash-checked against the lock). The image is removed at the end. Cost, measured
 here: see the figures printed with -s (wall time, image size) and docs/benchmarks.md.
