@@ -98,6 +98,9 @@ class TorchVariant(Row):
     arch_list: list[str]
     ptx: list[str] = field(default_factory=list)
     index_url: str
+    # PyPI's plain ``torch==VERSION`` wheel is this build (read from the wheel: torch/version.py's cuda, as the
+    # row's source says): a profile that names no build gets it from PyPI, no index of PyTorch's needed
+    pypi: bool = False
 
     @property
     def key(self) -> str:

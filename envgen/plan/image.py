@@ -167,8 +167,16 @@ def _local(version: str, variant: TorchVariant | None) -> str:
     return f"{version}+{variant.tag}"
 
 
+def from_pypi(stack: Stack) -> bool:
+    """True when the torch build envgen chose is PyPI's plain wheel of the release (the KB row's ``pypi``) and the
+    profile named no build: the pins carry no local label and no index of PyTorch's is added."""
+    variant = stack.torch_variant
+    return variant is not None and variant.pypi and stack.profile.torch_variant is None
+
+
 def _torch_pins(stack: Stack) -> list[str]:
-    profile, variant, release = stack.profile, stack.torch_variant, stack.torch_release
+    profile, release = stack.profile, stack.torch_release
+    variant = None if from_pypi(stack) else stack.torch_variant
     version = profile.torch_version
     if version is None:
         return []
@@ -250,7 +258,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     preinstalled += [f"{name}=={version}" for name, version in profile.base_packages.items()]
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
-    variant = stack.torch_variant if "pytorch" not in provided else None
+    variant = stack.torch_variant if "pytorch" not in provided and not from_pypi(stack) else None
     index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
     find_links = [variant.index_url] if variant is not None and variant.find_links else []
     framework_pip = [*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)]

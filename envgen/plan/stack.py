@@ -81,7 +81,8 @@ def choose_torch_variant(profile: Profile, kb: KnowledgeBase) -> tuple[TorchVari
         return kb.torch_variant(version, None), f"chose the CPU build of torch {version} (no GPU required)"
     exact = kb.torch_variant(version, profile.cuda)
     if exact is not None:
-        return exact, f"chose torch {version}+{exact.tag}, the build for the profile's CUDA {profile.cuda}"
+        where = f" (PyPI's torch {version} wheel is that build)" if exact.pypi else ""
+        return exact, f"chose torch {version}+{exact.tag}, the build for the profile's CUDA {profile.cuda}{where}"
     same_major = [
         v
         for v in release.variants

@@ -115,3 +115,45 @@ def test_an_engine_loads_its_compiled_ops_in_the_library_tier(tmp_path: Path, mo
     entry = common.run_check(ctx, name, ext.TIER, func)
     assert name == "ext.vllm"
     assert entry["status"] == status and said in entry["message"], entry
+
+
+# the loader's words for a missing driver, as dlopen gives them (the wording glibc uses for any missing DT_NEEDED)
+NO_DRIVER = "libcuda.so.1: cannot open shared object file: No such file or directory"
+
+
+@pytest.mark.parametrize(("broken", "status", "said"), [
+    (None, "pass", "1 of 3 shared objects load without a driver; waiting for the driver (libcuda.so.1): "
+                   "_C.abi3.so, vllm_flash_attn/_vllm_fa3_C.abi3.so"),
+    ("libcudart.so.13: cannot open shared object file: No such file or directory", "fail",
+     "_moe_C.abi3.so (shipped by the engine) cannot be loaded: libcudart.so.13"),
+])
+def test_an_engine_s_shared_objects_load_or_wait_for_the_driver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                broken: str | None, status: str, said: str) -> None:
+    """vllm 0.11.0's wheel: _C.abi3.so and _vllm_fa3_C.abi3.so list libcuda.so.1 as DT_NEEDED (readelf -d),
+    _moe_C.abi3.so does not; dlopen stands in for the loader (the real one runs in tests/pipeline/
+    test_pipeline_vllm.py), raising its words for the files that need what is missing."""
+    _fake_engine(tmp_path, NO_DRIVER)
+    (tmp_path / "vllm" / "_C").mkdir()  # a package wins over the empty _C.abi3.so below when vllm._C is imported
+    (tmp_path / "vllm" / "_C.py").rename(tmp_path / "vllm" / "_C" / "__init__.py")
+    for name in ("_C.abi3.so", "_moe_C.abi3.so", "vllm_flash_attn/_vllm_fa3_C.abi3.so"):
+        (tmp_path / "vllm" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "vllm" / name).write_bytes(b"")
+    opened: list[str] = []
+
+    def dlopen(path: str, *args: object, **kwargs: object) -> None:
+        opened.append(path)
+        if path.endswith(("/_C.abi3.so", "/_vllm_fa3_C.abi3.so")):
+            raise OSError(NO_DRIVER)
+        if broken:
+            raise OSError(broken)
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("vllm", "vllm._C"):
+        monkeypatch.delitem(__import__("sys").modules, name, raising=False)
+    ext = probe_module("probe_ext")
+    monkeypatch.setattr(__import__("ctypes"), "CDLL", dlopen)
+    common, ctx = _ctx(_expect(("vllm", "vllm", "0.11.0")))
+    (name, func), = ext.checks(ctx, call=False)
+    entry = common.run_check(ctx, name, ext.TIER, func)
+    assert entry["status"] == status and said in entry["message"], entry
+    assert len(opened) == (3 if broken is None else 2)

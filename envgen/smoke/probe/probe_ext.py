@@ -81,7 +81,7 @@ def make_check(package, module_name, version, call):
         call_func = probe_ext_calls.CALLS.get(module_name)
         said = "%s %s imports" % (package, figures["version"])
         if module_name in probe_ext_calls.COMPILED:
-            said += "; " + probe_ext_calls.load_compiled(module_name, figures)
+            said += "; " + probe_ext_calls.load_compiled(module_name, figures, module)
         if not call:
             return said + " (its GPU call runs in the GPU tier)", figures
         if call_func is None:

@@ -7,6 +7,7 @@ model weights. Each is ``call(ctx, module) -> (message, figures)`` and raises ``
 import codecs
 import importlib
 import math
+import os
 import traceback
 
 from probe_common import CaptureStderr, Fail, Skip
@@ -156,22 +157,54 @@ COMPILED = {"vllm": "vllm._C", "sglang": "sgl_kernel"}
 _NO_DRIVER = ("libcuda.so", "no CUDA GPUs", "Found no NVIDIA driver")
 
 
-def load_compiled(module_name, figures):
+def load_compiled(module_name, figures, module=None):
     """Import the engine's compiled ops; Fail on an ABI or CUDA-runtime mismatch, say so when only the driver
-    is missing."""
+    is missing; then every shared object the engine ships (load_objects)."""
     ops = COMPILED[module_name]
     try:
         importlib.import_module(ops)
     except Exception as exc:  # noqa: BLE001 - the loader's own words are the finding
         text = str(exc)
-        if any(word in text for word in _NO_DRIVER):
-            figures["compiled_ops"] = "needs the driver"
-            return "%s needs the NVIDIA driver to load (%s): it loads in the GPU tier" % (ops, text.strip())
-        figures["compiled_ops"] = "failed"
-        raise Fail("%s (the engine's compiled ops) cannot be loaded: %s" % (ops, text),
-                   figures, log=traceback.format_exc()) from exc
-    figures["compiled_ops"] = "loaded"
-    return "%s loads" % ops
+        if not any(word in text for word in _NO_DRIVER):
+            figures["compiled_ops"] = "failed"
+            raise Fail("%s (the engine's compiled ops) cannot be loaded: %s" % (ops, text),
+                       figures, log=traceback.format_exc()) from exc
+        figures["compiled_ops"] = "needs the driver"
+        said = "%s needs the NVIDIA driver to load (%s): it loads in the GPU tier" % (ops, text.strip())
+    else:
+        figures["compiled_ops"] = "loaded"
+        said = "%s loads" % ops
+    return said + load_objects(module, figures)
+
+
+def load_objects(module, figures):
+    """dlopen every shared object under the engine's package (torch is loaded by then, so its libraries and the
+    CUDA runtime it found are there for them): those that load without a driver are proven here, those whose
+    loader names only the driver (libcuda.so.1, a DT_NEEDED of theirs) wait for the GPU tier, any other
+    failure fails the check with the loader's words."""
+    import ctypes  # here: a Python without ctypes fails the library tier's own check, not the whole probe
+
+    root = os.path.dirname(getattr(module, "__file__", None) or "")
+    if not root:
+        return ""
+    found = sorted(os.path.relpath(os.path.join(top, name), root)
+                   for top, _, names in os.walk(root) for name in names if name.endswith(".so"))
+    loaded, waiting = [], []
+    for name in found:
+        try:
+            ctypes.CDLL(os.path.join(root, name))
+        except OSError as exc:
+            if not any(word in str(exc) for word in _NO_DRIVER):
+                figures["shared_objects"] = {"loaded": loaded, "need the driver": waiting, "failed": name}
+                raise Fail("%s (shipped by the engine) cannot be loaded: %s" % (name, exc), figures) from exc
+            waiting.append(name)
+        else:
+            loaded.append(name)
+    figures["shared_objects"] = {"loaded": loaded, "need the driver": waiting}
+    if not found:
+        return ""
+    text = "; %d of %d shared objects load without a driver" % (len(loaded), len(found))
+    return text + ("; waiting for the driver (libcuda.so.1): %s" % ", ".join(waiting) if waiting else "")
 
 
 def _rms_reference(torch, x, weight, eps):

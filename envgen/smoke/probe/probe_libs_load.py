@@ -7,6 +7,7 @@ Standard library only; Python 3.7+.
 import os
 
 from probe_common import CaptureStderr, Fail
+from probe_libs_runpath import through_runpath
 from probe_libs_search import copies_of, loaded_path, search_path
 from probe_libs_version import _version_of_file, distribution_of, reported_version, version_from_file_name
 from probe_versions import version_parts
@@ -33,6 +34,28 @@ def _at_least(actual, minimum):
     return ""
 
 
+def _load(ctypes, soname, preloaded, record):
+    """(the loaded library, the file given to the loader) or (None, None) with record['problem'] and ['error'] set.
+    A bare soname the loader cannot find is looked for where the needing framework's own dlopen would: its
+    RUNPATH (it opens some libraries lazily, at first use: probe_libs_runpath)."""
+    try:
+        with CaptureStderr():
+            return ctypes.CDLL(preloaded or soname), preloaded
+    except OSError as exc:
+        text = str(exc)
+        found = through_runpath(soname, record["needed_by"]) if "No such file" in text and not preloaded else None
+        if found is None:
+            record["problem"], record["error"] = ("missing" if "No such file" in text else "refused"), text
+            return None, None
+    record["runpath_of"] = found[1]
+    try:
+        with CaptureStderr():
+            return ctypes.CDLL(found[0]), found[0]
+    except OSError as again:
+        record["problem"], record["error"] = "refused", str(again)
+        return None, None
+
+
 def check_library(ctx, item, cache):
     """Load one soname (``cache``: the ld.so cache, ``ld_cache()``); returns the record. Raises nothing:
     failures are in record['problem']."""
@@ -44,14 +67,8 @@ def check_library(ctx, item, cache):
     record["copies"] = copies
     searched = search_path()
     record["searched"] = searched
-    preloaded = item.get("loaded_from")
-    try:
-        with CaptureStderr():
-            lib = ctypes.CDLL(preloaded or soname)
-    except OSError as exc:
-        text = str(exc)
-        record["problem"] = "missing" if "No such file" in text else "refused"
-        record["error"] = text
+    lib, preloaded = _load(ctypes, soname, item.get("loaded_from"), record)
+    if lib is None:
         return record
     path = loaded_path(ctypes, lib, soname) or preloaded
     record["path"] = path
