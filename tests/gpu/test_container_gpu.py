@@ -50,6 +50,15 @@ def test_build_validates_both_tiers_in_the_container(outputs: Path) -> None:
     assert "pass (gpu)" in text(outputs, "images")
 
 
+def test_what_the_base_holds_is_not_fetched_and_is_checked(outputs: Path) -> None:
+    """Issue 32 item 4: host-torch-held repeats in packages.pip what the base holds (base_provides.packages); built
+    with --offline and an empty wheelhouse it downloads nothing, and the probe checks the base's versions."""
+    assert rc(outputs, "build-held") == 0 and "validated: gpu" in text(outputs, "build-held")
+    report = text(outputs, "smoke-held-json")
+    for held in ("cupy-cuda13x 14.2.0", "jax 0.11.2", "triton 3.6.0"):
+        assert held in report, held
+
+
 def test_run_hands_the_gpu_by_cdi(outputs: Path) -> None:
     assert rc(outputs, "run-bf16") == 0 and "TFLOP/s" in text(outputs, "run-bf16")
     assert text(outputs, "run-gpus-1").strip().endswith("GPUs seen: 1")
