@@ -106,6 +106,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     config = load_config(env)
     kb = load_kb()
     plan = render_context(profile, kb, config, use_lock=False)
+    profile = plan.profile  # as planned: the values it left to the KB (an NGC release's, a torch tag's) filled in
     mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels
     urls = {**mirrors, **(channel_urls or {})}
     channels = [urls.get(name, name) for name in profile.channels]

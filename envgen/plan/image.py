@@ -26,7 +26,7 @@ class CudaChoices:
     """Every CUDA the image's plan decided, in one place: the check, the render and the probe's ``expected`` read
     them here."""
 
-    profile: str | None  # the profile's ``cuda`` as loaded ("12.1"; for torch +cuXXX without one, that build's)
+    profile: str | None  # the profile's ``cuda`` as planned ("12.1"; for torch +cuXXX without one, that build's)
     torch: str | None  # the CUDA of the torch build chosen (torch.version.cuda); None: a CPU build, or no torch
     tensorflow: str | None  # the CUDA TensorFlow calls: the NGC release's, or the tested one of a GPU build
     tensorflow_cudnn: str | None  # the cuDNN of that TensorFlow build (not for NGC: NVIDIA builds its own)
@@ -50,7 +50,7 @@ def cuda_choices(stack: Stack) -> CudaChoices:
 
 @dataclass(frozen=True)
 class ImagePlan:
-    profile: Profile
+    profile: Profile  # as planned: the values it left to the KB filled in (``defaults``); every reader reads this one
     kb: KnowledgeBase
     framework_pip: list[str]  # the frameworks' pins "name==version", the environment stage
     user_pip: list[str]  # the profile's packages.pip, as written (``requirements`` says which stage takes each)
@@ -67,6 +67,12 @@ class ImagePlan:
     source_builds: list[SourceBuild] = field(default_factory=list)
     # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
     requirements: tuple[PlannedRequirement, ...] = ()
+
+    @property
+    def defaults(self) -> tuple[str, ...]:
+        """The values the profile left to the knowledge base, as planning filled them into ``profile``, each with
+        where it came from (``plan.defaults``; ``envgen show`` prints them)."""
+        return self.stack.defaults
 
     @property
     def nvidia_require_cuda(self) -> str | None:

@@ -12,6 +12,7 @@ from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild,
 from envgen.kb.families import BaseFamily
 from envgen.kb.models import GpuModel
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.defaults import planned_profile
 from envgen.plan.libraries import Libraries, survey
 from envgen.plan.packages import cuda_sources
 from envgen.profile import Profile
@@ -38,6 +39,8 @@ class Stack:
     torch_variant_note: str = ""
     base: BaseImageInfo | None = None
     ngc: NgcRelease | None = None
+    # the values the profile left to the KB, filled in ``profile`` (plan.defaults): "cuda: '12.1' (why)"
+    defaults: tuple[str, ...] = ()
 
     @property
     def gpu(self) -> bool:
@@ -99,12 +102,15 @@ def choose_torch_variant(profile: Profile, kb: KnowledgeBase) -> tuple[TorchVari
 
 
 def resolve_rows(profile: Profile, kb: KnowledgeBase) -> Stack:
+    """The rows ``profile`` points at; the stack's profile is ``profile`` with the values it leaves to the KB
+    filled in (``plan.defaults``: an NGC release's CUDA, cuDNN and Python, the CUDA of the frameworks' wheels)."""
+    family = kb.base_family(profile)
+    profile, defaults = planned_profile(profile, kb, family)
     tf_version = profile.frameworks.tensorflow
     tf_package = None
     if tf_version:
         tf_package = profile.frameworks.tensorflow_package or kb.tensorflow_package(tf_version, profile.gpu.required)
     variant, note = choose_torch_variant(profile, kb)
-    family = kb.base_family(profile)
     return Stack(
         profile=profile,
         kb=kb,
@@ -117,6 +123,7 @@ def resolve_rows(profile: Profile, kb: KnowledgeBase) -> Stack:
         torch_variant_note=note,
         base=kb.base_image(profile.base),
         ngc=kb.ngc(profile.base) if family.release_table else None,
+        defaults=defaults,
     )
 
 

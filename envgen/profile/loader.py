@@ -18,8 +18,6 @@ from envgen.profile.normalise import (
     ngc_defaults,
     normalise,
     wants_ngc_defaults,
-    wants_wheel_cuda,
-    wheel_cuda_defaults,
 )
 from envgen.profile.problems import did_you_mean, format_problems
 
@@ -201,13 +199,12 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
 
         names, families = read_framework_names(), read_base_families()
     notes = normalise(data, origins, source.path, names)
-    if wants_ngc_defaults(notes.data, families) or wants_wheel_cuda(notes.data):
+    if wants_ngc_defaults(notes.data, families):
         if kb is None:
             from envgen.kb.cache import cache_dir, load_kb_cached
 
             kb = load_kb_cached(cache_dir(os.environ if env is None else env))  # the cache `check` reads next
         ngc_defaults(notes, kb)
-        wheel_cuda_defaults(notes, kb)
     data = notes.data
     # pydantic_core's error class (pydantic's is the same one): importing pydantic itself is left to the validator
     from pydantic_core import ValidationError

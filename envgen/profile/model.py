@@ -122,8 +122,8 @@ class CrossFieldRule:
     filled_by_release: bool = False
 
 
-# Where loading fills cuda from the frameworks' wheels (normalise.wheel_cuda_defaults): a torch build tag (+cu121),
-# tensorflow[and-cuda], in frameworks: or as a packages.pip line (and from an NGC base: filled_by_release).
+# Where planning fills cuda from the frameworks' wheels (plan.defaults, Profile.cuda_from_wheels): a torch build tag
+# (+cu121), tensorflow[and-cuda], in frameworks: or as a packages.pip line (and from an NGC base: filled_by_release).
 _CUDA_FILLED: tuple[dict[str, Any], ...] = (
     {"required": ["frameworks"], "properties": {"frameworks": {
         "required": ["pytorch"], "properties": {"pytorch": {"pattern": "\\+cu[0-9]+$"}}}}},
@@ -380,7 +380,7 @@ class Profile(Strict):
             for part in rule.when.split("."):
                 value = getattr(value, part)
             triggered = value is not None if rule.equals is SET else value == rule.equals
-            if triggered and not getattr(self, rule.then):
+            if triggered and not getattr(self, rule.then) and not (rule.then == "cuda" and self.cuda_from_wheels):
                 raise ValueError(rule.message)
 
     # --- derived facts used by the knowledge base, templates and labels ----------------
@@ -400,6 +400,14 @@ class Profile(Strict):
         if self.frameworks.pytorch and "+" in self.frameworks.pytorch:
             return self.frameworks.pytorch.split("+", 1)[1]
         return None
+
+    @property
+    def cuda_from_wheels(self) -> bool:
+        """The framework wheels decide the CUDA (a torch build tag ``+cu121``, ``tensorflow[and-cuda]``): a profile
+        may leave ``cuda`` out, planning takes it from the knowledge base's row of that build (``plan.defaults``)."""
+        fw = self.frameworks
+        return ((fw.pytorch is not None and "+cu" in fw.pytorch)
+                or (fw.tensorflow is not None and fw.tensorflow_package == "tensorflow[and-cuda]"))
 
     @property
     def is_gpu(self) -> bool:

@@ -269,6 +269,7 @@ def render_context(
     profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
     install = plan_image(profile, kb) if plan is None else plan
+    profile = install.profile  # as planned: the values it left to the KB filled in (its hash covers them)
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     refuse(base_refusals(profile, kb))
