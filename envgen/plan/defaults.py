@@ -6,6 +6,7 @@ read that profile."""
 
 from __future__ import annotations
 
+from envgen.errors import ProfileError
 from envgen.kb import KnowledgeBase
 from envgen.kb.families import BaseFamily
 from envgen.profile import Profile
@@ -55,7 +56,18 @@ def planned_profile(profile: Profile, kb: KnowledgeBase, family: BaseFamily) -> 
     filled = _ngc(profile, kb, family)
     if "cuda" not in filled and (wheels := _wheels(profile, kb)) is not None:
         filled["cuda"] = wheels
-    if not filled:
-        return profile, ()
-    lines = tuple(f"{key}: {value!r} ({why})" for key, (value, why) in filled.items())
-    return profile.model_copy(update={key: value for key, (value, _) in filled.items()}), lines
+    planned = profile.model_copy(update={key: value for key, (value, _) in filled.items()}) if filled else profile
+    _refuse_unfilled(planned)
+    return planned, tuple(f"{key}: {value!r} ({why})" for key, (value, why) in filled.items())
+
+
+def _refuse_unfilled(profile: Profile) -> None:
+    """A value the profile left to a KB row that does not exist (an NGC release and image with no row, a torch
+    tag the KB does not list): the profile must say it."""
+    if profile.python is None:
+        raise ProfileError(f"profile {profile.name!r}: python is not set, and the knowledge base has no release row "
+                           f"for the base {profile.base} to take it from", fix='set python: (such as "3.10")')
+    if profile.cuda is None and profile.is_gpu:
+        raise ProfileError(f"profile {profile.name!r}: gpu.required is true but cuda is not set, and the knowledge "
+                           "base has no row of the base's release or of the frameworks' build to take it from",
+                           fix="set cuda, or gpu.required: false")

@@ -117,7 +117,7 @@ class ImagePlan:
         """The conda environment's specs: python=X, then the profile's (installer conda only)."""
         if self.profile.installer != "conda":
             return []
-        return [f"python={self.profile.python}", *self.user_conda]
+        return [f"python={self.profile.python_version}", *self.user_conda]
 
     @property
     def stages(self) -> list[str]:
@@ -196,7 +196,7 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension]) -> Expec
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
     return Expected(
-        python=profile.python,
+        python=profile.python_version,
         tensorflow=(ngc.framework_version or profile.frameworks.tensorflow) if ngc is not None and ngc_tf
         else profile.frameworks.tensorflow,
         tensorflow_cuda=cuda.tensorflow,

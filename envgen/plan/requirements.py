@@ -81,7 +81,7 @@ def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeB
     closure = framework_closure(kb, framework_pins, profile.python_minor) if framework_pins else frozenset()
     out = []
     for index, (spec, line) in enumerate(zip(profile.packages.pip, lines, strict=True)):
-        applies = line.applies(profile.python)
+        applies = line.applies(profile.python_version)
         ext = extension_of(line, kb) if applies else None
         build = build_of(ext) if ext is not None else None
         stage: Stage = ("source build" if build is not None

@@ -54,7 +54,7 @@ class Stack:
     @functools.cached_property
     def pip_pins(self) -> tuple[str, ...]:
         """The exact ``packages.pip`` pins the image gets, without their markers: "nvidia-cudnn-cu12==9.1.0.70"."""
-        python = self.profile.python
+        python = self.profile.python_version
         return tuple(line.requirement for line in self.pip_lines if line.applies(python) and not line.floats)
 
     @functools.cached_property

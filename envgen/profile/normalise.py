@@ -5,25 +5,22 @@ in ``packages.pip``. Before validation, every framework distribution found in ``
 moved into ``frameworks`` (so every framework rule, the install plan and the smoke test's
 expectations see it), pins that contradict each other are errors naming both lines, framework
 packages envgen cannot model are refused, and the defaults a minimal profile needs are filled in
-and remembered so ``envgen show`` can print them. Pure: the NGC defaults, which need the knowledge
-base, are ``ngc_defaults``, applied by ``load_profile`` with the caller's KB.
+and remembered so ``envgen show`` can print them. Pure: the defaults the knowledge base gives (an NGC
+release's CUDA, cuDNN and Python, the CUDA of a torch build tag) are planning's (``plan.defaults``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
-from envgen.kb.families import BaseFamily, family_for
 from envgen.kb.specifiers import contains
 from envgen.profile.requirements import PipLine, canonical, try_parse
 
 if TYPE_CHECKING:
     from envgen.kb.distributions import FrameworkNames
-    from envgen.kb.knowledge import KnowledgeBase
 
 
 @dataclass
@@ -267,35 +264,3 @@ def normalise(data: dict[str, Any], origins: Origins, path: Path, names: Framewo
         n.lift(entries)
     n.defaults()
     return n.result
-
-
-def wants_ngc_defaults(data: dict[str, Any], families: Sequence[BaseFamily]) -> bool:
-    """A base whose family has a release table (NGC) that leaves out its CUDA, cuDNN or Python: ``ngc_defaults``
-    fills them from the KB's row for the release. ``families``: base_families.yaml's rows."""
-    base = data.get("base")
-    return (isinstance(base, str) and any(key not in data for key in ("cuda", "cudnn", "python"))
-            and family_for(families, base).release_table)
-
-
-def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
-    """An NGC base brings its CUDA, cuDNN and Python: left out of the profile, they come from the knowledge
-    base's row for that release (without a row, from the nearest known release). Applied by ``load_profile`` with
-    the caller's knowledge base, not inside the model's validation (which reads nothing)."""
-    data = result.data
-    if not wants_ngc_defaults(data, kb.base_families):
-        return
-    keys: tuple[str, ...] = ("cuda", "cudnn", "python")
-    row, why = kb.ngc(str(data["base"])), "the NGC release's"
-    if row is None:
-        # a release without a row: the nearest known release's CUDA and Python (check warns ngc-unknown, naming
-        # what it could not check), so the profile gets a verdict instead of an input error; cuDNN stays unset
-        row = kb.ngc_nearest(str(data["base"]))
-        why = "assumed from the nearest known NGC release; this release has no row"
-        keys = ("cuda", "python")
-    if row is None:
-        return
-    values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
-    for key in keys:
-        if key not in data and values[key]:
-            data[key] = values[key]
-            result.defaults.append(f"{key}: {values[key]!r} ({why}, {row.FILE}#{row.key})")

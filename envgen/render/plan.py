@@ -161,7 +161,7 @@ class TemplateInput:
             "pip": self.pip,
             "micromamba": self.micromamba,
             "conda_pip": self.conda_pip,
-            "conda_python": conda_python_spec(self.profile.python),
+            "conda_python": conda_python_spec(self.profile.python_version),
             "env": self.env,
             "labels": self.labels,
             "runtime_apt": self.runtime_apt,
