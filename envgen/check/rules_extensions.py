@@ -96,14 +96,14 @@ def python_version(ctx: CheckContext) -> list[Finding]:
     out = []
     for ext in ctx.plan.extensions:
         spec = ext.release.python if ext.release is not None else None
-        if spec is None or satisfies(ctx.profile.python, spec):
+        if spec is None or satisfies(ctx.profile.python_version, spec):
             continue
-        fitting = [r.versions for r in ext.row.releases if r.python and satisfies(ctx.profile.python, r.python)]
+        fitting = [r.versions for r in ext.row.releases if r.python and satisfies(ctx.profile.python_version, r.python)]
         out.append(finding(
             "error", "ext-python",
             f"{ext.label} requires Python{spec} (Requires-Python of its files), and the profile's Python is "
-            f"{ctx.profile.python}: pip finds no version of it that matches",
-            f"pin {ext.row.package}{fitting[-1]} for Python {ctx.profile.python}" if fitting else
+            f"{ctx.profile.python_version}: pip finds no version of it that matches",
+            f"pin {ext.row.package}{fitting[-1]} for Python {ctx.profile.python_version}" if fitting else
             f"use a Python{spec}",
             ext.cite(),
         ))

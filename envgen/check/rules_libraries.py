@@ -60,7 +60,7 @@ def _way_out(ctx: CheckContext, tf_major: int, torch_major: int) -> str:
         tags = [v.tag for v in release.variants if v.cuda and vtuple(v.cuda)[0] == tf_major]
         if tags:
             ways.append(f"torch {release.version}+{tags[-1]} (CUDA {tf_major}, the libraries TensorFlow loads)")
-    python = vtuple(ctx.profile.python)[:2]
+    python = vtuple(ctx.profile.python_version)[:2]
     series = [b for b in ctx.kb.tensorflow
               if vtuple(b.cuda)[0] == torch_major and vtuple(b.python_min) <= python <= vtuple(b.python_max)]
     if series:

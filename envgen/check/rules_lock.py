@@ -128,7 +128,7 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
 
     out = [finding("info", "pip-marker-skips",
                    f"packages.pip line {line.text!r}: its marker does not hold in the image (CPython "
-                   f"{ctx.profile.python} on Linux x86-64), so pip skips it", "nothing to do, or drop the line",
+                   f"{ctx.profile.python_version} on Linux x86-64), so pip skips it", "nothing to do, or drop the line",
                    "https://packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers")
            for line in (r.line for r in ctx.plan.requirements if not r.applies)]
     floats = floating(ctx)

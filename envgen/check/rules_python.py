@@ -9,7 +9,7 @@ from envgen.kb.versions import in_range, minor
 
 
 def python_wheels(ctx: CheckContext) -> list[Finding]:
-    python = ctx.profile.python
+    python = ctx.profile.python_version
     out = []
     tf = ctx.tf_build
     if tf is not None and ctx.ngc is None and not in_range(python, tf.python_min, tf.python_max):
@@ -75,7 +75,7 @@ def python_base(ctx: CheckContext) -> list[Finding]:
                 "error",
                 "python-base-mismatch",
                 f"installer is pip, so packages go into {ctx.profile.base}'s "
-                f"Python {info.python}, not the profile's Python {ctx.profile.python}: the smoke test would "
+                f"Python {info.python}, not the profile's Python {ctx.profile.python_version}: the smoke test would "
                 "fail after the whole build",
                 f'set python: "{minor(info.python)}" (the base\'s own), or use installer: conda (it brings '
                 f"Python {ctx.profile.python_minor} itself){elsewhere}; or build a base that has it from a "

@@ -10,7 +10,7 @@ from envgen.check.installs import installed
 def scope_line(ctx: CheckContext) -> str:
     profile, stack = ctx.profile, ctx.plan
     parts = [f"base {profile.base}" + (" (in the knowledge base)" if ctx.base is not None else " (not in the KB)"),
-             f"Python {profile.python}"]
+             f"Python {profile.python_version}"]
     parts += stack.framework_pip
     parts += stack.preinstalled
     gpu_packages = [e.label for e in ctx.plan.extensions]

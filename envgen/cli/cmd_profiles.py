@@ -31,16 +31,20 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     """Print the fully resolved profile (extends merged, defaults filled) as YAML."""
     import yaml
 
+    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.plan.image import plan_image
     from envgen.profile import load_profile
     from envgen.profile.loader import profile_notes
 
-    loaded = load_profile(profile)
+    kb = load_kb_cached(cache_dir(os.environ))  # the cache `check` reads
+    loaded = load_profile(profile, kb=kb)
+    plan = plan_image(loaded, kb)  # the defaults the knowledge base gives (a torch tag's CUDA) are planning's
     notes = profile_notes(loaded)
-    for line in notes.defaults if notes else []:
+    for line in [*(notes.defaults if notes else []), *plan.defaults]:
         typer.echo(f"# default applied: {line}")
     for line in notes.lifted if notes else []:
         typer.echo(f"# framework moved: {line}")
-    data = loaded.model_dump(mode="json", exclude={"extends"})
+    data = plan.profile.model_dump(mode="json", exclude={"extends"})
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 
 

@@ -310,6 +310,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                          fix="build it unlocked (environment.yml pins every conda package exactly)")
     config = load_config(env)
     route = resolution_route(profile, load_kb(), config, environ, wheelhouse)
+    profile = route.plan.profile  # as planned: the values it left to the KB filled in
     sets = resolve_sets(profile, route, runner, uv_runner)
     fields = header_fields(profile, route, sets, wheelhouse)
     base = pin_base(client, profile, route.plan, config) if engine else BasePins([])

@@ -106,10 +106,11 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     config = load_config(env)
     kb = load_kb()
     plan = render_context(profile, kb, config, use_lock=False)
+    profile = plan.profile  # as planned: the values it left to the KB (an NGC release's, a torch tag's) filled in
     mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels
     urls = {**mirrors, **(channel_urls or {})}
     channels = [urls.get(name, name) for name in profile.channels]
-    specs = conda_specs(profile.python, plan.conda_pip, plan.pins.conda)
+    specs = conda_specs(profile.python_version, plan.conda_pip, plan.pins.conda)
     glibc = kb.glibc(profile.base)
     pins = solve(specs, channels, glibc=glibc, cuda=profile.cuda)
     header = [
@@ -117,7 +118,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
         "once by py-rattler; micromamba installs this list without solving (`--file`). Written by",
         "`envgen lock`; run it again after changing python, the frameworks or packages.conda.",
         f"format: {CONDA_LOCK_FORMAT}",
-        f"python: {profile.python}",
+        f"python: {profile.python_version}",
         f"conda-pins: {' '.join(specs)}",
         f"channels: {' '.join(profile.channels)}",
         f"solved-from: {' '.join(channels)}",

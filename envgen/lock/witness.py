@@ -113,7 +113,7 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
     if not pins:
         return [finding("info", "resolve-nothing", "the profile installs nothing with pip: nothing to resolve",
                         "nothing to do", SOURCE)]
-    platform = platform_for(profile, kb)
+    platform = platform_for(route.plan.profile, kb)  # as planned (an NGC base's Python filled in)
     # uv resolves for every Python the KB knows (3.7 too: it builds sdist metadata with its own interpreter), and
     # with sdists allowed, as pip installs them: TensorFlow 2.1's gast==0.2.2 has no wheel, and builds.
     resolver = "uv"

@@ -91,7 +91,7 @@ def conda_lock_of(profile: Profile, conda_pins: Sequence[str], conda_pip: str | 
     if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
         return None
     pip = conda_pip if conda_pip is not None else conda_pip_version()
-    return read_conda_lock(conda_lock_path(source), profile.python, pip, conda_pins, profile_arg(profile))
+    return read_conda_lock(conda_lock_path(source), profile.python_version, pip, conda_pins, profile_arg(profile))
 
 
 def conda_pip_version() -> str:

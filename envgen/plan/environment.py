@@ -20,7 +20,7 @@ def python_dir(profile: Profile, kb: KnowledgeBase) -> str:
     if profile.installer == "conda":
         return f"python{profile.python_minor}"
     info = kb.base_image(profile.base)
-    version = info.python if info and info.python else profile.python
+    version = info.python if info and info.python else profile.python_version
     return "python" + ".".join(version.split(".")[:2])
 
 

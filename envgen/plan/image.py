@@ -35,7 +35,7 @@ class CudaChoices:
     """Every CUDA the image's plan decided, in one place: the check, the render and the probe's ``expected`` read
     them here."""
 
-    profile: str | None  # the profile's ``cuda`` as loaded ("12.1"; for torch +cuXXX without one, that build's)
+    profile: str | None  # the profile's ``cuda`` as planned ("12.1"; for torch +cuXXX without one, that build's)
     torch: str | None  # the CUDA of the torch build chosen (torch.version.cuda); None: a CPU build, or no torch
     tensorflow: str | None  # the CUDA TensorFlow calls: the NGC release's, or the tested one of a GPU build
     tensorflow_cudnn: str | None  # the cuDNN of that TensorFlow build (not for NGC: NVIDIA builds its own)
@@ -59,7 +59,7 @@ def cuda_choices(stack: Stack) -> CudaChoices:
 
 @dataclass(frozen=True)
 class ImagePlan:
-    profile: Profile
+    profile: Profile  # as planned: the values it left to the KB filled in (``defaults``); every reader reads this one
     kb: KnowledgeBase
     framework_pip: list[str]  # the frameworks' pins "name==version", the environment stage
     user_pip: list[str]  # the profile's packages.pip, as written (``requirements`` says which stage takes each)
@@ -79,6 +79,12 @@ class ImagePlan:
     source_builds: list[SourceBuild] = field(default_factory=list)
     # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
     requirements: tuple[PlannedRequirement, ...] = ()
+
+    @property
+    def defaults(self) -> tuple[str, ...]:
+        """The values the profile left to the knowledge base, as planning filled them into ``profile``, each with
+        where it came from (``plan.defaults``; ``envgen show`` prints them)."""
+        return self.stack.defaults
 
     @property
     def nvidia_require_cuda(self) -> str | None:
@@ -129,7 +135,7 @@ class ImagePlan:
         """The conda environment's specs: python=X, then the profile's (installer conda only)."""
         if self.profile.installer != "conda":
             return []
-        return [f"python={self.profile.python}", *self.user_conda]
+        return [f"python={self.profile.python_version}", *self.user_conda]
 
     @property
     def stages(self) -> list[str]:
@@ -218,7 +224,7 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
     provided = profile.base_frameworks
     ngc_tf = ngc is not None and ngc.framework == "tensorflow"
     return Expected(
-        python=profile.python,
+        python=profile.python_version,
         tensorflow=(ngc.framework_version or profile.frameworks.tensorflow) if ngc is not None and ngc_tf
         else profile.frameworks.tensorflow,
         tensorflow_cuda=cuda.tensorflow,

@@ -111,7 +111,7 @@ def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeB
     held = profile.base_packages
     out = []
     for index, (spec, line) in enumerate(zip(profile.packages.pip, lines, strict=True)):
-        applies = line.applies(profile.python)
+        applies = line.applies(profile.python_version)
         ext = extension_of(line, kb) if applies else None
         provided = held.get(line.name)
         in_base = applies and provided is not None and not line.extras and contains(line.specifier, provided)

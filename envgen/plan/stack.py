@@ -12,6 +12,7 @@ from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild,
 from envgen.kb.families import BaseFamily
 from envgen.kb.models import GpuModel
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.defaults import planned_profile
 from envgen.plan.libraries import Libraries, survey
 from envgen.plan.packages import cuda_sources
 from envgen.profile import Profile
@@ -38,6 +39,8 @@ class Stack:
     torch_variant_note: str = ""
     base: BaseImageInfo | None = None
     ngc: NgcRelease | None = None
+    # the values the profile left to the KB, filled in ``profile`` (plan.defaults): "cuda: '12.1' (why)"
+    defaults: tuple[str, ...] = ()
 
     @property
     def gpu(self) -> bool:
@@ -51,7 +54,7 @@ class Stack:
     @functools.cached_property
     def pip_pins(self) -> tuple[str, ...]:
         """The exact ``packages.pip`` pins the image gets, without their markers: "nvidia-cudnn-cu12==9.1.0.70"."""
-        python = self.profile.python
+        python = self.profile.python_version
         return tuple(line.requirement for line in self.pip_lines if line.applies(python) and not line.floats)
 
     @functools.cached_property
@@ -100,12 +103,15 @@ def choose_torch_variant(profile: Profile, kb: KnowledgeBase) -> tuple[TorchVari
 
 
 def resolve_rows(profile: Profile, kb: KnowledgeBase) -> Stack:
+    """The rows ``profile`` points at; the stack's profile is ``profile`` with the values it leaves to the KB
+    filled in (``plan.defaults``: an NGC release's CUDA, cuDNN and Python, the CUDA of the frameworks' wheels)."""
+    family = kb.base_family(profile)
+    profile, defaults = planned_profile(profile, kb, family)
     tf_version = profile.frameworks.tensorflow
     tf_package = None
     if tf_version:
         tf_package = profile.frameworks.tensorflow_package or kb.tensorflow_package(tf_version, profile.gpu.required)
     variant, note = choose_torch_variant(profile, kb)
-    family = kb.base_family(profile)
     return Stack(
         profile=profile,
         kb=kb,
@@ -118,6 +124,7 @@ def resolve_rows(profile: Profile, kb: KnowledgeBase) -> Stack:
         torch_variant_note=note,
         base=kb.base_image(profile.base),
         ngc=kb.ngc(profile.base) if family.release_table else None,
+        defaults=defaults,
     )
 
 

@@ -4,9 +4,9 @@ every run (pydantic builds the profile's validators on first use: a third of wha
 One file per profile reference (``profile-<sha>.pickle`` beside the KB cache). It is served only when everything
 that decides what ``load_profile`` returns is unchanged: the bytes of the profile file and of every file its
 `extends` chain read, that each `extends` reference still finds the same file, the profile layer's code, the
-interpreter and pydantic versions, and the knowledge base it was loaded with (its cache key: an NGC base's
-defaults come from it). Anything else loads from YAML and rewrites the entry. A profile that fails to load is
-never cached, so its errors are always the loader's own.
+interpreter and pydantic versions, and the knowledge base it was loaded with (its cache key: the framework names
+lifted out of packages.pip, and the base families, are its files). Anything else loads from YAML and rewrites
+the entry. A profile that fails to load is never cached, so its errors are always the loader's own.
 
 Beside the entries, the profile's compiled pydantic validator (``validator-profile-<salt>.pickle``, one file, made
 on the first load with this code): loading an edited profile restores it instead of generating pydantic's schema

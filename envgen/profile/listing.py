@@ -24,7 +24,8 @@ def profile_rows(env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         frameworks = [f"{name} {ver}" for name, ver in (("tf", fw.tensorflow), ("torch", fw.pytorch)) if ver]
         row.update(
             description=profile.description,
-            cuda=profile.cuda or "cpu",
+            # a GPU profile may leave its CUDA to its base's or its wheels' KB row: planning decides it, not listing
+            cuda=profile.cuda or ("(planned)" if profile.is_gpu else "cpu"),
             frameworks=", ".join(frameworks) or "-",
             targets=", ".join(profile.gpu.targets) or ("-" if profile.gpu.required else "cpu-only"),
         )

@@ -12,15 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from envgen.errors import ProfileError, ProfileNotFound, shown
 from envgen.paths import builtin_profiles_dir
 from envgen.profile.model import NORMALISED, Profile
-from envgen.profile.normalise import (
-    Normalised,
-    Origins,
-    ngc_defaults,
-    normalise,
-    wants_ngc_defaults,
-    wants_wheel_cuda,
-    wheel_cuda_defaults,
-)
+from envgen.profile.normalise import Normalised, Origins, normalise
 from envgen.profile.problems import did_you_mean, format_problems
 
 if TYPE_CHECKING:
@@ -179,8 +171,9 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, 
 
 def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,
                  kb: KnowledgeBase | None = None) -> Profile:
-    """The profile ``ref`` names (a name on the search path, or a file), normalised once. An NGC base's left-out
-    CUDA, cuDNN and Python come from ``kb`` (without one, from the cached KB, read only then)."""
+    """The profile ``ref`` names (a name on the search path, or a file), normalised once, as written: what it leaves
+    to the knowledge base (an NGC release's CUDA, cuDNN and Python, a torch tag's CUDA) planning fills in
+    (``plan.defaults``). ``kb``: whose framework names to lift from packages.pip (without one, their own file)."""
     return load_source(find_profile(str(ref), env), env, kb, [])
 
 
@@ -193,21 +186,12 @@ def load_source(source: ProfileSource, env: Mapping[str, str] | None, kb: Knowle
     data, origins = _resolve(doc, env, (source.path.resolve(),), used)
     data.pop("extends", None)
     if kb is not None:
-        names, families = kb.framework_names, kb.base_families
-    else:  # the KB is read below only for the defaults that need it; the framework names and the base families
-        # are one small file each
+        names = kb.framework_names
+    else:  # the KB is never read by loading: the framework names are one small file of their own
         from envgen.kb.distributions import read_framework_names
-        from envgen.kb.families import read_base_families
 
-        names, families = read_framework_names(), read_base_families()
+        names = read_framework_names()
     notes = normalise(data, origins, source.path, names)
-    if wants_ngc_defaults(notes.data, families) or wants_wheel_cuda(notes.data):
-        if kb is None:
-            from envgen.kb.cache import cache_dir, load_kb_cached
-
-            kb = load_kb_cached(cache_dir(os.environ if env is None else env))  # the cache `check` reads next
-        ngc_defaults(notes, kb)
-        wheel_cuda_defaults(notes, kb)
     data = notes.data
     # pydantic_core's error class (pydantic's is the same one): importing pydantic itself is left to the validator
     from pydantic_core import ValidationError

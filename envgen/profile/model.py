@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from envgen.errors import shown
+from envgen.errors import ProfileError, shown
 from envgen.profile.normalise import normalise
 from envgen.profile.requirements import SAFE_RE, PipLine, RefusedLine, canonical, parse_line
 from envgen.records import Between, Check, Doc, Length, Matches, Record
@@ -114,16 +114,16 @@ class CrossFieldRule:
     then: str
     need: Literal["set", "nonempty"]
     message: str
-    # What a file may leave to loading: JSON Schema conditions under which the loader fills ``then`` itself
-    # (profile.normalise), so the schema of the *file* waives the rule there; the model checks the filled profile.
+    # What a file may leave to planning: JSON Schema conditions under which planning fills ``then`` from the KB
+    # (plan.defaults), so the schema of the *file* waives the rule there, and so does the model.
     filled_when: tuple[dict[str, Any], ...] = ()
-    # loading also fills ``then`` from the release row of a base whose family has one (NGC: ngc_defaults); the
+    # planning also fills ``then`` from the release row of a base whose family has one (NGC: plan.defaults); the
     # schema names those bases from base_families.yaml
     filled_by_release: bool = False
 
 
-# Where loading fills cuda from the frameworks' wheels (normalise.wheel_cuda_defaults): a torch build tag (+cu121),
-# tensorflow[and-cuda], in frameworks: or as a packages.pip line (and from an NGC base: filled_by_release).
+# Where planning fills cuda from the frameworks' wheels (plan.defaults, Profile.cuda_from_wheels): a torch build tag
+# (+cu121), tensorflow[and-cuda], in frameworks: or as a packages.pip line (and from an NGC base: filled_by_release).
 _CUDA_FILLED: tuple[dict[str, Any], ...] = (
     {"required": ["frameworks"], "properties": {"frameworks": {
         "required": ["pytorch"], "properties": {"pytorch": {"pattern": "\\+cu[0-9]+$"}}}}},
@@ -322,6 +322,31 @@ class ImageMetadata(Strict):
 P = TypeVar("P", bound="Profile")
 
 
+def _release_base(base: object) -> bool:
+    """A base whose family has a release table (NGC): its CUDA, cuDNN and Python come from the release's row, in
+    planning (``plan.defaults``), so the profile may leave them out. Asked only of a profile that leaves one out;
+    reads base_families.yaml alone, never the knowledge base."""
+    if not isinstance(base, str):
+        return False
+    from envgen.kb.families import family_for, read_base_families
+
+    return family_for(read_base_families(), base).release_table
+
+
+def _python_missing(cls: type[P], data: dict[str, Any], context: Mapping[str, Any]) -> P:
+    """Validation of a profile without ``python`` whose base brings none: pydantic's own "missing" error for
+    ``python``, beside any other error the data has (every problem at once, as for a required field)."""
+    from pydantic_core import ValidationError
+
+    errors: list[Any] = []
+    try:
+        super(Profile, cls).model_validate(data, context=context)
+    except ValidationError as exc:
+        errors = [{key: err[key] for key in ("type", "loc", "input", "ctx") if key in err} for err in exc.errors()]
+    errors.append({"type": "missing", "loc": ("python",), "input": data})
+    raise ValidationError.from_exception_data(cls.__name__, errors)
+
+
 class Profile(Strict):
     """An envgen profile: one validated GPU deep-learning environment. Generated from envgen's typed
     model (`envgen schema`); the loader (`envgen check`) enforces the same rules."""
@@ -353,7 +378,8 @@ class Profile(Strict):
     cuda: Annotated[Version | None, Doc(
         "CUDA version the stack targets (\"11.8\"); required when gpu.required is true.")] = None
     cudnn: Annotated[Version | None, Doc("cuDNN version (\"8.6.0\"); needs cuda.")] = None
-    python: Annotated[Version, Doc("Python version, in quotes: \"3.11\" (YAML reads 3.10 as 3.1).")]
+    # required, but for a base whose release row gives it (NGC: planning reads it there, plan.defaults)
+    python: Annotated[Version | None, Doc("Python version, in quotes: \"3.11\" (YAML reads 3.10 as 3.1).")] = None
     frameworks: Annotated[Frameworks, Doc(Frameworks.__doc__)] = field(default_factory=Frameworks)
     base_provides: Annotated[BaseProvides | None, Doc(BaseProvides.__doc__)] = None
     gpu: Annotated[Gpu, Doc(Gpu.__doc__)] = field(default_factory=Gpu)
@@ -382,7 +408,9 @@ class Profile(Strict):
 
                 names = read_framework_names()
             data = normalise(data, {}, Path("<profile>"), names).data
-        return super().model_validate(data, context=context)
+        if not isinstance(data, dict) or data.get("python") is not None or _release_base(data.get("base")):
+            return super().model_validate(data, context=context)
+        return _python_missing(cls, data, context)
 
     def __post_init__(self) -> None:
         if self.base_provides is not None:
@@ -399,14 +427,24 @@ class Profile(Strict):
             for part in rule.when.split("."):
                 value = getattr(value, part)
             triggered = value is not None if rule.equals is SET else value == rule.equals
-            if triggered and not getattr(self, rule.then):
+            if triggered and not getattr(self, rule.then) and not (
+                    rule.then == "cuda" and (self.cuda_from_wheels or _release_base(self.base))):
                 raise ValueError(rule.message)
 
     # --- derived facts used by the knowledge base, templates and labels ----------------
 
     @property
+    def python_version(self) -> str:
+        """``python`` as planned: a profile that leaves it to its base's release row (NGC) has it once planning
+        filled it in (``plan.defaults``; ``ImagePlan.profile``); asked of such a profile before, an error."""
+        if self.python is None:
+            raise ProfileError(f"profile {self.name!r}: python is not set and was not planned",
+                               fix="set python: (such as \"3.11\"), or read the plan's profile")
+        return self.python
+
+    @property
     def python_minor(self) -> str:
-        return ".".join(self.python.split(".")[:2])
+        return ".".join(self.python_version.split(".")[:2])
 
     @property
     def torch_version(self) -> str | None:
@@ -419,6 +457,14 @@ class Profile(Strict):
         if self.frameworks.pytorch and "+" in self.frameworks.pytorch:
             return self.frameworks.pytorch.split("+", 1)[1]
         return None
+
+    @property
+    def cuda_from_wheels(self) -> bool:
+        """The framework wheels decide the CUDA (a torch build tag ``+cu121``, ``tensorflow[and-cuda]``): a profile
+        may leave ``cuda`` out, planning takes it from the knowledge base's row of that build (``plan.defaults``)."""
+        fw = self.frameworks
+        return ((fw.pytorch is not None and "+cu" in fw.pytorch)
+                or (fw.tensorflow is not None and fw.tensorflow_package == "tensorflow[and-cuda]"))
 
     @property
     def is_gpu(self) -> bool:
@@ -453,7 +499,7 @@ class Profile(Strict):
     @property
     def pip_installed(self) -> list[PipLine]:
         """The ``packages.pip`` lines whose marker holds in the image (its Python, CPython on Linux x86-64)."""
-        return [line for line in self.pip_lines if line.applies(self.python)]
+        return [line for line in self.pip_lines if line.applies(self.python_version)]
 
     @property
     def pip_pins(self) -> list[str]:

@@ -5,25 +5,22 @@ in ``packages.pip``. Before validation, every framework distribution found in ``
 moved into ``frameworks`` (so every framework rule, the install plan and the smoke test's
 expectations see it), pins that contradict each other are errors naming both lines, framework
 packages envgen cannot model are refused, and the defaults a minimal profile needs are filled in
-and remembered so ``envgen show`` can print them. Pure: the NGC defaults, which need the knowledge
-base, are ``ngc_defaults``, applied by ``load_profile`` with the caller's KB.
+and remembered so ``envgen show`` can print them. Pure: the defaults the knowledge base gives (an NGC
+release's CUDA, cuDNN and Python, the CUDA of a torch build tag) are planning's (``plan.defaults``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
-from envgen.kb.families import BaseFamily, family_for
 from envgen.kb.specifiers import contains
 from envgen.profile.requirements import PipLine, canonical, try_parse
 
 if TYPE_CHECKING:
     from envgen.kb.distributions import FrameworkNames
-    from envgen.kb.knowledge import KnowledgeBase
 
 
 @dataclass
@@ -267,81 +264,3 @@ def normalise(data: dict[str, Any], origins: Origins, path: Path, names: Framewo
         n.lift(entries)
     n.defaults()
     return n.result
-
-
-def wants_ngc_defaults(data: dict[str, Any], families: Sequence[BaseFamily]) -> bool:
-    """A base whose family has a release table (NGC) that leaves out its CUDA, cuDNN or Python: ``ngc_defaults``
-    fills them from the KB's row for the release. ``families``: base_families.yaml's rows."""
-    base = data.get("base")
-    return (isinstance(base, str) and any(key not in data for key in ("cuda", "cudnn", "python"))
-            and family_for(families, base).release_table)
-
-
-def ngc_defaults(result: Normalised, kb: KnowledgeBase) -> None:
-    """An NGC base brings its CUDA, cuDNN and Python: left out of the profile, they come from the knowledge
-    base's row for that release (without a row, from the nearest known release). Applied by ``load_profile`` with
-    the caller's knowledge base, not inside the model's validation (which reads nothing)."""
-    data = result.data
-    if not wants_ngc_defaults(data, kb.base_families):
-        return
-    keys: tuple[str, ...] = ("cuda", "cudnn", "python")
-    row, why = kb.ngc(str(data["base"])), "the NGC release's"
-    if row is None:
-        # a release without a row: the nearest known release's CUDA and Python (check warns ngc-unknown, naming
-        # what it could not check), so the profile gets a verdict instead of an input error; cuDNN stays unset
-        row = kb.ngc_nearest(str(data["base"]))
-        why = "assumed from the nearest known NGC release; this release has no row"
-        keys = ("cuda", "python")
-    if row is None:
-        return
-    values = {"cuda": ".".join(row.cuda.split(".")[:2]), "cudnn": row.cudnn, "python": row.python}
-    for key in keys:
-        if key not in data and values[key]:
-            data[key] = values[key]
-            result.defaults.append(f"{key}: {values[key]!r} ({why}, {row.FILE}#{row.key})")
-
-
-def _wheel_cuda_source(data: dict[str, Any]) -> tuple[str, str] | None:
-    """("pytorch", "2.2.2+cu121") or ("tensorflow", "2.15.0"): a framework whose wheels decide the CUDA."""
-    frameworks = data.get("frameworks")
-    if not isinstance(frameworks, dict):
-        return None
-    torch = frameworks.get("pytorch")
-    if isinstance(torch, str) and "+cu" in torch:
-        return "pytorch", torch
-    tf = frameworks.get("tensorflow")
-    if isinstance(tf, str) and frameworks.get("tensorflow_package") == "tensorflow[and-cuda]":
-        return "tensorflow", tf
-    return None
-
-
-def wants_wheel_cuda(data: dict[str, Any]) -> bool:
-    """A GPU profile without ``cuda:`` whose framework wheels decide it (``torch==X+cu121``, ``tensorflow[and-cuda]``):
-    ``wheel_cuda_defaults`` fills it from the KB."""
-    gpu = data.get("gpu")
-    required = gpu.get("required", True) if isinstance(gpu, dict) else True
-    return "cuda" not in data and required is not False and _wheel_cuda_source(data) is not None
-
-
-def wheel_cuda_defaults(result: Normalised, kb: KnowledgeBase) -> None:
-    """The CUDA the frameworks' wheels bring, for a profile that left ``cuda:`` out: the torch build's (its local
-    version's tag), or TensorFlow's tested one for ``tensorflow[and-cuda]``; ``show`` prints it as a default."""
-    data = result.data
-    found = _wheel_cuda_source(data) if "cuda" not in data else None
-    if found is None:
-        return
-    framework, version = found
-    if framework == "pytorch":
-        base, _, tag = version.partition("+")
-        variant = kb.torch_variant_by_tag(base, tag)
-        release = kb.torch_release(base)
-        if variant is None or variant.cuda is None or release is None:
-            return
-        cuda, why = ".".join(variant.cuda.split(".")[:2]), f"torch {version}'s wheels, {release.cite().split(':')[0]}"
-    else:
-        build = kb.tensorflow_build(version)
-        if build is None:
-            return
-        cuda, why = build.cuda, f"tensorflow[and-cuda] {version}'s wheels, {build.cite().split(':')[0]}"
-    data["cuda"] = cuda
-    result.defaults.append(f"cuda: {cuda!r} ({why})")

@@ -3,8 +3,8 @@
 Never written by hand: :func:`profile_schema` takes pydantic's schema of :class:`Profile` and adds
 what a schema of the *file* needs: map keys constrained as strictly as the model constrains them,
 required fields waived when the file ``extends`` another (the parent may supply them), and the
-model's cross-field rules, read from :data:`envgen.profile.model.CROSS_FIELD_RULES` (waived where loading fills the
-field: cuda from an NGC base or the frameworks' wheels).
+model's cross-field rules, read from :data:`envgen.profile.model.CROSS_FIELD_RULES` (waived where planning fills the
+field: cuda from an NGC base or the frameworks' wheels; python, required but for an NGC base).
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ def _rule_schema(rule: CrossFieldRule) -> dict[str, Any]:
     for part in reversed(parts):
         cond = {"properties": {part: cond}, **({"required": [part]} if must_be_present else {})}
     filled = [*(_release_bases() if rule.filled_by_release else []), *rule.filled_when]
-    if filled:  # loading fills the field there: the file may leave it out
+    if filled:  # planning fills the field there: the file may leave it out
         cond = {"allOf": [cond, {"not": {"anyOf": filled}}]}
     target: dict[str, Any] = {"type": "string"} if rule.need == "set" else {"type": "array", "minItems": 1}
     return {"if": cond, "then": {"required": [rule.then], "properties": {rule.then: target}}}
 
 
 def _release_bases() -> list[dict[str, Any]]:
-    """The bases whose left-out CUDA loading fills from their release row (the families with a release table, such
-    as NGC's), as conditions on ``base``."""
+    """The bases whose left-out CUDA and Python planning fills from their release row (the families with a release
+    table, such as NGC's), as conditions on ``base``."""
     from envgen.kb.families import read_base_families
 
     return [{"required": ["base"], "properties": {"base": {"pattern": "^" + re.escape(f.match.repository_prefix)}}}
@@ -70,7 +70,9 @@ def profile_schema() -> dict[str, Any]:
     schema = Profile.model_json_schema(mode="validation")
     _close_maps(schema)
     required = schema.pop("required", [])
-    rules = [_rule_schema(rule) for rule in CROSS_FIELD_RULES]
+    # python is required but for a base whose release row gives it (planning reads it there: plan.defaults)
+    rules = [*(_rule_schema(rule) for rule in CROSS_FIELD_RULES),
+             {"if": {"not": {"anyOf": _release_bases()}}, "then": {"required": ["python"]}}]
     # A file that extends another may leave required fields and cross-field facts to its parent.
     schema["if"] = {"required": ["extends"], "properties": {"extends": {"type": "string"}}}
     schema["else"] = {"required": required, "allOf": rules}

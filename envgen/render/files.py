@@ -88,7 +88,7 @@ def render_document(plan: TemplateInput) -> dict[str, Any]:
         "environment": dict(plan.env),
     }
     if plan.installer == "conda":
-        doc["pins"]["conda_python"] = conda_python_spec(plan.profile.python)
+        doc["pins"]["conda_python"] = conda_python_spec(plan.profile.python_version)
         doc["pins"]["conda_pip"] = f"pip=={plan.conda_pip}"
         doc["micromamba"] = dict(plan.micromamba)
     if plan.lock is not None:

@@ -153,7 +153,7 @@ class TemplateInput:
             "pins": self.pins,
             "pip": self.pip,
             "conda_pip": self.conda_pip,
-            "conda_python": conda_python_spec(self.profile.python),
+            "conda_python": conda_python_spec(self.profile.python_version),
             "env": self.env,
             "labels": self.labels,
             "user": self.profile.user,
@@ -249,6 +249,7 @@ def render_context(
     profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
     install = plan_image(profile, kb) if plan is None else plan
+    profile = install.profile  # as planned: the values it left to the KB filled in (its hash covers them)
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     tools = _data("tools.yaml")
     conda_pip = str(tools["conda_pip"]["version"])  # what plan.condalock.conda_pip_version reads (once here)

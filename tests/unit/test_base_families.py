@@ -143,15 +143,19 @@ def test_no_nvcr_string_test_outside_the_kb() -> None:
     assert _string_tests(ast.parse('x = {"pattern": "^nvcr\\\\.io/nvidia/"}')) == [1]
 
 
-def test_loading_fills_ngc_defaults_through_the_family(kb: KnowledgeBase, tmp_path: Path) -> None:
-    """The NGC defaults (cuda, python from the release row) are filled for the family with a release table, with
-    the caller's KB or without one (base_families.yaml read alone)."""
+def test_planning_fills_ngc_defaults_through_the_family(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """The NGC defaults (cuda, python from the release row) are filled in planning for the family with a release
+    table; loading, with the caller's KB or without one (base_families.yaml read alone), lets the profile leave them
+    out and keeps them unset."""
+    from envgen.plan.image import plan_image
     from envgen.profile import load_profile
 
     path = tmp_path / "ngc.yaml"
     path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.01-py3\n", encoding="utf-8")
     for given in (kb, None):
-        profile = load_profile(str(path), env={}, kb=given)
+        loaded = load_profile(str(path), env={}, kb=given)
+        assert loaded.cuda is None and loaded.python is None
+        profile = plan_image(loaded, kb).profile
         assert profile.cuda is not None and profile.python
 
 

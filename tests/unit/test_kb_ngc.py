@@ -11,6 +11,7 @@ import pytest
 from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.kb.refresh import ngc_notes
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 
 P2405 = "nvcr.io/nvidia/pytorch:24.05-py3"
@@ -36,7 +37,7 @@ def test_pytorch_2405_row(kb: KnowledgeBase) -> None:
 def test_pytorch_2405_profile_takes_its_own_row(tmp_path: Path) -> None:
     path = tmp_path / "ngc.yaml"
     path.write_text(f"name: ngc\nbase: {P2405}\ngpu: {{targets: [A100]}}\n")
-    profile = load_profile(str(path))
+    profile = plan_image(load_profile(str(path)), load_kb()).profile  # planning fills them (plan.defaults)
     assert (profile.cuda, profile.cudnn, profile.python) == ("12.4", "9.1.0.70", "3.10")
     codes = found(tmp_path, P2405, HostSpec(gpus=["A100"], driver="550.54.15"))
     assert "ngc-unknown" not in codes and "error" not in codes.values()
@@ -120,7 +121,7 @@ def test_pytorch_2407_gets_its_own_cuda_and_python(tmp_path: Path) -> None:
     base = "nvcr.io/nvidia/pytorch:24.07-py3"
     path = tmp_path / "ngc.yaml"
     path.write_text(f"name: ngc\nbase: {base}\ngpu: {{targets: [A100]}}\n")
-    profile = load_profile(str(path))
+    profile = plan_image(load_profile(str(path)), load_kb()).profile
     assert (profile.cuda, profile.python) == ("12.5", "3.10")
     codes = found(tmp_path, base, HostSpec(gpus=["A100"], driver="555.42.06"))
     assert "ngc-unknown" not in codes and "error" not in codes.values()

@@ -13,6 +13,7 @@ from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.kb.refresh.ngc_banner import parse_banners
 from envgen.kb.refresh.ngc_notes import UPSTREAM
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 
 BANNERS = UPSTREAM / "ngc-container-banners.txt"
@@ -127,7 +128,7 @@ def test_tensorflow_2502_profile_gets_a_verdict(tmp_path: Path) -> None:
     body = f"name: tf\nbase: {TF2502}\ngpu: {{targets: [A100]}}\n"
     path = tmp_path / "tf.yaml"
     path.write_text(body)
-    profile = load_profile(str(path))
+    profile = plan_image(load_profile(str(path)), load_kb()).profile  # planning fills them (plan.defaults)
     assert (profile.cuda, profile.python) == ("12.8", "3.12")
     ok = codes(tmp_path, body, HostSpec(gpus=["A100"], driver="570.86.10"))
     assert "ngc-unknown" not in ok and "error" not in ok.values()

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from envgen.errors import ProfileError
+from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.profile.loader import profile_notes
 
@@ -137,15 +139,17 @@ def test_an_ngc_base_brings_cuda_cudnn_and_python_from_its_kb_row(tmp_path: Path
         base: nvcr.io/nvidia/pytorch:24.05-py3
         gpu: {targets: [A100]}
         """)
-    profile = load_profile(str(path))
+    kb = load_kb()
+    loaded = load_profile(str(path), kb=kb)
+    assert (loaded.cuda, loaded.cudnn, loaded.python) == (None, None, None)  # as written: planning fills them
+    plan = plan_image(loaded, kb)
+    profile = plan.profile
     assert (profile.cuda, profile.cudnn, profile.python) == ("12.4", "9.1.0.70", "3.10")
-    notes = profile_notes(profile)
-    assert notes is not None and any(line.startswith("cuda: '12.4' (the NGC release's, ngc.yaml#")
-                                     for line in notes.defaults)
+    assert any(line.startswith("cuda: '12.4' (the NGC release's, ngc.yaml#") for line in plan.defaults)
     unknown = write(tmp_path, "name: p\nbase: nvcr.io/nvidia/tensorflow:99.01-tf2-py3\ngpu: {targets: [A100]}\n")
     # no row: the nearest known release's CUDA and Python (check then warns ngc-unknown), not an input error; the
     # nearest before 99.01 is 25.02-tf2-py3 (CUDA 12.8.0, Python 3.12, no cuDNN stated)
-    guessed = load_profile(str(unknown))
+    plan = plan_image(load_profile(str(unknown), kb=kb), kb)
+    guessed = plan.profile
     assert guessed.cudnn is None and (guessed.cuda, guessed.python) == ("12.8", "3.12")
-    notes = profile_notes(guessed)
-    assert notes is not None and any("assumed from the nearest known NGC release" in line for line in notes.defaults)
+    assert any("assumed from the nearest known NGC release" in line for line in plan.defaults)

@@ -9,6 +9,7 @@ import pytest
 
 from envgen.check.context import build_context
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.plan.image import plan_image
 from envgen.plan.libraries import EXTRAS
 from envgen.profile import Profile
 from envgen.render.plan import render_context
@@ -98,8 +99,8 @@ def test_one_check_builds_one_context_and_one_plan(monkeypatch: pytest.MonkeyPat
 
 
 def test_building_a_profile_reads_no_knowledge_base(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    """The model's validation is pure: an NGC profile made in code gets no KB read; load_profile applies the NGC
-    defaults with the knowledge base its caller gives, and normalises once."""
+    """The model's validation is pure: an NGC profile made in code gets no KB read; nor does load_profile (the NGC
+    defaults are planning's, with the knowledge base the plan is made with), which normalises once."""
     import envgen.kb.cache as cache
     from envgen.profile import load_profile
     from envgen.profile.loader import profile_notes
@@ -110,13 +111,15 @@ def test_building_a_profile_reads_no_knowledge_base(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(cache, "load_kb_cached", no_read)
     made = Profile.model_validate({"name": "ngc", "base": "nvcr.io/nvidia/pytorch:24.05-py3",
                                    "python": "3.10", "cuda": "12.4", "gpu": {"targets": ["A100"]}})
-    assert made.cudnn is None  # the model read nothing; the release's 9.1.0.70 comes with load_profile
+    assert made.cudnn is None  # the model read nothing; the release's 9.1.0.70 comes with planning
     path = tmp_path / "ngc.yaml"
     path.write_text("name: ngc\nbase: nvcr.io/nvidia/pytorch:24.05-py3\ngpu: {targets: [A100]}\n")
-    loaded = load_profile(str(path), kb=load_kb())
-    assert (loaded.cuda, loaded.cudnn, loaded.python) == ("12.4", "9.1.0.70", "3.10")
-    notes = profile_notes(loaded)
-    assert notes is not None and any(d.startswith("cuda: '12.4'") for d in notes.defaults)
+    loaded = load_profile(str(path))
+    assert (loaded.cuda, loaded.cudnn, loaded.python) == (None, None, None)
+    assert profile_notes(loaded) is not None
+    plan = plan_image(loaded, load_kb())
+    assert (plan.profile.cuda, plan.profile.cudnn, plan.profile.python) == ("12.4", "9.1.0.70", "3.10")
+    assert any(d.startswith("cuda: '12.4'") for d in plan.defaults)
 
 
 def test_the_vocabulary_is_spelled_once() -> None:

@@ -73,7 +73,7 @@ def test_every_field_has_a_description_and_allowed_values() -> None:
     # Literal fields list their values; constrained strings carry their pattern.
     assert schema["properties"]["installer"]["enum"] == ["conda", "pip"]
     assert "pattern" in schema["properties"]["base"]
-    assert "pattern" in schema["properties"]["python"]
+    assert "pattern" in schema["properties"]["python"]["anyOf"][0]  # optional: an NGC base brings its own
     registries = schema["$defs"]["Mirrors"]["properties"]["registries"]
     assert registries["additionalProperties"] is False and registries["patternProperties"]
 
