@@ -10,6 +10,7 @@ from typing import ClassVar
 from envgen.kb.models import Row
 from envgen.kb.pypackages import FrameworkRequires, Release
 from envgen.kb.specifiers import Specifier
+from envgen.records import Record
 
 ENGINES = ("vllm", "sglang")  # the distributions a profile names as its serving engine
 
@@ -61,3 +62,42 @@ class EngineTrap(Row):
     @property
     def key(self) -> str:
         return self.id
+
+
+class KernelObject(Record):
+    """One shared object of a wheel and the GPU code its fat binaries hold."""
+
+    file: str  # the member's path inside the wheel: vllm/_C.abi3.so
+    sm: list[str]  # cubins: sm_80, arch-specific sm_90a (runs on exactly 9.0)
+    ptx: list[str]  # PTX the driver can JIT for a newer GPU: compute_90
+    fatbins: int  # how many fat binaries the object holds
+
+
+class EngineArches(Row):
+    """The GPU architectures one vLLM / sgl-kernel release's compiled kernels are built for, per shared object,
+    read from the fat binaries of its PyPI wheel by ``envgen.kb.refresh.engine_arch`` (``source``: the wheel and
+    its sha256)."""
+
+    FILE: ClassVar[str] = "engine_arches.yaml"
+
+    distribution: str
+    version: Release
+    objects: list[KernelObject]
+
+    @property
+    def key(self) -> str:
+        return f"{self.distribution}=={self.version}"
+
+
+class EngineArchesUnread(Row):
+    """A release (or a distribution) whose wheel's fat binaries were not read, and why."""
+
+    FILE: ClassVar[str] = "engine_arches.yaml"
+
+    distribution: str
+    version: Release | None = None
+    why: str
+
+    @property
+    def key(self) -> str:
+        return f"unread.{self.distribution}" + (f"=={self.version}" if self.version else "")
