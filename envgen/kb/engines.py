@@ -5,6 +5,7 @@ distributions or releases whose metadata could not be read (``engine_unread``), 
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import ClassVar
 
 from envgen.kb.models import Row
@@ -58,19 +59,37 @@ class EngineTrap(Row):
     # engine-jit-toolkit: the GPUs (compute capability major) whose JIT kernels need at least this local CUDA
     cc_major: int | None = None
     cuda_min: str | None = None
+    # engine-kernel-arch: the compiled objects (paths inside the wheels, as engine_arches.yaml names them) every model
+    # calls, so a GPU they have no code for fails at the first request; the others hold optional backends
+    objects: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return self.id
 
 
+class KernelSet(Record):
+    """Kernels of an object compiled for other architectures than its build set, and how many fat binaries."""
+
+    codes: list[str]  # sm_89 sm_90 ... compute_90
+    fatbins: int
+
+
 class KernelObject(Record):
     """One shared object of a wheel and the GPU code its fat binaries hold."""
 
     file: str  # the member's path inside the wheel: vllm/_C.abi3.so
-    sm: list[str]  # cubins: sm_80, arch-specific sm_90a (runs on exactly 9.0)
-    ptx: list[str]  # PTX the driver can JIT for a newer GPU: compute_90
+    # the object's build set (the most common code set among its multi-architecture fat binaries): cubins (sm_80,
+    # arch-specific sm_90a, which runs on exactly 9.0) and PTX the driver can JIT for a newer GPU (compute_90)
+    sm: list[str]
+    ptx: list[str]
     fatbins: int  # how many fat binaries the object holds
+    kernels: list[KernelSet] = field(default_factory=list)  # the fat binaries with another code set
+
+    def sets(self) -> list[KernelSet]:
+        """Every code set of the object: its build set first, then the other kernels'."""
+        built = self.fatbins - sum(k.fatbins for k in self.kernels)
+        return [KernelSet(codes=[*self.sm, *self.ptx], fatbins=built), *self.kernels]
 
 
 class EngineArches(Row):
@@ -89,15 +108,7 @@ class EngineArches(Row):
         return f"{self.distribution}=={self.version}"
 
 
-class EngineArchesUnread(Row):
+class EngineArchesUnread(EngineUnread):
     """A release (or a distribution) whose wheel's fat binaries were not read, and why."""
 
     FILE: ClassVar[str] = "engine_arches.yaml"
-
-    distribution: str
-    version: Release | None = None
-    why: str
-
-    @property
-    def key(self) -> str:
-        return f"unread.{self.distribution}" + (f"=={self.version}" if self.version else "")

@@ -10,10 +10,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
+from envgen.check import HostSpec, check_profile
+from envgen.check.findings import Finding
 from envgen.kb import KnowledgeBase
+from envgen.kb.engine_kernels import arch_specific, compiled_rows, core_fails_on, core_objects
 from envgen.kb.refresh import engine_arch
 from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner
+from envgen.kb.versions import vtuple
+from envgen.profile import load_profile
+from envgen.suggest.engines import engine_requests
+from envgen.suggest.request import Request
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fatbin" / "sglang-kernel-flashmla-headers.bin.gz"
 
@@ -67,3 +75,70 @@ def test_refresh_lists_what_the_budget_left_unread(tmp_path: Path) -> None:
     sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
     rows, missed = engine_arch.fetch([("sglang-kernel", "9.9.0", str(wheel), sha)], budget_s=-1, workers=1)
     assert rows == [] and missed[0]["version"] == "9.9.0" and "budget" in missed[0]["why"]
+def test_the_recorded_rows_name_their_wheel_and_sha256(kb: KnowledgeBase) -> None:
+    """Every row cites the wheel engine_requires.yaml names for that release, with the same sha256."""
+    assert len(kb.engine_arches) >= 30
+    for row in kb.engine_arches:
+        req = kb.engine_row(row.distribution, row.version)
+        assert req is not None and req.version == row.version
+        sha = req.source.rsplit("sha256 ", 1)[1].rstrip(")")
+        assert f"sha256 {sha}, equal to the bytes read" in row.source
+        assert row.objects and all(o.sm or o.ptx for o in row.objects)
+
+
+def _findings(kb: KnowledgeBase, tmp_path: Path, gpu: str, torch: str, pip: str, cuda13: bool = False) -> list[Finding]:
+    data = {"name": "arch", "installer": "pip", "gpu": {"targets": [gpu]}, "frameworks": {"pytorch": torch},
+            "packages": {"pip": [pip]}}
+    data |= ({"base": "nvidia/cuda:13.0.1-cudnn-runtime-ubuntu24.04", "python": "3.12", "cuda": "13.0"} if cuda13
+             else {"base": "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04", "python": "3.10", "cuda": "12.8"})
+    path = tmp_path / "arch.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return [f for f in check_profile(load_profile(str(path)), kb, HostSpec()) if f.code.startswith("engine-kernel")]
+
+
+def test_core_kernels_without_the_gpu_are_an_error_quoting_the_engine(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """vLLM 0.20's _C.abi3.so is built for sm_75 and newer, without PTX: a V100 (7.0) has no code in it."""
+    found = _findings(kb, tmp_path, "V100", "2.11.0", "vllm==0.20.0", cuda13=True)
+    error = next(f for f in found if f.code == "engine-kernel-arch")
+    assert error.severity == "error" and "vllm/_C.abi3.so" in error.message
+    assert "compute capability 7.0" in error.message
+    assert "no kernel image is available for execution on the device" in error.message
+    assert "vllm-0.20.0-" in error.source and "issues/18995" in error.source
+    assert "use vllm 0.19.1 (the newest recorded release whose core kernels include compute capability 7.0)" \
+        in error.fix
+
+
+def test_sgl_kernel_pinned_by_sglang_without_the_gpu(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """sglang 0.5.9 pins sgl-kernel 0.3.21, whose common ops hold sm_100a (arch-specific) but nothing for a B300
+    (10.3): the finding names the kernel package and who pinned it."""
+    found = _findings(kb, tmp_path, "B300", "2.9.1", "sglang==0.5.9")
+    error = next(f for f in found if f.code == "engine-kernel-arch")
+    assert "sgl-kernel==0.3.21 (pinned by sglang==0.5.9)" in error.message and "common_ops.abi3.so" in error.message
+    assert not [f for f in _findings(kb, tmp_path, "H100", "2.9.1", "sglang==0.5.9") if f.severity == "error"]
+
+
+def test_hopper_only_objects_are_a_note_on_other_gpus(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """vLLM's FlashAttention 3 object carries sm_90a cubins only: on an A100 a note names it, no error."""
+    found = _findings(kb, tmp_path, "A100", "2.10.0", "vllm==0.19.1")
+    assert [f.severity for f in found] == ["info"]
+    assert "_vllm_fa3_C.abi3.so (sm_90a, arch-specific only)" in found[0].message
+    assert all("_vllm_fa3_C" not in f.message for f in _findings(kb, tmp_path, "H100", "2.10.0", "vllm==0.19.1"))
+
+
+def test_the_core_objects_named_are_the_ones_the_rows_hold(kb: KnowledgeBase) -> None:
+    core = core_objects(kb)
+    held = {o.file for row in kb.engine_arches for o in row.objects}
+    assert core and core <= held | {"sgl_kernel/common_ops.abi3.so"}
+    assert all(arch_specific(o) == all(s.endswith("a") for s in o.sm) for r in kb.engine_arches for o in r.objects
+               if not o.ptx and o.sm)
+
+
+def test_suggest_writes_no_release_whose_core_kernels_exclude_the_gpu(kb: KnowledgeBase) -> None:
+    """Every vLLM release suggest may try for a V100 has core code for 7.0 (0.20 and newer have none)."""
+    tried = engine_requests(kb, Request("V100", {"vllm": None}, None), "vllm")
+    assert tried
+    for sub in tried:
+        row = kb.engine_row("vllm", sub.pip[0].split("==")[1])
+        assert row is not None
+        assert not [r for r in compiled_rows(kb, row) if core_fails_on(kb, r, "7.0")]
+        assert vtuple(row.version) < (0, 20)

@@ -10,7 +10,8 @@ The releases are those ``engine_requires.yaml`` holds (its rows name each wheel'
 sgl-kernel and sglang-kernel. Each wheel is streamed once, front to back, without being written to disk
 (``wheel_stream``: vLLM's ``_C.abi3.so`` alone is ~190 MB compressed); every shared object's fat binaries are
 scanned (``fatbin.FatbinScanner``: entry headers only) and recorded per object: ``sm`` (the cubins, arch-specific
-ones as ``sm_90a``) and ``ptx`` (``compute_XX``). The sha256 of the bytes read must equal PyPI's. The newest
+ones as ``sm_90a``) and ``ptx`` (``compute_XX``) of the object's build set, and ``kernels``: the other code sets
+its fat binaries carry, each with how many carry it. The sha256 of the bytes read must equal PyPI's. The newest
 release of each minor line is read first, then the others newest first, until ``--budget-s`` is spent; releases
 left are listed in ``engine_arches_unread`` with the reason. flashinfer-cubin ships raw ``.cubin`` files (one ELF
 per kernel and architecture, no fat binary), so it is listed there too.
@@ -32,7 +33,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.fatbin import FatbinScanner, split_codes
+from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner, split_codes
 from envgen.kb.refresh.requires import emit
 
 DISTRIBUTIONS = ("vllm", "sgl-kernel", "sglang-kernel")
@@ -75,6 +76,22 @@ def _wanted(name: str) -> bool:
     return ".so" in base and not _GRAFTED.search(base) and not name.startswith("nvidia/")
 
 
+def summarise(name: str, fatbins: list[frozenset[str]]) -> dict[str, Any]:
+    """An object's row: ``sm``/``ptx`` of its build's code set (``ArchSummary.build_set``: the most common set among
+    its multi-architecture fat binaries, what the whole object is compiled for) and ``kernels``: every other code
+    set and how many fat binaries carry it (kernels compiled for a few architectures only: sm_90a CUTLASS, FP8)."""
+    summary = ArchSummary.of(fatbins)
+    build = summary.build_set()
+    sm, ptx = split_codes(build)
+    row: dict[str, Any] = {"file": name, "sm": sm, "ptx": ptx, "fatbins": len(fatbins)}
+    others = sorted(((codes, n) for codes, n in summary.sets.items() if codes != build),
+                    key=lambda item: (-item[1], split_codes(item[0])))
+    if others:
+        row["kernels"] = [{"codes": [*split_codes(codes)[0], *split_codes(codes)[1]], "fatbins": n}
+                          for codes, n in others]
+    return row
+
+
 def read(distribution: str, version: str, url: str, sha256: str) -> dict[str, Any]:
     """One release's row: the fat binaries of each shared object in its wheel."""
     scanners: dict[str, FatbinScanner] = defaultdict(lambda: FatbinScanner(variants=True))
@@ -86,8 +103,7 @@ def read(distribution: str, version: str, url: str, sha256: str) -> dict[str, An
         fatbins = scanners[name].fatbins
         if not fatbins:
             continue
-        sm, ptx = split_codes(frozenset().union(*fatbins))
-        objects.append({"file": name, "sm": sm, "ptx": ptx, "fatbins": len(fatbins)})
+        objects.append(summarise(name, fatbins))
     wheel = url.rsplit("/", 1)[-1]
     sys.stderr.write(f"read {distribution}=={version}: {len(objects)} objects, {result.size / 1e6:.0f} MB "
                      f"in {result.seconds:.1f} s\n")
@@ -122,7 +138,9 @@ def fetch(todo: list[tuple[str, str, str, str]], budget_s: float,
     return rows, missed
 
 
-CUBIN_ONLY = {"distribution": "flashinfer-cubin", "source": "engine_requires.yaml's flashinfer-cubin rows",
+CUBIN_ONLY = {"distribution": "flashinfer-cubin",
+              "source": "https://files.pythonhosted.org/packages/8a/79/7325af801aa7a4"
+                        "704d5e35be7324d117d17739167e2fd1241c2e1d73499a/flashinfer_cubin-0.6.1-py3-none-any.whl",
               "why": "its wheels carry raw .cubin files (one ELF per kernel and architecture, its name ending in the "
                      "arch: flashinfer_cubin-0.6.1's central directory lists 5292 .cubin members such as "
                      "..._schedS_sm100f.cubin), not fat binaries in shared objects: not read by this scanner"}
