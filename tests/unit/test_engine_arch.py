@@ -142,3 +142,15 @@ def test_suggest_writes_no_release_whose_core_kernels_exclude_the_gpu(kb: Knowle
         assert row is not None
         assert not [r for r in compiled_rows(kb, row) if core_fails_on(kb, r, "7.0")]
         assert vtuple(row.version) < (0, 20)
+
+
+def test_merge_keeps_what_the_file_holds(tmp_path: Path) -> None:
+    """--merge: the rows and the unread releases not tried again stay (a spec that matches no release here)."""
+    into = tmp_path / "engine_arches.yaml"
+    row = {"distribution": "vllm", "version": "0.19.1", "objects": [], "source": "https://example.invalid/x.whl"}
+    unread = {"distribution": "vllm", "version": "0.6.5", "source": "https://example.invalid/y.whl", "why": "budget"}
+    into.write_text(yaml.safe_dump({"engine_arches": [row], "engine_arches_unread": [unread]}), encoding="utf-8")
+    assert engine_arch.main(["vllm==0.0.1", "--merge", "--into", str(into)]) == 0
+    doc = yaml.safe_load(into.read_text(encoding="utf-8"))
+    assert doc["engine_arches"] == [row]
+    assert doc["engine_arches_unread"][0] == unread and doc["engine_arches_unread"][1] == engine_arch.CUBIN_ONLY

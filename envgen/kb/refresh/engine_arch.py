@@ -5,6 +5,7 @@ Usage::
 
     python -m envgen.kb.refresh.engine_arch [--budget-s 900] [--workers 3] [--into envgen/kb/data/engine_arches.yaml]
     python -m envgen.kb.refresh.engine_arch 'vllm==0.19.1'
+    python -m envgen.kb.refresh.engine_arch sgl-kernel sglang-kernel --merge --into envgen/kb/data/engine_arches.yaml
 
 The releases are those ``engine_requires.yaml`` holds (its rows name each wheel's URL and PyPI's sha256) for vLLM,
 sgl-kernel and sglang-kernel. Each wheel is streamed once, front to back, without being written to disk
@@ -13,7 +14,8 @@ scanned (``fatbin.FatbinScanner``: entry headers only) and recorded per object: 
 ones as ``sm_90a``) and ``ptx`` (``compute_XX``) of the object's build set, and ``kernels``: the other code sets
 its fat binaries carry, each with how many carry it. The sha256 of the bytes read must equal PyPI's. The newest
 release of each minor line is read first, then the others newest first, until ``--budget-s`` is spent; releases
-left are listed in ``engine_arches_unread`` with the reason. flashinfer-cubin ships raw ``.cubin`` files (one ELF
+left are listed in ``engine_arches_unread`` with the reason; ``--merge`` keeps the rows the file holds and reads only
+the releases it does not hold. flashinfer-cubin ships raw ``.cubin`` files (one ELF
 per kernel and architecture, no fat binary), so it is listed there too.
 """
 
@@ -155,6 +157,12 @@ def render(rows: list[dict[str, Any]], missed: list[dict[str, str]]) -> str:
                                    sort_keys=False, width=120, default_flow_style=None)
 
 
+def _kept(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The rows and the unread releases a data file already holds (``--merge``)."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return doc.get("engine_arches", []), doc.get("engine_arches_unread", [])
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.engine_arch",
                                      description=(__doc__ or "").split("\n")[0])
@@ -162,13 +170,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--budget-s", type=float, default=900.0, help="stop starting new wheels after this long")
     parser.add_argument("--workers", type=int, default=3, help="wheels streamed at once")
     parser.add_argument("--into", type=Path, help="write the rows into this data file instead of printing them")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the rows --into holds and read only the releases it lists as unread")
     args = parser.parse_args(argv)
     found = wheels()
     if args.specs:
         reqs = [Requirement(s) for s in args.specs]
         found = [w for w in found if any(r.name == w[0] and r.specifier.contains(w[1]) for r in reqs)]
+    kept, kept_unread = _kept(args.into) if args.merge and args.into else ([], [])
+    done = {(r["distribution"], str(r["version"])) for r in kept}
+    found = [w for w in found if (w[0], w[1]) not in done]
     started = time.monotonic()
     rows, missed = fetch(order(found), args.budget_s, args.workers)
+    tried = {(w[0], w[1]) for w in found}
+    rows += kept
+    missed += [u for u in kept_unread if "version" in u and (u["distribution"], str(u["version"])) not in tried]
     sys.stderr.write(f"{len(rows)} releases read, {len(missed)} not, in {time.monotonic() - started:.0f} s\n")
     emit(render(rows, missed), args.into)
     return 0
