@@ -16,8 +16,8 @@ from envgen.kb.engine_kernels import (
     arch_row,
     arch_specific,
     compiled_rows,
+    core_fails_on,
     core_objects,
-    fails_on,
     kernels_without,
     missing,
 )
@@ -76,13 +76,13 @@ def kernel_arch(ctx: CheckContext) -> list[Finding]:
                 continue
             cc = target.model.compute_capability
             label = f"{target.label} ({cc_to_sm(cc)}, compute capability {cc})"
-            failing = [o for o in fails_on(row, cc) if o.file in core]
+            failing = core_fails_on(ctx.kb, row, cc)
             if failing:
                 out.append(finding(
                     "error", "engine-kernel-arch",
                     f"{who}'s core kernels have no code for {label}: {_listed(failing)} hold neither a cubin of its "
                     f"family nor PTX it can JIT; its first kernel call fails{said}",
-                    _fix(ctx.kb, row, cc, core), row.cite() + cite))
+                    _fix(ctx.kb, row, cc), row.cite() + cite))
             notes = _notes(row, cc, core)
             if notes:
                 out.append(finding(
@@ -94,11 +94,11 @@ def kernel_arch(ctx: CheckContext) -> list[Finding]:
     return out
 
 
-def _fix(kb: KnowledgeBase, row: EngineArches, cc: str, core: set[str]) -> str:
+def _fix(kb: KnowledgeBase, row: EngineArches, cc: str) -> str:
     """The nearest recorded release whose core objects all cover ``cc``: the oldest newer one, else the newest
     older one."""
     covering = sorted((r.version for r in kb.engine_arches if r.distribution == row.distribution
-                       and not [o for o in fails_on(r, cc) if o.file in core]), key=vtuple)
+                       and not core_fails_on(kb, r, cc)), key=vtuple)
     newer = [v for v in covering if vtuple(v) > vtuple(row.version)]
     if newer:
         return (f"use {row.distribution} {newer[0]} or newer (its wheel's core kernels include compute capability "
