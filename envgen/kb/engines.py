@@ -5,11 +5,13 @@ distributions or releases whose metadata could not be read (``engine_unread``), 
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import ClassVar
 
 from envgen.kb.models import Row
 from envgen.kb.pypackages import FrameworkRequires, Release
 from envgen.kb.specifiers import Specifier
+from envgen.records import Record
 
 ENGINES = ("vllm", "sglang")  # the distributions a profile names as its serving engine
 
@@ -57,7 +59,56 @@ class EngineTrap(Row):
     # engine-jit-toolkit: the GPUs (compute capability major) whose JIT kernels need at least this local CUDA
     cc_major: int | None = None
     cuda_min: str | None = None
+    # engine-kernel-arch: the compiled objects (paths inside the wheels, as engine_arches.yaml names them) every model
+    # calls, so a GPU they have no code for fails at the first request; the others hold optional backends
+    objects: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return self.id
+
+
+class KernelSet(Record):
+    """Kernels of an object compiled for other architectures than its build set, and how many fat binaries."""
+
+    codes: list[str]  # sm_89 sm_90 ... compute_90
+    fatbins: int
+
+
+class KernelObject(Record):
+    """One shared object of a wheel and the GPU code its fat binaries hold."""
+
+    file: str  # the member's path inside the wheel: vllm/_C.abi3.so
+    # the object's build set (the most common code set among its multi-architecture fat binaries): cubins (sm_80,
+    # arch-specific sm_90a, which runs on exactly 9.0) and PTX the driver can JIT for a newer GPU (compute_90)
+    sm: list[str]
+    ptx: list[str]
+    fatbins: int  # how many fat binaries the object holds
+    kernels: list[KernelSet] = field(default_factory=list)  # the fat binaries with another code set
+
+    def sets(self) -> list[KernelSet]:
+        """Every code set of the object: its build set first, then the other kernels'."""
+        built = self.fatbins - sum(k.fatbins for k in self.kernels)
+        return [KernelSet(codes=[*self.sm, *self.ptx], fatbins=built), *self.kernels]
+
+
+class EngineArches(Row):
+    """The GPU architectures one vLLM / sgl-kernel release's compiled kernels are built for, per shared object,
+    read from the fat binaries of its PyPI wheel by ``envgen.kb.refresh.engine_arch`` (``source``: the wheel and
+    its sha256)."""
+
+    FILE: ClassVar[str] = "engine_arches.yaml"
+
+    distribution: str
+    version: Release
+    objects: list[KernelObject]
+
+    @property
+    def key(self) -> str:
+        return f"{self.distribution}=={self.version}"
+
+
+class EngineArchesUnread(EngineUnread):
+    """A release (or a distribution) whose wheel's fat binaries were not read, and why."""
+
+    FILE: ClassVar[str] = "engine_arches.yaml"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefused
-from envgen.kb.engines import EngineRequires, EngineTrap, EngineUnread
+from envgen.kb.engines import EngineArches, EngineArchesUnread, EngineRequires, EngineTrap, EngineUnread
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.families import BaseFamily, PythonSetup
 from envgen.kb.indexed import PinnedRelease
@@ -58,6 +58,8 @@ class Tables:
     engine_requires: list[EngineRequires] = field(default_factory=list)
     engine_unread: list[EngineUnread] = field(default_factory=list)
     engine_traps: list[EngineTrap] = field(default_factory=list)
+    engine_arches: list[EngineArches] = field(default_factory=list)
+    engine_arches_unread: list[EngineArchesUnread] = field(default_factory=list)
     pip_names: list[PipName] = field(default_factory=list)
     common_pip_names: list[CommonPipNames] = field(default_factory=list)
     framework_pip: list[FrameworkPip] = field(default_factory=list)
@@ -121,6 +123,8 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "engine_requires": (EngineRequires, "engine_requires"),
     "engine_unread": (EngineUnread, "engine_unread"),
     "engine_traps": (EngineTrap, "engine_traps"),
+    "engine_arches": (EngineArches, "engine_arches"),
+    "engine_arches_unread": (EngineArchesUnread, "engine_arches_unread"),
     "framework_pip": (FrameworkPip, "framework_pip"),
     "framework_conda": (FrameworkConda, "framework_conda"),
     "framework_refused": (FrameworkRefused, "framework_refused"),

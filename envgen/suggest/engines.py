@@ -1,13 +1,16 @@
 """`envgen suggest --frameworks vllm` (or ``sglang``): a serving engine pins its own torch exactly (its wheel's
 Requires-Dist, ``engine_requires.yaml``), so the search for it is the torch search for that pin. Each engine
 release, newest first, becomes a torch request for the torch it pins, a Python inside both windows, and the engine
-itself in ``packages.pip``; the first that passes the check (the engine rules included) is the answer."""
+itself in ``packages.pip``; the first that passes the check (the engine rules included) is the answer. A release
+whose compiled kernels (its own, or the sgl-kernel it pins: ``engine_arches.yaml``) have no code for the GPU is not
+tried."""
 
 from __future__ import annotations
 
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.kb.builds import driver_fit
+from envgen.kb.engine_kernels import compiled_rows, core_fails_on
 from envgen.kb.engines import ENGINES, EngineRequires
 from envgen.kb.versions import in_range, vtuple
 from envgen.suggest.request import Request
@@ -45,6 +48,13 @@ def _driver_runs(kb: KnowledgeBase, row: EngineRequires, driver: str | None) -> 
     return driver_fit(kb, cuda, driver) in ("ok", "minor-compat")
 
 
+def _kernels_run(kb: KnowledgeBase, row: EngineRequires, gpu: str) -> bool:
+    """The core compiled objects the release installs have code the GPU runs (a release whose arches were not read
+    is not refused here)."""
+    model = kb.gpu(gpu)
+    return model is None or not any(core_fails_on(kb, r, model.compute_capability) for r in compiled_rows(kb, row))
+
+
 def engine_requests(kb: KnowledgeBase, req: Request, engine: str) -> list[Request]:
     """One torch request per engine release (newest first) that the request admits and whose CUDA build the
     driver runs; one per torch and Python (an older release with the same torch finds the same stack)."""
@@ -59,7 +69,8 @@ def engine_requests(kb: KnowledgeBase, req: Request, engine: str) -> list[Reques
         if torch_prefix and not _prefixed(torch, torch_prefix):
             continue
         python = _python(kb, row, torch, req)
-        if python is None or kb.torch_release(torch) is None or not _driver_runs(kb, row, req.driver):
+        if python is None or kb.torch_release(torch) is None or not _driver_runs(kb, row, req.driver) \
+                or not _kernels_run(kb, row, req.gpu):
             continue
         if (torch, python) in seen:
             continue

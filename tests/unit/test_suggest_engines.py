@@ -53,7 +53,9 @@ def test_the_answer_pins_the_engines_torch_and_passes_check(kb: KnowledgeBase, r
     loaded = Profile.model_validate(profile, context={FRAMEWORK_NAMES: kb.framework_names})
     findings = check_profile(loaded, kb, HostSpec(gpus=[gpu], driver=driver))
     assert not [f for f in findings if f.severity == "error"], findings
-    assert not [f for f in findings if f.code.startswith("engine-")], findings
+    # engine warnings neither; a note may name optional kernels the GPU has no code for (FlashAttention 3's sm_90a
+    # object on an A100): engine-kernel-arch-partial, info
+    assert not [f for f in findings if f.code.startswith("engine-") and f.severity != "info"], findings
 
 
 def test_a_pinned_engine_release_is_kept(kb: KnowledgeBase, recipes: Recipes) -> None:

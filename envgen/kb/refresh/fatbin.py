@@ -3,8 +3,14 @@
 A fat binary (what nvcc puts in an ELF ``.nv_fatbin`` section, one per translation unit) starts with the
 header ``magic 0xBA55ED50, u16 version 1, u16 header size 16, u64 payload size``; its payload is a run of
 entries, each ``u16 kind (1 = PTX, 2 = ELF/SASS), u16 version, u32 header size, u64 payload size, ...,
-u32 arch at offset 28`` followed by its (possibly compressed) payload. Only the headers are read: the
-payloads are skipped, so a stream of any size is scanned in constant memory.
+u32 arch at offset 28, u64 flags at offset 40`` followed by its (possibly compressed) payload. Only the headers
+are read: the payloads are skipped, so a stream of any size is scanned in constant memory.
+
+Flag 0x100000 marks an arch-specific code object (``sm_90a``, ``sm_100a``: it runs on exactly that compute
+capability); ``FatbinScanner(variants=True)`` names those with the ``a`` suffix. Found on recorded wheels and checked
+against NVIDIA's cuobjdump 13.5 (PyPI ``nvidia-cuda-cuobjdump``): sgl_kernel's ``flashmla_ops.abi3.so`` entries with
+the flag are listed by ``cuobjdump --list-elf`` as ``sm_90a``/``sm_103a``, entries without it (flags 0x11) as
+``sm_90``; an entry with 0x200000 instead (vLLM's FlashMLA for compute capability 10.0) is listed as plain ``sm_100``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ MAGIC = struct.pack("<I", 0xBA55ED50)
 _HEADER = struct.Struct("<IHHQ")  # magic, version, header size, payload size
 _ENTRY = struct.Struct("<HHIQ")  # kind, version, header size, payload size
 _ARCH_AT = 28
-_ENTRY_MIN = 32  # bytes of an entry header that are read
+_FLAGS_AT = 40
+_ARCH_SPECIFIC = 0x100000
+_ENTRY_MIN = 48  # bytes of an entry header that are read
 _KINDS = {1: "compute", 2: "sm"}
 
 
@@ -26,6 +34,7 @@ class FatbinScanner:
     """Feed bytes with :meth:`feed`; ``fatbins`` holds one frozenset of ``sm_XX``/``compute_XX`` per fat binary."""
 
     fatbins: list[frozenset[str]] = field(default_factory=list)
+    variants: bool = False  # name arch-specific code objects sm_90a / compute_90a
     _buf: bytes = b""
     _base: int = 0  # absolute offset of _buf[0]
     _scan_from: int = 0  # absolute offset where the search for the next magic resumes
@@ -69,10 +78,12 @@ class FatbinScanner:
     def _read_entry(self, buf: bytes, rel: int) -> None:
         kind, _, header, size = _ENTRY.unpack_from(buf, rel)
         (arch,) = struct.unpack_from("<I", buf, rel + _ARCH_AT)
+        (flags,) = struct.unpack_from("<Q", buf, rel + _FLAGS_AT)
         assert self._entry is not None
         valid = kind in _KINDS and _ENTRY_MIN <= header <= 4096 and 10 <= arch <= 999
         if valid:
-            self._current.add(f"{_KINDS[kind]}_{arch}")
+            suffix = "a" if self.variants and flags & _ARCH_SPECIFIC else ""
+            self._current.add(f"{_KINDS[kind]}_{arch}{suffix}")
             self._entry += header + size
         if not valid or self._entry >= self._end:
             if valid and self._current:
@@ -111,7 +122,7 @@ class ArchSummary:
 
 
 def _by_arch(codes: list[str] | frozenset[str]) -> list[str]:
-    return sorted(codes, key=lambda c: int(c.split("_")[1]))
+    return sorted(codes, key=lambda c: (int(c.split("_")[1].rstrip("af")), c))
 
 
 def split_codes(codes: frozenset[str]) -> tuple[list[str], list[str]]:
