@@ -202,6 +202,20 @@ def test_create_user_reuses_what_the_base_has(tmp_path: Path) -> None:
         "chown 1000:1000 /workspace"]
 
 
+def test_create_user_makes_the_home_a_reused_user_lacks(tmp_path: Path) -> None:
+    """The H200 host's userland imported as a base has uid 1000 (ubuntu) in /etc/passwd but no /home/ubuntu: CuPy
+    and Triton failed on import with "Permission denied: '/home/ubuntu'" (docs/validation/2026-12-02-h200)."""
+    log, home = tmp_path / "log", tmp_path / "home" / "ubuntu"
+    for tool in ("groupadd", "useradd", "mkdir", "chown"):
+        _fake(tmp_path, tool, f'#!/bin/sh\necho "{tool} $*" >> {log}\n')
+    _fake(tmp_path, "getent", f'#!/bin/sh\n[ "$1" = group ] || echo "ubuntu:x:1000:1001::{home}:/bin/bash"\n')
+    proc = subprocess.run(["sh", str(build_scripts_dir() / "create-user.sh"), "1000", "envgen"], capture_output=True,
+                          text=True, env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text().splitlines() == [f"mkdir -p {home}", f"chown 1000:1001 {home}", "mkdir -p /workspace",
+                                            "chown 1000:1000 /workspace"]
+
+
 def test_base_site_writes_the_interpreters_site_directories_into_the_environment(tmp_path: Path) -> None:
     import sys
 
