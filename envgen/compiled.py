@@ -8,8 +8,10 @@ objects, pickled; unpickling rebuilds them from the core schema without pydantic
 
 One file per set of types (``compiled-<key>.pickle``), the key a SHA-256 over the interpreter's version, pydantic's
 version file, ``records.py`` and the types' names. Inside, beside the compiled objects, the SHA-256 of every module
-that defines one of the types or a record type they hold (found when the file is written): a file whose modules
-changed is not used, and the schemas are generated as usual, then written again.
+in the packages that define one of the types or a record type they hold (found when the file is written; the whole
+package, since a type's patterns, literals and defaults may be written in a sibling module, such as
+``profile/values.py`` for the profile's): a file whose modules changed is not used, and the schemas are generated as
+usual, then written again.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def _digest(path: str) -> str:
 
 
 def _modules(classes: Sequence[type[Record]]) -> list[str]:
-    """The files of the modules that define ``classes`` and every record type their fields hold."""
+    """The files of the packages whose modules define ``classes`` and every record type their fields hold."""
     seen: set[type[Record]] = set()
     todo = list(classes)
     while todo:
@@ -49,7 +51,8 @@ def _modules(classes: Sequence[type[Record]]) -> list[str]:
         if cls not in seen:
             seen.add(cls)
             todo += [nested for view in cls.model_fields.values() for nested in records_in(view.annotation)]
-    return sorted({sys.modules[cls.__module__].__file__ or "" for cls in seen})
+    folders = {Path(sys.modules[cls.__module__].__file__ or "").parent for cls in seen}
+    return sorted(str(path) for folder in folders for path in folder.glob("*.py"))
 
 
 def restore(directory: Path | None, classes: Sequence[type[Record]]) -> bool:

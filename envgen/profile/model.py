@@ -6,142 +6,46 @@ pattern that admits no quoting, whitespace, ``$``, backtick, ``;``, ``&``, ``|``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from envgen.errors import ProfileError, shown
+from envgen.errors import ProfileError
+from envgen.profile.crossfield import CROSS_FIELD_RULES, SET
 from envgen.profile.normalise import normalise
-from envgen.profile.requirements import SAFE_RE, PipLine, RefusedLine, canonical, parse_line
-from envgen.records import Between, Check, Doc, Length, Matches, Record
+from envgen.profile.requirements import PipLine, canonical, parse_line
+from envgen.profile.values import (
+    CHANNEL_RE,
+    ENV_KEY_RE,
+    NAME_RE,
+    AptPackage,
+    Channel,
+    CondaPin,
+    Distribution,
+    DistributionVersion,
+    EnvValue,
+    FrameworkVersion,
+    GpuTarget,
+    ImageRef,
+    Interpreter,
+    LabelText,
+    LocalPath,
+    PipRequirement,
+    RegistryHost,
+    RegistryMirror,
+    Url,
+    Version,
+    matches,
+    one_line,
+)
+from envgen.records import Between, Check, Doc, Length, Record
 
 # model_validate(data, context={NORMALISED: True}): the data went through normalise already (load_profile)
 NORMALISED = "envgen.normalised"
 # model_validate(data, context={FRAMEWORK_NAMES: kb.framework_names}): the framework distributions' names to lift
 # and refuse (without it, the validator reads kb/data/framework_distributions.yaml alone)
 FRAMEWORK_NAMES = "envgen.framework_names"
-
-# --- value patterns -------------------------------------------------------------------------
-
-# A Docker repository path component (profiles become `envgen/<name>:<hash>`): lower-case
-# alphanumerics joined by one '.', one or two '_', or dashes; at most 63 characters.
-NAME_RE = re.compile(r"^(?=.{1,63}$)[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
-# major.minor[.patch[.build]]
-VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
-# framework version with an optional local build variant: 1.7.1+cu101, 2.13.0+cpu
-FRAMEWORK_VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}(\+[a-z0-9.]+)?$")
-# image reference: [registry[:port]/]path[:tag][@sha256:hex]
-IMAGE_RE = re.compile(
-    r"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._/-][a-z0-9]+)*"
-    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
-)
-# conda spec pinned exactly: [channel::]name=version[=build]
-CONDA_PIN_RE = re.compile(r"^([a-z0-9._-]+::)?[A-Za-z0-9][A-Za-z0-9._-]*=[A-Za-z0-9.+_-]+(=[A-Za-z0-9._+-]+)?$")
-# apt package, optionally pinned: name[=version]
-APT_RE = re.compile(r"^[a-z0-9][a-z0-9.+-]+(=[A-Za-z0-9.+:~_-]+)?$")
-CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-ENV_KEY_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-# Values as users write them (`TORCH_CUDA_ARCH_LIST: "8.0;8.6+PTX"`, `CFLAGS: "-O2 -g"`): every printable ASCII
-# character but the four that a double-quoted Dockerfile ENV word or shell word would read (" \ $ `), so the value
-# stands literally between the double quotes of the Dockerfile's ENV and of the Apptainer %environment.
-ENV_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/=+@%\- ;*~#!?()\[\]{}<>|&'^]*$")
-# URLs reach shell lines (sed, pip, proxies): no '#', '&', ';', quotes, brackets or spaces.
-URL_RE = re.compile(r"^(https?|file)://[A-Za-z0-9._~:/?=%+@-]+$")
-GPU_TARGET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,63}$")
-# A registry host (docker.io, nvcr.io, localhost:5000) and a mirror: host[:port][/path prefix].
-REGISTRY_HOST_RE = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$")
-REGISTRY_MIRROR_RE = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
-
-
-def _matches(pattern: re.Pattern[str], what: str) -> Matches:
-    """A string constraint: validated with envgen's own message, and shown as ``pattern`` in the JSON Schema
-    (``envgen schema``)."""
-    return Matches(pattern, what, show=shown)
-
-
-def _local_path(value: str) -> str:
-    """A host directory path: no control characters (NUL, newlines), within the file system's limits."""
-    if not value or len(value) > 1024 or any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise ValueError(f"{shown(value)} is not a usable directory path (1-1024 characters, no control "
-                         "characters)")
-    if any(len(part.encode("utf-8")) > 255 for part in value.split("/")):
-        raise ValueError(f"{shown(value)} has a path component longer than 255 bytes")
-    return value
-
-
-LocalPath = Annotated[str, Check(_local_path)]
-Version = Annotated[str, _matches(VERSION_RE, "version (expected digits and dots, such as \"3.7.9\")")]
-FrameworkVersion = Annotated[
-    str, _matches(FRAMEWORK_VERSION_RE, "framework version (such as \"1.7.1\" or \"1.7.1+cu101\")")
-]
-ImageRef = Annotated[
-    str, _matches(IMAGE_RE, "image reference (such as \"nvidia/cuda:12.1.1-runtime-ubuntu22.04\")")
-]
-
-
-def _requirement(value: str) -> str:
-    """A ``packages.pip`` line as requirements.txt takes it (``envgen.profile.requirements``); shown in the JSON
-    Schema as the characters such a line may hold."""
-    try:
-        parse_line(value)
-    except RefusedLine as exc:
-        raise ValueError(str(exc)) from exc
-    return value
-
-
-PipRequirement = Annotated[str, Check(_requirement, pattern=SAFE_RE.pattern)]
-CondaPin = Annotated[str, _matches(CONDA_PIN_RE, "conda spec pinned with = (such as \"numpy=1.21.6\")")]
-AptPackage = Annotated[str, _matches(APT_RE, "Debian/Ubuntu package name (such as \"git\" or \"git=1:2.39.5-0\")")]
-Channel = Annotated[str, _matches(CHANNEL_RE, "conda channel name (such as \"conda-forge\")")]
-EnvValue = Annotated[str, _matches(ENV_VALUE_RE, "environment value (printable characters but \" \\ $ ` only)")]
-Url = Annotated[str, _matches(URL_RE, "URL (http://, https:// or file://, no spaces or quotes)")]
-GpuTarget = Annotated[str, _matches(GPU_TARGET_RE, "GPU name or compute capability (such as \"A100\" or \"8.0\")")]
-
-
-SET = object()  # CrossFieldRule.equals: "whenever the field is set (not null)"
-
-
-@dataclass(frozen=True)
-class CrossFieldRule:
-    """When the field at ``when`` (dotted path) equals ``equals`` (or is set, for :data:`SET`), the
-    top-level field ``then`` must be set (``need="set"``) or a non-empty list (``need="nonempty"``).
-    The model enforces these; ``envgen schema`` writes them as if/then clauses."""
-
-    when: str
-    equals: object
-    then: str
-    need: Literal["set", "nonempty"]
-    message: str
-    # What a file may leave to planning: JSON Schema conditions under which planning fills ``then`` from the KB
-    # (plan.defaults), so the schema of the *file* waives the rule there, and so does the model.
-    filled_when: tuple[dict[str, Any], ...] = ()
-    # planning also fills ``then`` from the release row of a base whose family has one (NGC: plan.defaults); the
-    # schema names those bases from base_families.yaml
-    filled_by_release: bool = False
-
-
-# Where planning fills cuda from the frameworks' wheels (plan.defaults, Profile.cuda_from_wheels): a torch build tag
-# (+cu121), tensorflow[and-cuda], in frameworks: or as a packages.pip line (and from an NGC base: filled_by_release).
-_CUDA_FILLED: tuple[dict[str, Any], ...] = (
-    {"required": ["frameworks"], "properties": {"frameworks": {
-        "required": ["pytorch"], "properties": {"pytorch": {"pattern": "\\+cu[0-9]+$"}}}}},
-    {"required": ["frameworks"], "properties": {"frameworks": {
-        "required": ["tensorflow", "tensorflow_package"],
-        "properties": {"tensorflow_package": {"const": "tensorflow[and-cuda]"}}}}},
-    {"required": ["packages"], "properties": {"packages": {"required": ["pip"], "properties": {"pip": {
-        "contains": {"pattern": "^\\s*(torch\\s*==[^;]*\\+cu[0-9]+|tensorflow\\s*\\[\\s*and-cuda\\s*\\]\\s*==)"}}}}}},
-)
-
-CROSS_FIELD_RULES: tuple[CrossFieldRule, ...] = (
-    CrossFieldRule("cudnn", SET, "cuda", "set", "cudnn is set but cuda is not: set cuda too, or remove cudnn",
-                   _CUDA_FILLED, filled_by_release=True),
-    CrossFieldRule("gpu.required", True, "cuda", "set",
-                   "gpu.required is true but cuda is not set: set cuda, or gpu.required: false", _CUDA_FILLED,
-                   filled_by_release=True),
-)
-
 
 class Strict(Record):
     """A part of the profile: strict and frozen (``envgen.records``)."""
@@ -168,19 +72,9 @@ class Frameworks(Strict):
 
 
 # An absolute path inside the image: letters, digits and ._+- between slashes (it reaches a RUN line).
-INTERPRETER_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+$")
-Interpreter = Annotated[str, _matches(INTERPRETER_RE, "absolute path of a Python interpreter in the image "
-                                                      "(such as \"/usr/bin/python3\" or \"/opt/conda/bin/python\")")]
 ProvidedFramework = Literal["tensorflow", "pytorch", "torchvision", "torchaudio"]
 # A distribution the base holds, by name (PEP 508: letters, digits, ._- inside), and its version as the base's
 # metadata says it (PEP 440 release, optional pre/post/dev part and local label: 14.2.0, 2.3.0rc1, 2.11.0+cu130)
-DISTRIBUTION_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-DISTRIBUTION_VERSION_RE = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[a-z0-9.]+)?$")
-Distribution = Annotated[str, _matches(DISTRIBUTION_RE, "distribution name (such as \"cupy-cuda13x\")")]
-DistributionVersion = Annotated[str, _matches(
-    DISTRIBUTION_VERSION_RE, "distribution version (such as \"14.2.0\", \"2.3.0rc1\" or \"2.11.0+cu130\")")]
-
-
 class BaseProvides(Strict):
     """What the base image already holds: the frameworks (in the Python environment of ``python``).
     envgen installs none of them; packages.pip go on top, in /opt/env, seeing the base's packages."""
@@ -242,12 +136,6 @@ class Smoke(Strict):
     timeout_s: Annotated[int, Between(10, 3600), Doc("Seconds the whole smoke test may take.")] = 300
 
 
-RegistryHost = Annotated[str, _matches(REGISTRY_HOST_RE, "registry host (such as \"docker.io\" or \"nvcr.io\")")]
-RegistryMirror = Annotated[
-    str, _matches(REGISTRY_MIRROR_RE, "registry mirror (host[:port][/path], such as \"mirror.example.org:5000\")")
-]
-
-
 class Mirrors(Strict):
     """Where packages come from. Not part of the profile's identity hash: a mirror changes the
     route, not the environment. Also settable per user (``~/.config/envgen/config.yaml``)."""
@@ -257,7 +145,7 @@ class Mirrors(Strict):
     pip_index_url: Annotated[Url | None, Doc("pip index to use instead of PyPI (PIP_INDEX_URL).")] = None
     pip_extra_index_urls: Annotated[list[Url], Doc(
         "Further pip indexes (PIP_EXTRA_INDEX_URL).")] = field(default_factory=list)
-    pip_trusted_hosts: Annotated[list[Annotated[str, _matches(CHANNEL_RE, "host name")]], Doc(
+    pip_trusted_hosts: Annotated[list[Annotated[str, matches(CHANNEL_RE, "host name")]], Doc(
         "Hosts pip may reach over plain HTTP or unverified TLS (PIP_TRUSTED_HOST).")] = field(default_factory=list)
     conda_channel_alias: Annotated[Url | None, Doc(
         "Base URL that bare conda channel names resolve against (channel_alias).")] = None
@@ -287,36 +175,21 @@ class Mirrors(Strict):
 class User(Strict):
     """The unprivileged user the image runs as."""
 
-    name: Annotated[str, _matches(NAME_RE, "user name"), Doc("User name.")] = "envgen"
+    name: Annotated[str, matches(NAME_RE, "user name"), Doc("User name.")] = "envgen"
     uid: Annotated[int, Between(1, 65000), Doc("User ID (envgen run maps your own UID onto it).")] = 1000
-
-
-def _one_line(value: str) -> str:
-    if "\n" in value or "\r" in value:
-        raise ValueError("must be one line")
-    # Printable text only: no NUL or other control characters, no Unicode direction marks or
-    # invisible format characters (they make a label or a help text read differently than it is).
-    odd = next((c for c in value if not c.isprintable()), None)
-    if odd is not None:
-        raise ValueError(f"holds the non-printable character U+{ord(odd):04X}; "
-                         "write plain one-line text")
-    return value
-
-
-_LABEL_TEXT = Annotated[str, Length(max=200), Check(_one_line, pattern="^[^\\r\\n]*$")]
 
 
 class ImageMetadata(Strict):
     """Your image's own OCI labels (org.opencontainers.image.*): none is set unless given here; envgen's own
     facts go under io.envgen.* (its version, the profile, the hashes)."""
 
-    licenses: Annotated[_LABEL_TEXT | None, Doc("SPDX licence expression of what the image holds (licenses).")] = None
-    source: Annotated[_LABEL_TEXT | None, Doc("URL of the source the image is built from (source).")] = None
-    version: Annotated[_LABEL_TEXT | None, Doc("Version of your image or project (version).")] = None
-    authors: Annotated[_LABEL_TEXT | None, Doc("Who maintains the image (authors).")] = None
-    url: Annotated[_LABEL_TEXT | None, Doc("URL to find more about the image (url).")] = None
-    documentation: Annotated[_LABEL_TEXT | None, Doc("URL of the image's documentation (documentation).")] = None
-    vendor: Annotated[_LABEL_TEXT | None, Doc("Who distributes the image (vendor).")] = None
+    licenses: Annotated[LabelText | None, Doc("SPDX licence expression of what the image holds (licenses).")] = None
+    source: Annotated[LabelText | None, Doc("URL of the source the image is built from (source).")] = None
+    version: Annotated[LabelText | None, Doc("Version of your image or project (version).")] = None
+    authors: Annotated[LabelText | None, Doc("Who maintains the image (authors).")] = None
+    url: Annotated[LabelText | None, Doc("URL to find more about the image (url).")] = None
+    documentation: Annotated[LabelText | None, Doc("URL of the image's documentation (documentation).")] = None
+    vendor: Annotated[LabelText | None, Doc("Who distributes the image (vendor).")] = None
 
 
 P = TypeVar("P", bound="Profile")
@@ -353,10 +226,10 @@ class Profile(Strict):
 
     __pydantic_config__ = {**Strict.__pydantic_config__, "title": "envgen profile"}
 
-    name: Annotated[str, _matches(NAME_RE, "profile name (lower-case letters, digits, . _ -)"), Doc(
+    name: Annotated[str, matches(NAME_RE, "profile name (lower-case letters, digits, . _ -)"), Doc(
         "Profile name; the image becomes envgen/<name>:<hash>. Must match the file name for profiles found by"
         " name.")]
-    description: Annotated[str, Length(max=200), Check(_one_line, pattern="^[^\\r\\n]*$"), Doc(
+    description: Annotated[str, Length(max=200), Check(one_line, pattern="^[^\\r\\n]*$"), Doc(
         "One line saying what the environment is for.")] = ""
     extends: Annotated[str | None, Doc(
         "Another profile (name, or path relative to this file) this one deep-merges over; keys set here win, "
@@ -386,7 +259,7 @@ class Profile(Strict):
     packages: Annotated[Packages, Doc(Packages.__doc__)] = field(default_factory=Packages)
     channels: Annotated[list[Channel], Doc(
         "conda channels in priority order; left out with installer: conda, conda-forge.")] = field(default_factory=list)
-    env: Annotated[dict[Annotated[str, _matches(ENV_KEY_RE, "environment variable name")], EnvValue], Doc(
+    env: Annotated[dict[Annotated[str, matches(ENV_KEY_RE, "environment variable name")], EnvValue], Doc(
         "Environment variables set in the image (NAME: value).")] = field(default_factory=dict)
     smoke: Annotated[Smoke, Doc(Smoke.__doc__)] = field(default_factory=Smoke)
     mirrors: Annotated[Mirrors, Doc(

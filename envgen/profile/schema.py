@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from envgen.profile.model import CROSS_FIELD_RULES, SET, CrossFieldRule, Profile
+from envgen.profile.crossfield import CROSS_FIELD_RULES, SET, CrossFieldRule
+from envgen.profile.model import Profile
 from envgen.records import mappings_in
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -61,6 +61,8 @@ def test_a_file_whose_modules_changed_is_not_used(tmp_path: Path) -> None:
     [target] = tmp_path.glob("compiled-*.pickle")
     entry = pickle.loads(target.read_bytes())
     assert any(path.endswith("profile/model.py") for path, _ in entry["files"])  # a nested record's module
+    # and its package's other modules, where the profile's patterns are written (profile/values.py)
+    assert any(path.endswith("profile/values.py") for path, _ in entry["files"])
     entry["files"][0] = (entry["files"][0][0], "0" * 64)
     target.write_bytes(pickle.dumps(entry))
     assert compiled.restore(tmp_path, CLASSES) is False

@@ -11,8 +11,8 @@ from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError, ProfileError
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor, vtuple
-from envgen.profile.model import URL_RE
 from envgen.profile.requirements import parse_line
+from envgen.profile.values import URL_RE
 from envgen.suggest.adopt.emit import emit
 from envgen.suggest.adopt.frameworks import Lifted, lift
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 from envgen.errors import InputError
-from envgen.profile.model import APT_RE, ENV_KEY_RE, ENV_VALUE_RE
+from envgen.profile.values import APT_RE, ENV_KEY_RE, ENV_VALUE_RE
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.reqfile import logical_lines, take_line
 
