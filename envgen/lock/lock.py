@@ -252,7 +252,7 @@ def header_fields(profile: Profile, route: Route, sets: LockedSets,
         ("platform", platform_note(route.platforms, route.glibc)),
         ("resolver", f"uv {uv_version()} (uv pip compile)" if use_uv
          else "pip --dry-run --report (uv serves Python >= 3.8 only)"),
-        ("command", f"envgen lock {profile_arg(profile, beside=True)}"
+        ("command", f"envgen lock {profile_arg(profile, lasting=True)}"
                     + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
         ("find-links", " ".join(route.find_links) or "-"),
         ("index-urls", (" ".join(indexes) or "-") + ("" if use_uv else " (and pip's own configuration)")),

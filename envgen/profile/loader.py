@@ -37,18 +37,26 @@ def profile_source(profile: Profile) -> Path | None:
     return profile._source if isinstance(profile, LoadedProfile) else None
 
 
-def profile_arg(profile: Profile, *, beside: bool = False) -> str:
+def profile_arg(profile: Profile, *, lasting: bool = False) -> str:
     """How a command that envgen prints names ``profile`` so that it runs as printed: the name when the search
-    path finds it by name, else the path the user typed (shell-quoted). ``beside``: for text written next to the
-    profile's file (its lock), the file's own name instead of the typed path, so the text does not depend on the
-    directory envgen ran in. A profile made in code: its name."""
+    path finds it by name, else the path the user typed (shell-quoted). ``lasting``: for text kept in a file (a
+    lock's header), where a typed absolute path would tie the file to this machine: the path relative to the
+    current directory when the file lies below it, else the absolute path. A profile made in code: its name."""
     import shlex
 
     if not isinstance(profile, LoadedProfile) or not profile._arg:
         return profile.name
-    if beside and profile._source is not None and profile._arg != profile.name:
-        return shlex.quote(profile._source.name)
+    typed = Path(profile._arg).expanduser()
+    if lasting and is_path_ref(profile._arg) and typed.is_absolute() and profile._source is not None:
+        here = Path.cwd().resolve()
+        source = profile._source
+        return shlex.quote(str(source.relative_to(here) if source.is_relative_to(here) else source))
     return shlex.quote(profile._arg)
+
+
+def is_path_ref(ref: str) -> bool:
+    """A profile reference that names a file (``find_profile`` opens it) rather than a profile by name."""
+    return ref.endswith((".yaml", ".yml")) or os.sep in ref
 
 
 def profile_notes(profile: Profile) -> Normalised | None:
@@ -91,7 +99,7 @@ def find_profile(ref: str, env: Mapping[str, str] | None = None) -> ProfileSourc
     """``ref`` is a profile name or a path to a YAML file."""
     if "\x00" in ref:
         raise ProfileNotFound(f"profile {shown(ref)} holds a NUL character", fix="give a profile name or a path")
-    if ref.endswith((".yaml", ".yml")) or os.sep in ref:
+    if is_path_ref(ref):
         try:
             candidate = Path(ref).expanduser()
             found = candidate.is_file()

@@ -4,7 +4,9 @@ and rendering a profile that has a lock beside it. No network: pip is never run 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -196,11 +198,9 @@ def test_lock_command_writes_beside_a_file_profile(profile_dir: Path, tmp_path: 
     assert written.source_date_epoch == "1706745600"  # the newest chosen wheel's upload time
 
 
-def test_lock_resolves_no_line_the_base_holds(tmp_path: Path, kb: KnowledgeBase) -> None:
-    """Issue 32 item 4: a packages.pip line the base satisfies (base_provides.packages) is not resolved, so the lock
-    neither downloads nor pins it; the lock is current for the profile afterwards."""
-    pins_seen: list[list[str]] = []
-
+def rich_uv(pins_seen: list[list[str]]) -> Callable[[list[str], object], subprocess.CompletedProcess[str]]:
+    """uv replaced (no network): every set resolves to rich 13.7.1 and Pygments 2.17.2, uv's own set to uv;
+    ``pins_seen`` gets each set's input pins."""
     def fake_uv(command: list[str], env: object) -> subprocess.CompletedProcess[str]:
         pins = Path(command[3]).read_text().split()
         pins_seen.append(pins)
@@ -208,7 +208,40 @@ def test_lock_resolves_no_line_the_base_holds(tmp_path: Path, kb: KnowledgeBase)
                     else [("rich", "13.7.1", H1), ("Pygments", "2.17.2", H2)])
         Path(command[command.index("--output-file") + 1]).write_text(_pylock(packages))
         return subprocess.CompletedProcess(command, 0, "", "")
+    return fake_uv
 
+
+@pytest.mark.parametrize(("typed", "printed"), [
+    ("sub/locked.yaml", "sub/locked.yaml"),  # a relative path: as typed
+    ("{work}/sub/locked.yaml", "sub/locked.yaml"),  # an absolute path below the directory: relative to it
+    ("{other}/locked.yaml", "{other}/locked.yaml"),  # an absolute path elsewhere: absolute
+    ("locked", "locked"),  # found by name on ENVGEN_PROFILE_PATH: the name
+])
+def test_lock_header_command_runs_as_printed_from_where_it_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                typed: str, printed: str) -> None:
+    """Issue 32 item 1: the header's `command:` names the profile so that it runs from the directory the lock ran
+    in, not only from the profile's own directory (was `envgen lock locked.yaml` for `envgen lock sub/locked.yaml`:
+    `profile file 'locked.yaml' does not exist`). The printed argument is given to `lock` again from there."""
+    work, other = tmp_path / "work", tmp_path / "other"
+    for directory in (work / "sub", other):
+        directory.mkdir(parents=True)
+        (directory / "locked.yaml").write_text(PROFILE, encoding="utf-8")
+    monkeypatch.chdir(work)
+    env = {"HOME": str(tmp_path), "ENVGEN_PROFILE_PATH": str(other)}
+    first = lock(typed.format(work=work, other=other), env=env, uv_runner=rich_uv([]), engine=False)
+    argv = shlex.split(parse_lock(first.path.read_text()).field("command") or "")
+    assert argv == ["envgen", "lock", printed.format(other=other)]
+    written = first.path.read_text()
+    first.path.unlink()
+    again = lock(argv[2], env=env, uv_runner=rich_uv([]), engine=False)  # as printed, from the same directory
+    assert again.path == first.path and again.path.read_text() == written
+
+
+def test_lock_resolves_no_line_the_base_holds(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """Issue 32 item 4: a packages.pip line the base satisfies (base_provides.packages) is not resolved, so the lock
+    neither downloads nor pins it; the lock is current for the profile afterwards."""
+    pins_seen: list[list[str]] = []
+    fake_uv = rich_uv(pins_seen)
     (tmp_path / "held.yaml").write_text(PROFILE.replace("name: locked", "name: held").replace(
         "packages:\n  pip: [rich==13.7.1]",
         "base_provides: {packages: {six: \"1.16.0\"}}\npackages:\n  pip: [six==1.16.0, rich==13.7.1]"))
