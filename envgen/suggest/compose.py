@@ -55,24 +55,28 @@ def _tf_choice(c: Candidate, out: _Choice) -> None:
                         f"{shared} [{libs.cite()}{' (unverified)' if libs.unverified else ''}]")
 
 
-def _torch_choice(c: Candidate, gpu_label: str, out: _Choice) -> None:
+def _torch_choice(kb: KnowledgeBase, c: Candidate, gpu_label: str, out: _Choice) -> None:
     if not c.torch:
         return
     t = c.torch.build
-    out.frameworks["pytorch"] = t.label
+    if out.cuda is None:
+        out.cuda = t.cuda
+    plain = t.variant.pypi and kb.torch_variant(t.release.version, out.cuda) == t.variant
+    out.frameworks["pytorch"] = t.release.version if plain else t.label
     if t.release.torchvision:
         out.frameworks["torchvision"] = t.release.torchvision
     if t.release.torchaudio:
         out.frameworks["torchaudio"] = t.release.torchaudio
     how = {"exact": "a cubin for", "binary": "a same-major cubin that runs on"}.get(t.coverage, "PTX for")
+    where = (f"PyPI's torch {t.release.version} wheel is the {t.variant.tag} build (cuda: {out.cuda} picks it)"
+             if plain else f"the {t.variant.tag} build is not PyPI's wheel: pip fetches it from {t.variant.index_url}")
     out.comments.append(f"torch {t.label}: {how} {gpu_label} (built for {' '.join(t.variant.arch_list)}), "
-                        f"Python {t.release.python_min}-{t.release.python_max} [{t.release.cite_variant(t.variant)}]")
+                        f"Python {t.release.python_min}-{t.release.python_max}; {where} "
+                        f"[{t.release.cite_variant(t.variant)}]")
     out.comments.append(
         f"torch's CUDA {t.cuda} libraries come with the wheel "
         + ("(bundled)" if c.torch.cudnn_major is None or c.torch.libraries is None
            else f"as NVIDIA pip wheels (cuDNN {c.torch.cudnn_major}.x) [{c.torch.libraries.cite()}]"))
-    if out.cuda is None:
-        out.cuda = t.cuda
 
 
 def _driver_comments(kb: KnowledgeBase, req: Request, c: Candidate) -> list[str]:
@@ -92,7 +96,7 @@ def build_profile(
     names = [n for n, part in (("tf", c.tf), ("torch", c.torch)) if part]
     chosen = _Choice()
     _tf_choice(c, chosen)
-    _torch_choice(c, gpu_label, chosen)
+    _torch_choice(kb, c, gpu_label, chosen)
     chosen.pip += req.pip
     chosen.comments += [f"{line}: pins torch {c.torch.build.release.version} exactly (its wheel's Requires-Dist), "
                         "the torch above" for line in req.pip if c.torch]

@@ -37,6 +37,20 @@ def test_init_writes_a_profile_named_after_its_file_that_passes_check(
     assert errors == [], errors
 
 
+def test_init_gpu_pins_pypis_torch_where_it_is_the_build(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """`init --gpu` writes what suggest finds: for an H100 on driver 580 torch 2.14.1, whose PyPI wheel is the cu130
+    build (pytorch.yaml `pypi: true`), pinned plain so that pip takes it from PyPI, no index of PyTorch's."""
+    from envgen.plan.image import plan_image
+
+    out = tmp_path / "h100.yaml"
+    result = CliRunner().invoke(app, ["init", "-o", str(out), "--gpu", "H100", "--driver", "580.65.06"])
+    assert result.exit_code == 0, result.output
+    profile = load_profile(str(out))
+    assert profile.frameworks.pytorch == "2.14.1" and profile.cuda == "13.0"
+    plan = plan_image(profile, kb)
+    assert plan.pip[0] == "torch==2.14.1" and plan.pip_index_urls == [] and plan.expected.torch == "2.14.1+cu130"
+
+
 def test_init_prints_without_a_file_and_keeps_an_existing_one(tmp_path: Path) -> None:
     printed = CliRunner().invoke(app, ["init"])
     assert printed.exit_code == 0 and "name: my-profile" in printed.output

@@ -61,6 +61,41 @@ def test_classic_pairs_get_a_profile_that_passes_check(tmp_path: Path, gpu: str,
         assert vtuple(cuda)[0] <= vtuple(cuda_max)[0]  # no CUDA major the driver cannot run at all
 
 
+@pytest.mark.parametrize(("gpu", "driver", "prefer", "plain"), [
+    ("H100", "580.65.06", "newest", True),  # torch 2.14.1: PyPI's wheel is the cu130 build
+    ("RTX 5090", "570.86.10", "lts", True),  # torch 2.9.1: PyPI's wheel is the cu128 build
+    ("RTX 5090", "570.86.10", "newest", False),  # torch 2.11.0+cu128: PyPI's 2.11.0 wheel is another build
+    ("H100", "560.35.03", "newest", False),  # torch 2.13.0+cu126: the same
+])
+def test_torch_is_pinned_plain_where_pypis_wheel_is_the_build(tmp_path: Path, kb: KnowledgeBase, recipes: Recipes,
+                                                              gpu: str, driver: str, prefer: str, plain: bool) -> None:
+    """Where the chosen build's row says PyPI's own wheel is that build (pytorch.yaml `pypi: true`), the profile
+    written pins the plain release (installed from PyPI, no download.pytorch.org) with `cuda:` that picks it; the
+    `+cuXXX` form only elsewhere; the comment names the row either way. The file passes check for the same host and
+    plans to the build and the CUDA suggest chose (was: `+cu130` everywhere, routed to download.pytorch.org)."""
+    from envgen.plan.image import plan_image
+    from envgen.suggest.write import profile_text
+
+    result = suggest(kb, recipes, Request(gpu, parse_frameworks("pytorch"), driver, None, prefer))  # type: ignore[arg-type]
+    chosen = result.chosen[0]
+    assert chosen.candidate.torch is not None
+    build = chosen.candidate.torch.build
+    assert build.variant.pypi is plain
+    path = tmp_path / "s.yaml"
+    text = profile_text(result, chosen, "s")
+    path.write_text(text, encoding="utf-8")
+    profile = load_profile(str(path))
+    assert profile.frameworks.pytorch == (build.release.version if plain else build.label)
+    said = f"PyPI's torch {build.release.version} wheel is the {build.variant.tag} build"
+    comments = text.replace("\n#   ", " ")  # each comment on one line again
+    assert (said in comments) is plain and f"[pytorch.yaml#{build.label}:" in comments
+    assert not [f for f in check_profile(profile, kb, HostSpec(gpus=[gpu], driver=driver)) if f.severity == "error"]
+    plan = plan_image(profile, kb)
+    assert (plan.expected.torch, plan.expected.torch_cuda, plan.profile.cuda) == (build.label, build.cuda, build.cuda)
+    assert plan.pip[0] == f"torch=={profile.frameworks.pytorch}"
+    assert (plan.pip_index_urls == []) is plain  # no index of PyTorch's for PyPI's wheel
+
+
 def test_tensorflow_on_rtx_5090_has_no_stack() -> None:
     """TensorFlow's wheels fail on compute capability 12.0 (CUDA_ERROR_INVALID_PTX, TensorFlow's issues): suggest
     writes none rather than one that fails at the first GPU op."""

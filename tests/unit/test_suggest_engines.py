@@ -14,7 +14,7 @@ from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.lock.lock_uv import uv_resolve
 from envgen.lock.wheels import manylinux_platforms
-from envgen.plan.image import plan_image
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile.model import FRAMEWORK_NAMES, Profile
 from envgen.suggest.recipes import Recipes, load_recipes
 from envgen.suggest.search import Request, SuggestResult, parse_frameworks, suggest
@@ -47,8 +47,7 @@ def test_the_answer_pins_the_engines_torch_and_passes_check(kb: KnowledgeBase, r
     version = _engine_line(result, engine).split("==")[1]
     row = kb.engine_row(engine, version)
     assert row is not None and row.pin("torch") is not None
-    torch = str(profile["frameworks"]["pytorch"]).split("+")[0]  # type: ignore[index]
-    assert torch == row.pin("torch")
+    assert profile["frameworks"]["pytorch"] == row.pin("torch")  # type: ignore[index]  # plain: PyPI's wheel
     assert profile["python"] in row.python
     loaded = Profile.model_validate(profile, context={FRAMEWORK_NAMES: kb.framework_names})
     findings = check_profile(loaded, kb, HostSpec(gpus=[gpu], driver=driver))
@@ -69,15 +68,17 @@ def test_an_engine_beside_tensorflow_is_refused(kb: KnowledgeBase, recipes: Reci
         suggest(kb, recipes, Request("A100", parse_frameworks("vllm,tensorflow"), "550.54.15"))
 
 
-def _pypi_pins(kb: KnowledgeBase, pins: list[str]) -> list[str]:
-    """The plan's pins as PyPI serves them: torch's local label dropped where PyPI's wheel of that release is that
-    build (framework_requires.yaml's row, read from PyPI's torch wheel), since download.pytorch.org is not
-    reachable here."""
-    torch = next(p for p in pins if p.startswith("torch=="))
-    version, _, build = torch.split("==")[1].partition("+")
+def _pypi_pins(kb: KnowledgeBase, plan: ImagePlan) -> list[str]:
+    """The plan's pins, which PyPI serves as they are: the torch suggest writes is PyPI's own wheel of the release
+    (pytorch.yaml `pypi: true`), pinned without a local label, and that wheel is the build the image reports
+    (framework_requires.yaml's row, read from PyPI's torch wheel). Nothing is mapped: a `+cuXXX` pin would need
+    download.pytorch.org, which is not reachable here."""
+    torch = next(p for p in plan.pip if p.startswith("torch=="))
+    version = torch.split("==")[1]
+    assert "+" not in version, f"{torch}: not PyPI's wheel"
     row = kb.requires_of("torch", version)
-    assert row is not None and row.build == build, f"{torch}: PyPI's torch {version} is {row and row.build}"
-    return [p.split("+")[0] if p.split("==")[0] in ("torch", "torchvision", "torchaudio") else p for p in pins]
+    assert row is not None and plan.expected.torch == f"{version}+{row.build}", (torch, plan.expected.torch)
+    return list(plan.pip)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -87,7 +88,7 @@ def test_the_whole_chain_resolves_against_pypi(kb: KnowledgeBase, recipes: Recip
     result = _answer(kb, recipes, gpu, driver, engine)
     plan = plan_image(Profile.model_validate(result.chosen[0].profile,
                                              context={FRAMEWORK_NAMES: kb.framework_names}), kb)
-    pins = _pypi_pins(kb, plan.pip)
+    pins = _pypi_pins(kb, plan)
     resolved = uv_resolve(pins, plan.profile.python_minor, None, manylinux_platforms(), find_links=[],
                           index_urls=[], index_url=None, env=dict(os.environ))
     names = {name: entry.version for name, entry in resolved.entries.items()}

@@ -4,8 +4,11 @@ written is resolved for real by uv against PyPI for the profile's Python and the
 resolution `envgen lock` and `check --resolve` make (lock_uv.uv_resolve, as test_lock_ranges.py's lock does).
 Network: PyPI (reachable here and in CI).
 
-The torch wheels come from PyPI, local label left out: download.pytorch.org cannot be reached here, and PyPI's wheel
-of a release carries the same Requires-Dist but for the CUDA build's own nvidia-* pins (check/combined.py)."""
+Where PyPI's own torch wheel of the release is the build suggest chose (pytorch.yaml `pypi: true`), the profile pins
+it plain and the set is resolved as written. Where it is not, the profile pins the build (`+cu118`, from
+download.pytorch.org, which cannot be reached here) and PyPI's release of the same version is resolved in its place,
+local label left out: it carries the same Requires-Dist but for the CUDA build's own nvidia-* pins (check/combined.py).
+Each job says which pins were so replaced."""
 
 from __future__ import annotations
 
@@ -40,6 +43,9 @@ MATRIX = [  # (GPU, driver, frameworks, prefer)
     ("GTX 1080", "470.82.01", "pytorch,tensorflow", "lts"),
     # TensorFlow gets no stack on compute capability 12.0 (tf-ptx-fails; test_suggest.py asserts the refusal)
     ("RTX 5090", "570.86.10", "pytorch", "newest"),
+    # PyPI's torch wheel is the chosen build (torch 2.9.1 cu128, 2.14.1 cu130): pinned plain, resolved as written
+    ("RTX 5090", "570.86.10", "pytorch", "lts"),
+    ("H100", "580.65.06", "pytorch", "newest"),
 ]
 
 
@@ -47,15 +53,16 @@ MATRIX = [  # (GPU, driver, frameworks, prefer)
 class Job:
     python: str
     route: Route  # where `envgen lock` / `check --resolve` would look, and with which environment
-    pins: list[str]  # what pip installs, torch's local label left out
+    pins: list[str]  # what is resolved: what pip installs, a build's local label left out
+    replaced: list[str]  # the pins naming a build PyPI does not serve (`torch==2.7.1+cu118`), resolved without it
 
 
 def _pip_set(kb: KnowledgeBase, data: dict[str, object]) -> Job:
     """What pip installs for a written profile, and the route `check --resolve` takes for it."""
     profile = Profile.model_validate(data)
     route = resolution_route(profile, kb, load_config(dict(os.environ)), dict(os.environ))
-    pins = [p.split("+", 1)[0] for p in (*route.plan.pins.pip, *route.plan.pins.pip_extra)]
-    return Job(profile.python_minor, route, pins)
+    installed = [*route.plan.pins.pip, *route.plan.pins.pip_extra]
+    return Job(profile.python_minor, route, [p.split("+", 1)[0] for p in installed], [p for p in installed if "+" in p])
 
 
 def _resolve(job: Job) -> str:
@@ -96,6 +103,16 @@ def test_uv_resolves_every_set_suggest_writes(answers: list[tuple[str, Job, str]
     assert all(any(p.startswith(("torch==", "tensorflow")) for p in job.pins) for _, job, _ in answers)
     refused = [f"{label} {job.pins}: {why}" for label, job, why in answers if why]
     assert not refused, "\n".join(refused)
+
+
+def test_pypi_builds_are_resolved_as_written(answers: list[tuple[str, Job, str]]) -> None:
+    """A pin is replaced only where the profile names a build PyPI does not serve; the matrix holds both kinds."""
+    plain = [job for _, job, _ in answers if not job.replaced]
+    assert len(plain) >= 2 and len(plain) < len(answers)
+    for label, job, _ in answers:
+        torch = next((p for p in job.route.plan.pins.pip if p.startswith("torch==")), "")  # "": tensorflow alone
+        assert bool(job.replaced) == ("+" in torch), label
+        assert all(p.split("==")[0] in ("torch", "torchvision", "torchaudio") for p in job.replaced), label
 
 
 def test_the_traps_get_sets_that_differ_from_what_uv_refused(answers: list[tuple[str, Job, str]]) -> None:
