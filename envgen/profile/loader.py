@@ -48,8 +48,11 @@ def profile_arg(profile: Profile, *, lasting: bool = False) -> str:
         return profile.name
     typed = Path(profile._arg).expanduser()
     if lasting and is_path_ref(profile._arg) and typed.is_absolute() and profile._source is not None:
-        here = Path.cwd().resolve()
         source = profile._source
+        try:
+            here = Path.cwd().resolve()
+        except OSError:  # the current directory is gone: nothing is relative to it
+            return shlex.quote(str(source))
         return shlex.quote(str(source.relative_to(here) if source.is_relative_to(here) else source))
     return shlex.quote(profile._arg)
 
