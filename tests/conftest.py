@@ -54,11 +54,49 @@ def pytest_configure(config: pytest.Config) -> None:
     configure(config)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def _in_docker_dirs(path: object) -> bool:
     here = Path(__file__).parent
+    return any(here / name in Path(str(path)).parents for name in DOCKER_DIRS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if any(here / name in Path(str(item.path)).parents for name in DOCKER_DIRS):
+        if _in_docker_dirs(item.path):
             item.add_marker(pytest.mark.docker)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The free disk the session starts with (tests/disk.py), so a run that runs out says how much it had."""
+    from tests.disk import header
+
+    client = _engine_or_none()
+    if client is None:
+        return None
+    try:
+        return header(client)
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _disk_kept_bounded(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> Iterator[None]:
+    """After each module under tests/docker and tests/pipeline: its images go, and the build cache is cut when the
+    disk runs low (tests/disk.py)."""
+    yield
+    if not _in_docker_dirs(request.node.path):
+        return
+    from tests.disk import after_module
+
+    client = _engine_or_none()
+    if client is None:
+        return
+    try:
+        line = after_module(client, session_namespace())
+    finally:
+        client.close()
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    if line and reporter is not None:
+        reporter.write_line(f"\n{line}")
 
 
 def in_ci() -> bool:

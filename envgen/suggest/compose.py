@@ -55,13 +55,15 @@ def _tf_choice(c: Candidate, out: _Choice) -> None:
                         f"{shared} [{libs.cite()}{' (unverified)' if libs.unverified else ''}]")
 
 
-def _torch_choice(kb: KnowledgeBase, c: Candidate, gpu_label: str, out: _Choice) -> None:
+def _torch_choice(c: Candidate, gpu_label: str, out: _Choice, plain: bool) -> None:
+    """torch's pins; ``plain``: as PyPI's ``torch==X`` (the caller keeps it only where the written profile plans to
+    the candidate's build), else the build's ``X+cuXXX`` label."""
     if not c.torch:
         return
     t = c.torch.build
     if out.cuda is None:
         out.cuda = t.cuda
-    plain = t.variant.pypi and kb.torch_variant(t.release.version, out.cuda) == t.variant
+    plain = plain and t.variant.pypi
     out.frameworks["pytorch"] = t.release.version if plain else t.label
     if t.release.torchvision:
         out.frameworks["torchvision"] = t.release.torchvision
@@ -90,13 +92,14 @@ def _driver_comments(kb: KnowledgeBase, req: Request, c: Candidate) -> list[str]
 
 
 def build_profile(
-    kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str, target: str | None = None
+    kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str, target: str | None = None, plain: bool = True
 ) -> tuple[dict[str, object], list[str]]:
-    """The profile for a candidate, and one comment per choice naming the rows it rests on."""
+    """The profile for a candidate, and one comment per choice naming the rows it rests on; ``plain``: torch as
+    PyPI's plain pin where its wheel is the candidate's build (``_torch_choice``)."""
     names = [n for n, part in (("tf", c.tf), ("torch", c.torch)) if part]
     chosen = _Choice()
     _tf_choice(c, chosen)
-    _torch_choice(kb, c, gpu_label, chosen)
+    _torch_choice(c, gpu_label, chosen, plain)
     chosen.pip += req.pip
     chosen.comments += [f"{line}: pins torch {c.torch.build.release.version} exactly (its wheel's Requires-Dist), "
                         "the torch above" for line in req.pip if c.torch]

@@ -85,6 +85,10 @@ def _judge(kb: KnowledgeBase, req: Request, c: Candidate, gpu_label: str) -> Sug
     target = req.gpu if gpu is not None and gpu.segment == "synthetic" else None  # "8.6" stays "8.6"
     data, comments = build_profile(kb, req, c, gpu_label, target)
     plan, pins = with_safe_pins(kb, data)
+    if c.torch is not None and plan.torch_variant != c.torch.build.variant:
+        # a plain torch==X pin planned to another build (the profile's CUDA picks another wheel): the label then
+        data, comments = build_profile(kb, req, c, gpu_label, target, plain=False)
+        plan, pins = with_safe_pins(kb, data)
     comments += [f"{pin}: {row.shows} fails with a newer one [{row.cite()}]" for pin, row in pins]
     findings = check_profile(plan.profile, kb, HostSpec(gpus=[req.gpu], driver=req.driver), plan=plan)
     return Suggestion(c, data, findings, comments)
