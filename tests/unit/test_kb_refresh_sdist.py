@@ -63,7 +63,7 @@ def test_the_picker_takes_final_sdists_of_the_project_only() -> None:
 
 def test_recorded_sdist_rows_name_the_file_read(kb: KnowledgeBase) -> None:
     rows = [r for r in kb.framework_requires if r.sdist]
-    assert {r.distribution for r in rows} == {"flash-attn", "deepspeed"} and len(rows) == 47
+    assert {r.distribution for r in rows} == {"flash-attn", "deepspeed"} and len(rows) == 124
     for row in rows:
         assert row.source.startswith("https://files.pythonhosted.org/") and "(sdist only: " in row.source
         assert "sha256 " in row.source and " lines " in row.source, row.key
@@ -72,6 +72,10 @@ def test_recorded_sdist_rows_name_the_file_read(kb: KnowledgeBase) -> None:
         ("einops", ""), ("torch", "")]
     deepspeed = kb.requires_of("deepspeed", "0.19.8")
     assert deepspeed is not None and ("torch", ">=2.0.0") in {(r.name, r.spec) for r in deepspeed.requires}
+    # the older releases (flash-attn 2.0-2.6.3, deepspeed 0.10-0.15.4) too: deepspeed 0.10.0 still capped pydantic
+    old = kb.requires_of("deepspeed", "0.10.0")
+    assert old is not None and ("pydantic", "<2.0.0") in {(r.name, r.spec) for r in old.requires}
+    assert kb.requires_of("flash-attn", "2.0.4") is not None and kb.requires_of("flash-attn", "2.6.3") is not None
 
 
 def test_check_intersects_an_sdist_row_like_a_wheels(tmp_path: Path, kb: KnowledgeBase) -> None:

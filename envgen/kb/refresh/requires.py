@@ -53,7 +53,7 @@ HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires
           "# extensions.yaml rows with wheels; a pure-Python wheel's Pythons are its Requires-Python's); the\n"
           "# releases PyPI serves as an sdist only, from the sdist's PKG-INFO or egg-info/requires.txt (its source\n"
           "# says which), by\n"
-          "#   python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.7' 'deepspeed>=0.16' \\\n"
+          "#   python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.0' 'deepspeed>=0.10' \\\n"
           "#     --into envgen/kb/data/framework_requires.yaml\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.7' 'deepspeed>=0.16' [--into FILE]
+    python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.0' 'deepspeed>=0.10' [--into FILE]
 
 For each final release a specifier admits that has a ``.tar.gz`` sdist on PyPI's simple index (PEP 691 JSON), the
 sdist is downloaded, its sha256 checked against the index, and its requirements read from the sdist itself, never
