@@ -146,3 +146,44 @@ def test_the_host_download_is_constrained_and_names_the_conflict(tmp_path: Path)
         prefetch([requirements], tmp_path / "house", "3.11", find_links=[], index_urls=[], platforms=platforms,
                  log_path=tmp_path / "wheels.log", constraints=constraints)
     assert err.value.one_line().startswith(LINE), err.value.one_line()
+
+
+# --- envgen lock: resolved under the same constraints (uv against PyPI, for real; no engine) ----------------------
+
+HELD_LOCK = """\
+name: {name}
+base: debian:bookworm-slim
+local_base: true
+python: "3.11"
+gpu: {{required: false}}
+base_provides: {{python: /usr/bin/python3, packages: {{six: "1.11.0"}}}}
+packages:
+  pip: [{pip}]
+"""
+
+
+def test_a_lock_keeps_the_bases_version_and_does_not_install_it(tmp_path: Path) -> None:
+    """python-dateutil 2.9.0.post0 requires six>=1.5: unconstrained, the lock would pin six 1.17.0 beside it."""
+    from envgen.lock.lock import lock
+    from envgen.plan.lockfile import parse_lock
+
+    path = tmp_path / "held-lock.yaml"
+    path.write_text(HELD_LOCK.format(name="held-lock", pip='"python-dateutil==2.9.0.post0"'))
+    outcome = lock(str(path), engine=False)
+    parsed = parse_lock(outcome.path.read_text())
+    assert [e.line.split(" ")[0] for e in parsed.extras] == ["python-dateutil==2.9.0.post0"], parsed.extras
+    assert not any(e.name == "six" for e in (*parsed.environment, *parsed.extras))
+
+
+def test_a_lock_that_would_pin_another_version_is_refused_naming_the_line(tmp_path: Path) -> None:
+    from envgen.errors import InputError
+    from envgen.lock.lock import lock
+
+    path = tmp_path / "held-conflict.yaml"
+    path.write_text(HELD_LOCK.format(name="held-conflict", pip='"tomli==2.0.1", "asttokens==2.4.1"'))
+    with pytest.raises(InputError) as err:
+        lock(str(path), engine=False)
+    line = err.value.one_line()
+    assert line.startswith("a packages.pip line needs another version of six than the base holds (base_provides: "
+                           "six 1.11.0): packages.pip[1] 'asttokens==2.4.1' resolves to six 1."), line
+    assert "base_provides" in (err.value.fix or "") and not (tmp_path / "held-conflict.lock.txt").exists()
