@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from envgen.errors import BuildFailed, InputError
-from envgen.kb.specifiers import contains
+from envgen.kb.extensions import satisfies
 from envgen.plan.lockfile import LockEntry
 from envgen.plan.requirements import base_conflict
 
@@ -47,7 +47,7 @@ def refuse_conflict(resolver: Resolver, pins: Sequence[str], held: Mapping[str, 
         alone = _resolves(resolver, [spec], ())
         for name, version in held.items():
             got = (alone or {}).get(name)
-            if got is not None and not contains(f"=={version}", got.version):
+            if got is not None and not satisfies(got.version, f"=={version}"):
                 message, fix = base_conflict(name, version, f"{origins[spec]} {spec!r} resolves to {name} "
                                                             f"{got.version}")
                 raise InputError(message, fix=fix)

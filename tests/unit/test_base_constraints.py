@@ -187,3 +187,26 @@ def test_a_lock_that_would_pin_another_version_is_refused_naming_the_line(tmp_pa
     assert line.startswith("a packages.pip line needs another version of six than the base holds (base_provides: "
                            "six 1.11.0): packages.pip[1] 'asttokens==2.4.1' resolves to six 1."), line
     assert "base_provides" in (err.value.fix or "") and not (tmp_path / "held-conflict.lock.txt").exists()
+
+
+# --- check, offline: the recorded Requires-Dist rows against the base's versions ------------------------------------
+
+@pytest.mark.parametrize(("line", "errs"), [
+    ("xformers==0.0.22.post7", True),  # its wheel requires torch==2.1.0 (framework_requires.yaml)
+    ("xformers==0.0.23.post1", False),  # torch==2.1.2: the base's
+    ("xformers>=0.0.22,<0.0.24", False),  # a recorded release inside the range fits
+    ("rich==13.7.1", False),  # no rows: nothing said
+])
+def test_check_says_it_from_the_recorded_requires_dist(tmp_path: Path, line: str, errs: bool) -> None:
+    from envgen.check import check_profile
+
+    p = load(tmp_path, python="3.11", cuda="12.1", frameworks={"pytorch": "2.1.2+cu121"}, gpu={"targets": ["A100"]},
+             base_provides={"python": "/opt/conda/bin/python"}, packages={"pip": [line]})
+    found = [f for f in check_profile(p, load_kb()) if f.code == "base-provides-requires"]
+    assert [f.severity for f in found] == (["error"] if errs else []), found
+    if errs:
+        assert found[0].message.startswith(
+            "a packages.pip line needs another version of torch than the base holds (base_provides: torch 2.1.2): "
+            "packages.pip[0] 'xformers==0.0.22.post7': xformers 0.0.22.post7 requires torch==2.1.0, as its wheel's "
+            "Requires-Dist says"), found[0].message
+        assert found[0].source.startswith("framework_requires.yaml#xformers==0.0.22.post7: https://")
