@@ -26,6 +26,9 @@ SECRETS = "/run/secrets"  # where BuildKit mounts the build secrets
 # --- in the build context -------------------------------------------------------------------------------------
 CONTEXT_SCRIPTS = "envgen/sh"  # the build scripts (templates/sh/)
 CONTEXT_WHEELS = "wheels"  # the wheelhouse
+# the versions a base_provides base holds (plan: ImagePlan.base_constraints), pip's -c in every resolving install;
+# copied into WORK beside the requirements files
+BASE_CONSTRAINTS = "constraints.base.txt"
 
 # --- build secrets (`docker build --secret id=...`): read during a RUN, in no layer ----------------------------
 SECRET_CA_BUNDLE = "ca_bundle"  # the proxy's CA bundle
@@ -36,7 +39,7 @@ SECRET_IDS = (SECRET_CA_BUNDLE, SECRET_PIP_CONF)
 # what the build scripts read (templates/sh/layout.sh, sourced by lib.sh): a variable set beforehand wins (tests)
 SHELL_NAMES = {"ENVGEN_ENV": ENV, "ENVGEN_EXTRAS": EXTRAS, "ENVGEN_BUILDTOOLS": BUILDTOOLS, "ENVGEN_WORK": WORK,
                "ENVGEN_WHEELS": WHEELS, "ENVGEN_UV_DIR": UV_DIR, "ENVGEN_MICROMAMBA": MICROMAMBA_ROOT,
-               "ENVGEN_SECRETS": SECRETS,
+               "ENVGEN_SECRETS": SECRETS, "ENVGEN_BASE_CONSTRAINTS": f"{WORK}/{BASE_CONSTRAINTS}",
                "ENVGEN_SECRET_CA": SECRET_CA_BUNDLE, "ENVGEN_SECRET_PIP_CONF": SECRET_PIP_CONF}
 
 

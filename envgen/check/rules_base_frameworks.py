@@ -12,6 +12,9 @@ from __future__ import annotations
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
+from envgen.kb.extensions import satisfies
+from envgen.kb.pypackages import Requirement
+from envgen.plan.requirements import base_conflict
 
 # Findings about how envgen would install a framework: moot for one the base already holds. The first
 # part of the code names the framework it is about ("python-*" is about every framework's wheels).
@@ -74,4 +77,30 @@ def base_packages(ctx: CheckContext) -> list[Finding]:
     )]
 
 
-RULES = [base_frameworks, base_packages]
+def base_requires(ctx: CheckContext) -> list[Finding]:
+    """A packages.pip line whose recorded Requires-Dist (framework_requires.yaml: every release of its distribution
+    the KB records inside the line, on the image's Python) asks for another version of a distribution the base holds
+    (``ImagePlan.base_held``): the build would fail at that step (constraints.base.txt), so check says it first.
+    Only where the KB has rows of the line's distribution; a line some recorded release of which fits is passed."""
+    held, out = ctx.plan.base_held, []
+    for r in ctx.plan.requirements if held else ():
+        rows = [row for row in ctx.kb.framework_requires if row.distribution == r.name
+                and ctx.profile.python_minor in row.python and satisfies(row.version, r.specifier)]
+        clashes = [_clash(row.active(ctx.profile.python_minor, frozenset(r.extras)), held) for row in rows]
+        if not r.applies or r.stage == "base" or not rows or not all(clashes):
+            continue
+        row, (name, spec) = rows[0], clashes[0] or ("", "")
+        others = f" (and the {len(rows) - 1} other release(s) it records inside the line)" if len(rows) > 1 else ""
+        message, fix = base_conflict(name, held[name], f"{r.origin} {r.spec!r}: {row.distribution} {row.version} "
+                                                       f"requires {name}{spec}, as {row.read_from} Requires-Dist "
+                                                       f"says{others}")
+        out.append(finding("error", "base-provides-requires", message, fix, row.cite()))
+    return out
+
+
+def _clash(requires: list[Requirement], held: dict[str, str]) -> tuple[str, str] | None:
+    """(name, specifier) of the first requirement that leaves out the version the base holds of its distribution."""
+    return next(((q.name, q.spec) for q in requires if q.name in held and not satisfies(held[q.name], q.spec)), None)
+
+
+RULES = [base_frameworks, base_packages, base_requires]

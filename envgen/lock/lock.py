@@ -27,6 +27,7 @@ from envgen.config import UserConfig, load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase, load_kb
+from envgen.lock.held import held_resolution
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
@@ -103,8 +104,9 @@ def entries_from_report(report: Mapping[str, Any]) -> dict[str, LockEntry]:
 
 def resolve(pins: Sequence[str], python_minor: str, *, find_links: Sequence[str], index_urls: Sequence[str],
             env: Mapping[str, str], platforms: Sequence[str] = manylinux_platforms(),
-            runner: Runner = run_command) -> dict[str, LockEntry]:
-    """The complete set ``pins`` need on the image's platform; raises BuildFailed with pip's tail."""
+            runner: Runner = run_command, constraints: Sequence[str] = ()) -> dict[str, LockEntry]:
+    """The complete set ``pins`` need on the image's platform; raises BuildFailed with pip's tail. ``constraints``:
+    versions the resolution must keep (the base's, base_provides: pip's ``-c``)."""
     if not pins:
         return {}
     with tempfile.TemporaryDirectory(prefix="envgen-lock-") as tmp:
@@ -113,6 +115,9 @@ def resolve(pins: Sequence[str], python_minor: str, *, find_links: Sequence[str]
         requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
         command = resolve_command(requirements, report, root / "target", python_minor,
                                   find_links=find_links, index_urls=index_urls, platforms=platforms)
+        if constraints:
+            (root / "constraints.txt").write_text("\n".join(constraints) + "\n", encoding="utf-8")
+            command += ["-c", str(root / "constraints.txt")]
         done = runner(command, env)
         if done.returncode != 0 or not report.is_file():
             lines = [line for line in (done.stderr or "").splitlines() if not line.startswith("WARNING: Location")]
@@ -214,20 +219,23 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
     use_uv = uv_serves(profile.python_minor)
     newest: list[int] = []
 
-    def uv(pins: list[str]) -> Resolved:
+    def uv(pins: list[str], constraints: Sequence[str] = ()) -> Resolved:
         return uv_resolve(pins, profile.python_minor, route.glibc, route.platforms, find_links=route.find_links,
                           index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env,
-                          runner=uv_runner or run_command)
+                          runner=uv_runner or run_command, constraints=constraints)
 
-    def resolved(pins: list[str]) -> dict[str, LockEntry]:
+    def constrained(pins: list[str], constraints: Sequence[str]) -> dict[str, LockEntry]:
         if use_uv:
-            done = uv(pins)
+            done = uv(pins, constraints)
             newest.extend([done.newest_upload] if done.newest_upload else [])
             return done.entries
         return resolve(pins, profile.python_minor, find_links=route.find_links, index_urls=route.index_urls,
-                       env=route.pip_env, platforms=route.platforms, runner=runner)
+                       env=route.pip_env, platforms=route.platforms, runner=runner, constraints=constraints)
 
-    names = {r.spec: r.name for r in route.plan.image.requirements}
+    # on a base_provides base: its versions constrain every resolution, and it installs none of them (lock.held)
+    requirements = route.plan.image.requirements
+    resolved = held_resolution(constrained, route.plan.image.base_held, {r.spec: r.origin for r in requirements})
+    names = {r.spec: r.name for r in requirements}
     environment, framework, extras = environment_set(resolved, list(route.plan.pins.pip),
                                                      list(route.plan.pins.pip_extra), names)
     combined = resolved(framework + extras) if extras else {}

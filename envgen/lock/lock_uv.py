@@ -154,9 +154,11 @@ def run_command(command: list[str], env: Mapping[str, str]) -> subprocess.Comple
 
 def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platforms: Sequence[str], *,
                find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None,
-               env: Mapping[str, str], runner: Runner = run_command, only_binary: bool = True) -> Resolved:
+               env: Mapping[str, str], runner: Runner = run_command, only_binary: bool = True,
+               constraints: Sequence[str] = ()) -> Resolved:
     """The complete set ``pins`` need on the image's platform; raises BuildFailed with uv's tail. ``only_binary``
-    False: sdists too, as pip would install them (``Resolved.sdists`` names them)."""
+    False: sdists too, as pip would install them (``Resolved.sdists`` names them). ``constraints``: versions the
+    resolution must keep (the base's, base_provides: uv's ``--constraint``)."""
     if not pins:
         return Resolved({}, {}, None)
     with tempfile.TemporaryDirectory(prefix="envgen-uv-lock-") as tmp:
@@ -165,6 +167,9 @@ def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platfo
         requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
         command = compile_command(requirements, output, python_minor, glibc, find_links=find_links,
                                   index_urls=index_urls, index_url=index_url, only_binary=only_binary)
+        if constraints:
+            (root / "constraints.txt").write_text("\n".join(constraints) + "\n", encoding="utf-8")
+            command += ["--constraint", str(root / "constraints.txt")]
         done = runner(command, env)
         if done.returncode != 0 or not output.is_file():
             raise BuildFailed(f"uv could not resolve {' '.join(pins)} for Python {python_minor} "

@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from envgen.errors import BuildFailed
+from envgen.plan.requirements import base_conflict, depends_on
 from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 
 _NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
+_CONSTRAINT = re.compile(r"\(constraint\) ([A-Za-z0-9_.-]+)==(\S+)")  # pip's ResolutionImpossible, a -c line
 NEWEST_GLIBC_MINOR = int(GLIBC_WHEN_UNKNOWN.split(".")[1])  # assumed when the image's glibc is unknown
 _LEGACY_TAGS = ("manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
 
@@ -59,31 +61,39 @@ def target_options(python_minor: str, platforms: Sequence[str], find_links: Sequ
 
 
 def download_command(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
-                     index_urls: list[str], platforms: tuple[str, ...], offline: bool = False) -> list[str]:
+                     index_urls: list[str], platforms: tuple[str, ...], offline: bool = False,
+                     constraints: Path | None = None) -> list[str]:
     """``pip download`` of the image's wheels; ``offline``: from ``find_links`` alone (``--no-index``: no index is
-    contacted, whatever pip's own configuration names)."""
-    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-               "--dest", str(dest), *(["--no-index"] if offline else []),
+    contacted, whatever pip's own configuration names); ``constraints``: the versions a base_provides base holds
+    (constraints.base.txt), as the build's own installs are given them."""
+    # not --quiet: its output goes to a log, and a ResolutionImpossible says what caused it only without it
+    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--dest", str(dest),
+               *(["--no-index"] if offline else []),
                *target_options(python_minor, platforms, find_links, [] if offline else index_urls)]
     for req in requirements:
         command += ["-r", str(req)]
-    return command
+    return command + (["-c", str(constraints)] if constraints is not None else [])
 
 
 def prefetch(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
-             index_urls: list[str], platforms: tuple[str, ...], log_path: Path, offline: bool = False) -> list[Path]:
+             index_urls: list[str], platforms: tuple[str, ...], log_path: Path, offline: bool = False,
+             constraints: Path | None = None) -> list[Path]:
     """Download the wheels for ``requirements`` into ``dest``; raise BuildFailed with pip's tail. ``offline``: from
-    ``find_links`` (the wheelhouse) alone; a requirement none of them holds is one line naming both."""
+    ``find_links`` (the wheelhouse) alone; a requirement none of them holds is one line naming both.
+    ``constraints``: the base's versions (base_provides); a requirement that needs another is one line naming it."""
     dest.mkdir(parents=True, exist_ok=True)
     command = download_command(requirements, dest, python_minor, find_links=find_links, index_urls=index_urls,
-                               platforms=platforms, offline=offline)
+                               platforms=platforms, offline=offline, constraints=constraints)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w", encoding="utf-8") as log:
         done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, check=False)
     if done.returncode != 0:
         text = log_path.read_text(encoding="utf-8", errors="replace")
         tail = "\n".join(text.splitlines()[-15:])
-        missing = _NO_MATCH.search(text)
+        missing, held = _NO_MATCH.search(text), _CONSTRAINT.search(text)
+        if constraints is not None and held:
+            message, fix = base_conflict(held.group(1), held.group(2), depends_on(text, held.group(1)))
+            raise BuildFailed(message, fix=fix, log_path=str(log_path), tail=tail)
         if offline and missing:
             raise BuildFailed(
                 f"--offline: no wheel for {missing.group(1)} in {', '.join(find_links) or 'no wheelhouse'} (for "

@@ -122,7 +122,8 @@ def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: User
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
              profile.python_minor, find_links=[*find_links, *context.plan.pip.find_links],
              index_urls=list(context.plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
-             log_path=log_dir / f"{log_name}-wheels.log", offline=offline)
+             log_path=log_dir / f"{log_name}-wheels.log", offline=offline,
+             constraints=first.dir / layout.BASE_CONSTRAINTS if context.plan.pins.base else None)
     return write_context(reroute(context, config, house, offline=True), context_dir)
 
 

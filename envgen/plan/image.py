@@ -24,7 +24,7 @@ from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.libraries import STAGES
 from envgen.plan.lockfile import Pins, exact_conda
 from envgen.plan.require import requirement
-from envgen.plan.requirements import PlannedRequirement, plan_requirements
+from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
@@ -117,7 +117,25 @@ class ImagePlan:
         """What each installer is given: conda specs made exact, the environment stage's pip set, the extras
         stage's (source builds apart), the apt packages."""
         return Pins(conda=tuple(exact_conda(p) for p in self.user_conda), pip=tuple(self.environment_pip),
-                    pip_extra=tuple(self.extras_pip), apt=tuple(self.profile.packages.apt))
+                    pip_extra=tuple(self.extras_pip), apt=tuple(self.profile.packages.apt),
+                    base=tuple(self.base_constraints))
+
+    @property
+    def base_held(self) -> dict[str, str]:
+        """What a ``base_provides`` base holds, PEP 503 name -> public version (a local label dropped: ``==2.6.0``
+        admits the base's ``2.6.0+cu124``): its frameworks and base_provides.packages, read from ``preinstalled``;
+        {} without base_provides."""
+        if self.profile.base_provides is None:
+            return {}
+        return dict(sorted((name, version.partition("+")[0])
+                           for name, _, version in map(split_pin, self.preinstalled)))
+
+    @property
+    def base_constraints(self) -> list[str]:
+        """``base_held`` as pip constraints (``NAME==VERSION``): constraints.base.txt, ``-c`` of every pip
+        resolution on the base and of the lock's, so that a packages.pip line whose dependencies need another
+        version of one of them fails there instead of installing a second copy over the base's."""
+        return [f"{name}=={version}" for name, version in self.base_held.items()]
 
     @property
     def extensions(self) -> list[Extension]:

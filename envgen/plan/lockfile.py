@@ -70,12 +70,14 @@ _SECTION_RE = re.compile(r"^# \[(?P<section>[a-z]+)\]")
 @dataclass(frozen=True)
 class Pins:
     """What each installer is given (``ImagePlan.pins``), and what a lock is resolved from: conda specs made exact,
-    the environment stage's pip set, the extras stage's, the apt packages."""
+    the environment stage's pip set, the extras stage's, the apt packages, and the versions the base holds
+    (``ImagePlan.base_constraints``: every pip resolution on the base is constrained to them)."""
 
     conda: tuple[str, ...]
     pip: tuple[str, ...]
     pip_extra: tuple[str, ...]
     apt: tuple[str, ...]
+    base: tuple[str, ...] = ()
 
 
 def exact_conda(spec: str) -> str:

@@ -17,6 +17,7 @@ version does not satisfy is refused (:func:`provided_conflicts`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -134,3 +135,21 @@ def provided_conflicts(requirements: Iterable[PlannedRequirement]) -> list[Refus
         f"write the base's version in the line ({r.line.raw_name}{r.line.extras_text}=={r.provided}), or correct "
         f"base_provides.packages.{r.name} to the version the base holds")
         for r in requirements if r.applies and r.provided is not None and not contains(r.specifier, r.provided)]
+
+
+def depends_on(pip_output: str, name: str) -> str:
+    """pip's line naming what asked for ``name`` in a ResolutionImpossible (``asttokens 2.4.1 depends on
+    six>=1.12.0``), or "" when it gives none."""
+    found = re.search(rf"^\s*(\S+ \S+ depends on {re.escape(name)}(?![A-Za-z0-9_.-]).*)$", pip_output,
+                      re.IGNORECASE | re.MULTILINE)
+    return found.group(1).strip() if found else ""
+
+
+def base_conflict(name: str, held: str, why: str) -> tuple[str, str]:
+    """(message, fix) for a packages.pip line whose dependencies need another version of a distribution a
+    base_provides base holds (``why``: what asked for it, as the resolver said or the KB records it). The build
+    scripts say the same (lib-pip.sh ``envgen_base_conflict``); the lock and check say it with this."""
+    return (f"a packages.pip line needs another version of {name} than the base holds (base_provides: {name} "
+            f"{held})" + (f": {why}" if why else ""),
+            f"pin a release of that line's package whose requirements accept {name} {held}, or build on a base that "
+            "holds the version it needs and write that version in the profile's base_provides")

@@ -91,10 +91,22 @@ class Installer(ABC):
         self.plan = plan
         self.sources = pip_sources(plan)
         self.pip_install = f"{self.sources}sh {layout.SCRIPTS}/pip.sh install --no-warn-script-location"
+        # a base_provides base, unlocked: every resolving pip install is constrained to the versions the base holds
+        # (constraints.base.txt; pip.sh names a conflict); a lock resolved with them already (installs --no-deps)
+        self.constrain = f" -c {layout.BASE_CONSTRAINTS}" if plan.pins.base and plan.lock is None else ""
 
     @abstractmethod
     def overview(self) -> tuple[str, ...]:
         """The comment lines at the top of the file that name the stages."""
+
+    @property
+    def constraints_file(self) -> str:
+        """`` constraints.base.txt`` where the installs are constrained (a COPY's source), else ""."""
+        return f" {layout.BASE_CONSTRAINTS}" if self.constrain else ""
+
+    def constraints_copy(self) -> tuple[Instruction, ...]:
+        """constraints.base.txt into a fresh stage's working directory, where its installs are constrained."""
+        return (Instruction("COPY", f"{layout.BASE_CONSTRAINTS} {layout.WORK}/"),) if self.constrain else ()
 
     @abstractmethod
     def stages(self) -> tuple[Stage, ...]:
@@ -133,7 +145,8 @@ class StagedRuntime(Installer):
             options = f"--no-warn-script-location{ARG_LINE}--require-hashes --no-deps --prefix {layout.EXTRAS}"
         else:
             options = f"--constrain --no-warn-script-location{ARG_LINE}--prefix {layout.EXTRAS}"
-        install = (Run(f"{self.sources}sh {layout.SCRIPTS}/extras.sh {options} -r requirements.extra.txt",
+        install = (Run(f"{self.sources}sh {layout.SCRIPTS}/extras.sh {options} -r requirements.extra.txt"
+                       f"{self.constrain}",
                        ("extras.sh",), (PIP_CACHE,), secrets=True, wheels=True)
                    if (plan.lock.extras if plan.lock else plan.pins.pip_extra) else Run(f"mkdir -p {layout.EXTRAS}"))
         return Stage("extras", "build", (*args(ARGS_PIP), WORKDIR,
@@ -153,10 +166,11 @@ class StagedRuntime(Installer):
             if sb.stage_base:
                 fresh = (Instruction("SHELL", SHELL_FORM),
                          *apt_install(SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt)),
-                         CopyFrom("build", layout.ENV, layout.ENV), CopyFrom(prev, layout.EXTRAS, layout.EXTRAS))
+                         CopyFrom("build", layout.ENV, layout.ENV), CopyFrom(prev, layout.EXTRAS, layout.EXTRAS),
+                         *self.constraints_copy())
             env = " ".join(f'{key}="{value}"' for key, value in sb.env) + NEXT_LINE if sb.env else ""
             build = Run(f"{self.sources}{env}sh {layout.SCRIPTS}/srcbuild.sh {shell_dq(' '.join(sb.build_requires))}"
-                        f"{ARG_LINE}--no-build-isolation --prefix {layout.EXTRAS} {shell_dq(sb.spec)}",
+                        f"{ARG_LINE}--no-build-isolation --prefix {layout.EXTRAS} {shell_dq(sb.spec)}{self.constrain}",
                         ("srcbuild.sh",), (PIP_CACHE,), secrets=True, wheels=True)
             stages.append(Stage(f"srcbuild{index}", sb.stage_base or prev, (*fresh, *args(ARGS_PIP), WORKDIR, build),
                                 (f"{sb.spec}: PyPI has an sdist only; built {where}with {variables}",)))
@@ -187,7 +201,7 @@ class VenvPip(StagedRuntime):
         if lock and lock.environment:
             return ("pip.sh",), f"{self.pip_install}{ARG_LINE}--require-hashes --no-deps -r requirements.lock"
         if pins.pip and not lock:
-            return ("pip.sh",), f"{self.pip_install} -r requirements.lock"
+            return ("pip.sh",), f"{self.pip_install} -r requirements.lock{self.constrain}"
         return (), 'echo "requirements.lock pins nothing (no framework, or the base image carries it)"'
 
     def build_stage(self) -> Stage:
@@ -204,7 +218,8 @@ class VenvPip(StagedRuntime):
                       (*scripts, *(("base-site.sh",) if setup.base_site else ())), (PIP_CACHE,), secrets=True,
                       wheels=True, comment=PIP_LAYER)
         return base_stage(self.plan, "build", *apt_install(self.plan.apt_pins(setup.build_apt)), *args(ARGS_PIP),
-                          Wheelhouse(), WORKDIR, Instruction("COPY", f"requirements.lock {layout.WORK}/"), install)
+                          Wheelhouse(), WORKDIR,
+                          Instruction("COPY", f"requirements.lock{self.constraints_file} {layout.WORK}/"), install)
 
 
 class Micromamba(StagedRuntime):

@@ -9,6 +9,7 @@ from typing import Any
 
 import jinja2
 
+from envgen import layout
 from envgen.paths import probe_dir
 from envgen.plan.condalock import conda_python_spec
 from envgen.render.dockerfile import dockerfile_context
@@ -29,6 +30,8 @@ TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
     ("wheels/README.txt", "context/wheels-README.txt.j2", True),
 )
 CONDA_FILES: tuple[tuple[str, str, bool], ...] = (("environment.yml", "context/environment.yml.j2", True),)
+# A base_provides base: the versions it holds, pip's -c (plan: ImagePlan.base_constraints).
+BASE_FILES: tuple[tuple[str, str, bool], ...] = ((layout.BASE_CONSTRAINTS, "context/constraints.base.txt.j2", True),)
 # Locked profiles that install with uv (BuildKit variant): the script that unpacks uv's pinned wheel.
 UV_FILES: tuple[tuple[str, str, bool], ...] = (("envgen/fetch-uv.py", "context/fetch-uv.py.j2", True),)
 EXECUTABLE = frozenset({"envgen/envgen-smoke"})
@@ -118,7 +121,8 @@ def template_context(plan: TemplateInput, template: str, buildkit: bool) -> dict
 def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> ContextFiles:
     env = env or make_environment(cache=bytecode_cache())
     out: dict[str, bytes] = {}
-    specs = TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
+    specs = (TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
+             + (BASE_FILES if plan.pins.base else ()))
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, template_context(plan, template, buildkit)).encode("utf-8")
     out.update(build_scripts(out[name].decode("utf-8") for name in ("Dockerfile", "Dockerfile.classic")))

@@ -1,23 +1,29 @@
 #!/bin/sh
 # extras.sh [--constrain] PIP_INSTALL_ARGS...: install profile.packages.pip with --prefix /opt/extras (pip.sh),
 # beside the environment in /opt/env; the runtime stage merges the two, so changing an extra leaves the
-# environment layer as it is. --constrain (no lock): the environment's own versions (pip list of /opt/env)
-# constrain the extras, since pip --prefix would otherwise install another version of an environment package
-# into /opt/extras and the runtime stage would copy both. Either way, an extra that is also in the
-# environment is refused by name.
+# environment layer as it is. On a base_provides base the arguments hold -c constraints.base.txt (the base's
+# versions; pip.sh names a conflict with them). --constrain (no lock): the environment's own versions (pip list
+# of /opt/env) constrain the extras, since pip --prefix would otherwise install another version of an
+# environment package into /opt/extras and the runtime stage would copy both. Either way, an extra that is
+# also in the environment is refused by name.
 set -eu
 here=$(dirname "$0")
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=lib-pip.sh
+. "$here/lib-pip.sh"
 mkdir -p "$ENVGEN_EXTRAS"
 if [ "${1:-}" = --constrain ]; then
     shift
     "$ENVGEN_ENV/bin/python" -m pip list --format=freeze > "$ENVGEN_WORK/environment.constraints.txt"
     # pip's output is shown as it runs and kept, so that the explanation below fits what pip said
-    { sh "$here/pip.sh" install "$@" -c "$ENVGEN_WORK/environment.constraints.txt"; echo $? > "$ENVGEN_WORK/extras.rc"; } \
-        2>&1 | tee "$ENVGEN_WORK/extras.log"
+    # (set -e would end the group at a failing pip before its status is written: || keeps it)
+    { rc=0; sh "$here/pip.sh" install "$@" -c "$ENVGEN_WORK/environment.constraints.txt" || rc=$?
+      echo "$rc" > "$ENVGEN_WORK/extras.rc"; } 2>&1 | tee "$ENVGEN_WORK/extras.log"
     if [ "$(cat "$ENVGEN_WORK/extras.rc")" != 0 ]; then
-        if grep -q '(constraint)' "$ENVGEN_WORK/extras.log"; then
+        if envgen_base_conflict "$ENVGEN_WORK/extras.log" 2>/dev/null; then
+            :  # a version the base holds (base_provides): pip.sh named it
+        elif grep -q '(constraint)' "$ENVGEN_WORK/extras.log"; then
             echo "envgen: packages.pip cannot be installed beside the environment layer's own versions" \
                 "(pip names the package above: the version asked for, and the environment's as '(constraint)');" \
                 "pin the environment's version in packages.pip, or drop the extra" >&2

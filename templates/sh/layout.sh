@@ -9,5 +9,6 @@
 : "${ENVGEN_UV_DIR:=/opt/uv}"
 : "${ENVGEN_MICROMAMBA:=/opt/micromamba}"
 : "${ENVGEN_SECRETS:=/run/secrets}"
+: "${ENVGEN_BASE_CONSTRAINTS:=/tmp/envgen/constraints.base.txt}"
 : "${ENVGEN_SECRET_CA:=ca_bundle}"
 : "${ENVGEN_SECRET_PIP_CONF:=pip_conf}"

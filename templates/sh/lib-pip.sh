@@ -21,3 +21,24 @@ envgen_pip_env() {
         export PIP_EXTRA_INDEX_URL
     fi
 }
+
+# envgen_base_conflict LOG: LOG is pip's output of an install that failed. Where what pip could not meet is a
+# constraint of constraints.base.txt (ENVGEN_BASE_CONSTRAINTS: the versions a base_provides base holds), one line
+# on stderr naming the distribution, the base's version and what asked for another (pip's "depends on" line);
+# status 0 then, else 1.
+envgen_base_conflict() {
+    [ -f "$ENVGEN_BASE_CONSTRAINTS" ] || return 1
+    found=1
+    while IFS= read -r pin; do
+        case $pin in '' | '#'*) continue ;; esac
+        grep -qiF "(constraint) $pin" "$1" || continue
+        name=${pin%%==*}
+        why=$(grep -iE -m1 "depends on ${name}([^A-Za-z0-9_.-]|$)" "$1" | sed 's/^ *//')
+        echo "envgen: a packages.pip line needs another version of $name than the base holds (base_provides:" \
+            "$name ${pin#*==})${why:+: $why}; pin a release of that line's package" \
+            "whose requirements accept $name ${pin#*==}, or build on a base that holds the version it needs and" \
+            "write that version in the profile's base_provides" >&2
+        found=0
+    done < "$ENVGEN_BASE_CONSTRAINTS"
+    return $found
+}
