@@ -25,7 +25,6 @@ from typing import Literal
 from envgen.kb import KnowledgeBase
 from envgen.kb.extensions import satisfies
 from envgen.kb.pypackages import FrameworkRequires, Requirement
-from envgen.kb.specifiers import contains
 from envgen.plan.extensions import Extension, SourceBuild, extension_of
 from envgen.plan.refusals import Refused, refusal
 from envgen.profile import Profile
@@ -115,7 +114,7 @@ def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeB
         applies = line.applies(profile.python_version)
         ext = extension_of(line, kb) if applies else None
         provided = held.get(line.name)
-        in_base = applies and provided is not None and not line.extras and contains(line.specifier, provided)
+        in_base = applies and provided is not None and not line.extras and held_in(line.specifier, provided)
         build = build_of(ext) if ext is not None and not in_base else None
         stage: Stage = ("base" if in_base else "source build" if build is not None
                         else "environment" if applies and line.name in closure else "extras")
@@ -134,7 +133,22 @@ def provided_conflicts(requirements: Iterable[PlannedRequirement]) -> list[Refus
         f"{r.name} {r.provided})",
         f"write the base's version in the line ({r.line.raw_name}{r.line.extras_text}=={r.provided}), or correct "
         f"base_provides.packages.{r.name} to the version the base holds")
-        for r in requirements if r.applies and r.provided is not None and not contains(r.specifier, r.provided)]
+        for r in requirements if r.applies and r.provided is not None and not held_in(r.specifier, r.provided)]
+
+
+def held_in(specifier: str, held: str) -> bool:
+    """Does the version a base holds satisfy a line's specifier, as pip judges it (``packaging``: a post-release
+    is not its release, ``==0.0.22`` leaves out ``0.0.22.post7``; a local label such as ``+cu124`` on the held
+    version matches a public specifier)? Imported only for a profile on a base that holds packages."""
+    if not specifier:
+        return True
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(held) in SpecifierSet(specifier, prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
 
 
 def depends_on(pip_output: str, name: str) -> str:

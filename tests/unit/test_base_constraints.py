@@ -210,3 +210,13 @@ def test_check_says_it_from_the_recorded_requires_dist(tmp_path: Path, line: str
             "packages.pip[0] 'xformers==0.0.22.post7': xformers 0.0.22.post7 requires torch==2.1.0, as its wheel's "
             "Requires-Dist says"), found[0].message
         assert found[0].source.startswith("framework_requires.yaml#xformers==0.0.22.post7: https://")
+
+
+def test_the_held_version_is_judged_as_pip_judges_it() -> None:
+    """A post-release is not its release (``==0.0.22`` leaves out the base's 0.0.22.post7: pip would install
+    another copy, so the line is not the base's); a local label on the held version matches a public pin."""
+    from envgen.plan.requirements import held_in
+
+    assert not held_in("==0.0.22", "0.0.22.post7") and held_in("==0.0.22.post7", "0.0.22.post7")
+    assert held_in("==2.6.0", "2.6.0+cu124") and held_in("==2.6.0+cu124", "2.6.0+cu124")
+    assert held_in(">=2.5,<3", "2.6.0+cu124") and held_in("", "1.0") and not held_in("<2", "2.6.0")
