@@ -78,6 +78,15 @@ def minimal_profile(pips: str) -> str:
     return MINIMAL.replace("PIPS", pips)
 
 
+def built_base(write_profile: Callable[[str, str], str], cleanup_tags: list[str], name: str, pips: str) -> str:
+    """A minimal envgen image holding ``pips``, for profiles on top of it (base_provides): its ``:latest`` alias."""
+    from envgen.pipeline.build import build
+
+    outcome = build(write_profile(name, minimal_profile(pips)))
+    cleanup_tags.extend([outcome.tag, alias(name)])
+    return alias(name)
+
+
 @pytest.fixture(scope="module")
 def cleanup_tags(docker_client: DockerClient) -> Iterator[list[str]]:
     """Tags a test created; removed at the end of the module."""

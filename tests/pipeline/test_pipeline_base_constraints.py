@@ -15,7 +15,7 @@ import pytest
 
 from envgen.errors import BuildFailed
 from envgen.pipeline.build import build
-from tests.pipeline.conftest import alias, minimal_profile
+from tests.pipeline.conftest import alias, built_base
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -40,10 +40,7 @@ LINE = ("envgen: a packages.pip line needs another version of six than the base 
 
 @pytest.fixture(scope="module")
 def six_base(envgen_home: Path, write_profile: Callable[[str, str], str], cleanup_tags: list[str]) -> str:
-    name = write_profile("six-base", minimal_profile('"six==1.11.0"'))
-    outcome = build(name)
-    cleanup_tags.extend([outcome.tag, alias(name)])
-    return alias(name)
+    return built_base(write_profile, cleanup_tags, "six-base", '"six==1.11.0"')
 
 
 def test_a_dependency_on_another_version_of_a_base_package_fails_at_its_step_naming_it(

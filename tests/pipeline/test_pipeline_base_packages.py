@@ -23,7 +23,7 @@ import pytest
 
 from envgen import layout
 from envgen.pipeline.build import build
-from tests.pipeline.conftest import alias, minimal_profile
+from tests.pipeline.conftest import alias, built_base
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -46,10 +46,7 @@ packages:
 
 @pytest.fixture(scope="module")
 def team_base(envgen_home: Path, write_profile: Callable[[str, str], str], cleanup_tags: list[str]) -> str:
-    name = write_profile("held-base", minimal_profile('"six==1.16.0", "colorama==0.4.6"'))
-    outcome = build(name)
-    cleanup_tags.extend([outcome.tag, alias(name)])
-    return alias(name)
+    return built_base(write_profile, cleanup_tags, "held-base", '"six==1.16.0", "colorama==0.4.6"')
 
 
 @pytest.fixture(scope="module")
