@@ -95,8 +95,10 @@ def _disk_kept_bounded(request: pytest.FixtureRequest, pytestconfig: pytest.Conf
     finally:
         client.close()
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
-    if line and reporter is not None:
-        reporter.write_line(f"\n{line}")
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
+    if line and reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # a module's teardown runs under capture: say it on the terminal
+            reporter.write_line(f"\n{line}")
 
 
 def in_ci() -> bool:
