@@ -1,4 +1,5 @@
-"""Writing one file so that a reader sees the old file or the new one, never half of one."""
+"""Writing one file so that a reader sees the old file or the new one, never half of one; a cache's old entries
+pruned."""
 
 from __future__ import annotations
 
@@ -31,3 +32,19 @@ def write_atomically(path: Path, text: str | bytes, mode: int | None = None) -> 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+CACHE_DAYS = 30  # a cache entry not written for this long is pruned when another is written
+
+
+def prune_stale(keep: Path, pattern: str, days: int = CACHE_DAYS) -> None:
+    """Remove the files beside ``keep`` that match ``pattern`` and were not written for ``days`` days: a cache with one
+    entry per input would otherwise grow without bound (a pruned entry is made again when it is next needed). Called
+    only when an entry is written, so a read served from the cache stats nothing else."""
+    import time
+
+    oldest = time.time() - days * 86400
+    for old in keep.parent.glob(pattern):
+        with contextlib.suppress(OSError):
+            if old != keep and old.stat().st_mtime < oldest:
+                old.unlink()

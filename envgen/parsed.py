@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from envgen.files import write_atomically
+from envgen.files import prune_stale, write_atomically
 
 _PREFIX = "yaml-"
 MAX_AGE_DAYS = 30
@@ -55,7 +55,7 @@ def parse_yaml(text: str, cache: Path | None, *, c_loader: bool = False,
     if target is not None:
         with contextlib.suppress(Exception):  # a cache that cannot be written is simply not kept
             write_atomically(target, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
-            _prune(target)
+            prune_stale(target, f"{_PREFIX}*.pickle", MAX_AGE_DAYS)
     return data
 
 
@@ -66,12 +66,3 @@ def yaml_error() -> type[Exception]:
 
     return yaml.YAMLError
 
-
-def _prune(keep: Path) -> None:
-    import time
-
-    oldest = time.time() - MAX_AGE_DAYS * 86400
-    for old in keep.parent.glob(f"{_PREFIX}*.pickle"):
-        with contextlib.suppress(OSError):
-            if old != keep and old.stat().st_mtime < oldest:
-                old.unlink()

@@ -8,7 +8,8 @@ the CLI would look for, by the same stat or its absence (docker/cli's plugin sea
 config directory's `cli-plugins` ($DOCKER_CONFIG or ~/.docker), the config file's `cliPluginsExtraDirs`, then
 /usr/local/lib, /usr/local/libexec, /usr/lib and /usr/libexec `docker/cli-plugins`); the config file's own stat;
 and the DOCKER_* environment. Replacing, upgrading or installing any of them gives another key, so the CLI is asked
-again. An answer that is no exit status (the CLI could not start, or timed out) is never kept.
+again. An answer that is no exit status (the CLI could not start, or timed out) is never kept; answers not
+written for 30 days are pruned when one is written.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from envgen.files import write_atomically
+from envgen.files import prune_stale, write_atomically
 
 Answer = tuple[int, str]  # exit status (negative: no status, e.g. it could not start) and output
 Run = Callable[[list[str], Mapping[str, str]], Answer]
@@ -40,6 +41,7 @@ def ask(path: str, env: Mapping[str, str], run: Run, cache: Path | None) -> tupl
     if target is not None and all(rc >= 0 for rc, _ in answers):
         with contextlib.suppress(OSError):  # a cache that cannot be written is simply not kept
             write_atomically(target, json.dumps(answers))
+            prune_stale(target, "docker-cli-*.json")
     return answers
 
 

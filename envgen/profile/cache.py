@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.files import write_atomically
+from envgen.files import prune_stale, write_atomically
 from envgen.profile.loader import LoadedProfile, find_profile, load_source
 from envgen.records import has_validator, use_validator, validator_bytes
 
@@ -87,7 +87,7 @@ def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_
     entry = {"salt": salt, "used": used, "files": [(path, _digest(path)) for path in files], "profile": profile}
     with contextlib.suppress(OSError):  # a cache that cannot be written (read-only home) is simply not kept
         write_atomically(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-        _prune(directory, target)
+        prune_stale(target, f"{_PREFIX}*.pickle", MAX_AGE_DAYS)
     return profile
 
 
@@ -114,15 +114,3 @@ def _keep_validator(directory: Path, salt: str) -> None:
             if old != target:
                 old.unlink(missing_ok=True)
 
-
-def _prune(directory: Path, keep: Path) -> None:
-    """Entries not written for ``MAX_AGE_DAYS`` go (one entry per reference would otherwise grow without bound; a
-    pruned entry is made again by its profile's next check); pruned only when an entry is written, so a served
-    check stats nothing else."""
-    import time
-
-    oldest = time.time() - MAX_AGE_DAYS * 86400
-    for old in directory.glob(f"{_PREFIX}*.pickle"):
-        with contextlib.suppress(OSError):
-            if old != keep and old.stat().st_mtime < oldest:
-                old.unlink()

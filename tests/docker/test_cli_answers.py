@@ -56,3 +56,17 @@ def test_an_answer_without_an_exit_status_is_not_kept(tmp_path: Path) -> None:
         assert rc == -1
     assert len(calls) == 4
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+
+
+def test_answers_not_written_for_a_month_are_pruned_when_one_is_written(tmp_path: Path) -> None:
+    import time
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    stale, fresh = cache / "docker-cli-stale.json", cache / "docker-cli-fresh.json"
+    for kept in (stale, fresh):
+        kept.write_text('[[0, "Docker version 1"], [1, ""]]', encoding="utf-8")
+    month_ago = time.time() - 31 * 86400
+    os.utime(stale, (month_ago, month_ago))
+    ask(DEBIAN_CLI, os.environ, _run, cache)  # asks the real CLI, keeps its answers, prunes
+    assert not stale.exists() and fresh.exists() and len(list(cache.glob("docker-cli-*.json"))) == 2
