@@ -3,8 +3,9 @@
 ``packaging.specifiers`` costs ~35 ms to import, a tenth of `envgen check`'s whole budget; the specifiers the
 knowledge base holds and the pins profiles carry need only release-number comparisons, so this module does
 them (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``~=``, ``==X.*``, ``!=X.*``). A pre-release counts as its
-release ("5.0.0dev" as 5.0.0) and a local label ("+cu121") is ignored; tests/unit/test_kb_specifiers.py checks
-the answers against ``packaging`` on every specifier of the knowledge base.
+release ("5.0.0dev" as 5.0.0), except in an exact pin of one (``==2.0.0.dev20221202`` is that release alone), and a
+local label ("+cu121") is ignored; tests/unit/test_kb_specifiers.py checks the answers against ``packaging`` on
+every specifier of the knowledge base.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from envgen.kb.versions import vtuple
 from envgen.records import Check
 
 _CLAUSE = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)\s*([0-9][0-9A-Za-z.*+!-]*)$")
+_TAIL = re.compile(r"^[0-9]+(?:\.[0-9]+)*(.*)$")  # what follows the release numbers: "a1", ".dev20221202", ".post1"
 
 
 def _valid(value: str) -> str:
@@ -50,10 +52,10 @@ def _clause_holds(version: str, op: str, target: str) -> bool:
         return same if op == "==" else not same
     t = vtuple(target)
     c = _cmp(v, t)
-    if op in ("==", "==="):
-        return c == 0
-    if op == "!=":
-        return c != 0
+    if op in ("==", "===", "!="):
+        # an exact pin of a pre-, dev- or post-release (``==2.0.0.dev20221202``) is that release alone
+        same = c == 0 and (not _tail(target) or _tail(version) == _tail(target))
+        return same if op != "!=" else not same
     if op == "<":
         return c < 0  # "<5.0.0dev" reads as "<5.0.0": no 5.0.0 pre-release is ever pinned next to it
     if op == "<=":
@@ -81,6 +83,13 @@ def exact(spec: str) -> str | None:
     if len(clauses) == 1 and clauses[0].startswith("==") and not clauses[0].endswith("*"):
         return clauses[0].lstrip("=").strip()
     return None
+
+
+def _tail(version: str) -> str:
+    """The pre-, dev- or post-release part of ``version``, normalised ("2.0.0.dev20221202" -> "dev20221202",
+    "1.0rc1" -> "rc1"); "" for a final release (a local label such as "+cu121" is no part of it)."""
+    found = _TAIL.match(version.split("+", 1)[0].lower())
+    return re.sub(r"[._-]", "", found.group(1)) if found else ""
 
 
 def _boundaries(spec: str) -> set[tuple[int, ...]]:

@@ -33,3 +33,11 @@ def test_local_labels_and_exact_pins() -> None:
     assert contains("~=1.19.2", "1.19.5") and not contains("~=1.19.2", "1.20.0")
     assert contains("==2.15.*", "2.15.1") and not contains("!=2.15.*", "2.15.0")
     assert exact("==8.9.2.26") == "8.9.2.26" and exact(">=1,<2") is None and exact("==2.*") is None
+
+
+def test_an_exact_pin_of_a_dev_or_post_release_is_that_release_alone() -> None:
+    """deepspeed 0.10's requires.txt pins ``triton==2.0.0.dev20221202``: 2.0.0 is not it (packaging agrees)."""
+    assert contains("==2.0.0.dev20221202", "2.0.0.dev20221202") and not contains("==2.0.0.dev20221202", "2.0.0")
+    assert contains("!=2.0.0.dev20221202", "2.0.0") and not contains("!=2.0.0.dev20221202", "2.0.0.dev20221202")
+    assert contains("==0.0.22.post7", "0.0.22.post7") and not contains("==0.0.22.post7", "0.0.22")
+    assert contains("==1.0rc1", "1.0.0rc1") and contains("==2.1.2", "2.1.2+cu121")
