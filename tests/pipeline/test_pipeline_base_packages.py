@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from envgen import layout
+from envgen.docker.archive import read_file
 from envgen.pipeline.build import build
 from tests.pipeline.conftest import alias, built_base
 
@@ -75,7 +76,11 @@ def test_lines_the_base_holds_build_offline_without_the_network_and_the_probe_re
     # the host download took tomli from the wheelhouse, and nothing of what the base holds
     houses = list((envgen_home / "state" / "wheelhouse").glob("held-top-*"))
     assert [sorted(p.name for p in house.iterdir()) for house in houses] == [["tomli-2.0.1-py3-none-any.whl"]]
-    report = json.loads(docker_client.containers.run(alias(name), ["cat", layout.SEALED_REPORT], remove=True))
+    # read from the image (a created container's archive), not through a started container's log stream: the
+    # log of `cat` came back cut once (a JSONDecodeError in a full run on 2026-12-02)
+    sealed = read_file(docker_client, alias(name), layout.SEALED_REPORT)
+    assert sealed is not None
+    report = json.loads(sealed)
     base = next(c for c in report["checks"] if c["name"] == "libraries.base")
     assert base["status"] == "pass" and "from the base image: colorama 0.4.6, six 1.16.0" in base["message"], base
     assert base["figures"]["packages"]["six"]["found"] == "1.16.0"
