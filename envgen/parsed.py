@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from envgen.files import prune_stale, write_atomically
+from envgen.files import CACHE_DAYS, prune_stale, write_atomically
 
 _PREFIX = "yaml-"
-MAX_AGE_DAYS = 30
+MAX_AGE_DAYS = CACHE_DAYS  # files.prune_stale's
 
 
 def _pyyaml_version() -> bytes:
@@ -55,7 +55,7 @@ def parse_yaml(text: str, cache: Path | None, *, c_loader: bool = False,
     if target is not None:
         with contextlib.suppress(Exception):  # a cache that cannot be written is simply not kept
             write_atomically(target, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
-            prune_stale(target, f"{_PREFIX}*.pickle", MAX_AGE_DAYS)
+            prune_stale(target, f"{_PREFIX}*.pickle")
     return data
 
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.files import prune_stale, write_atomically
+from envgen.files import CACHE_DAYS, prune_stale, write_atomically
 from envgen.profile.loader import LoadedProfile, find_profile, load_source
 from envgen.records import has_validator, use_validator, validator_bytes
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 _PREFIX = "profile-"
 _VALIDATOR = "validator-profile-"
-MAX_AGE_DAYS = 30
+MAX_AGE_DAYS = CACHE_DAYS  # files.prune_stale's
 Used = list[tuple[str, Path]]
 
 
@@ -87,7 +87,7 @@ def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_
     entry = {"salt": salt, "used": used, "files": [(path, _digest(path)) for path in files], "profile": profile}
     with contextlib.suppress(OSError):  # a cache that cannot be written (read-only home) is simply not kept
         write_atomically(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-        prune_stale(target, f"{_PREFIX}*.pickle", MAX_AGE_DAYS)
+        prune_stale(target, f"{_PREFIX}*.pickle")
     return profile
 
 
