@@ -11,12 +11,12 @@ from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError, ProfileError
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor, vtuple
-from envgen.profile.requirements import parse_line
 from envgen.profile.values import URL_RE
 from envgen.suggest.adopt.emit import emit
 from envgen.suggest.adopt.frameworks import Lifted, lift
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.names import CondaNames, load_names
+from envgen.suggest.adopt.piplines import PipLines
 from envgen.suggest.adopt.pythons import choose_python
 from envgen.suggest.adopt.specs import read_conda_spec
 from envgen.suggest.init import PYTHON_DEFAULT, _plain_base
@@ -68,6 +68,11 @@ def _torch_build(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, 
     version = lifted.fields["pytorch"]
     if lifted.build is not None:
         return lifted.build
+    if read.torch_build is not None:
+        if kb.torch_variant_by_tag(version, read.torch_build.text) is not None:
+            return read.torch_build
+        notes.append(f"{read.torch_build.origin}: PyTorch {version} has no build {read.torch_build.text} the "
+                     "knowledge base knows")
     indexes = _torch_indexes(kb)
     for url in [*([read.index_url] if read.index_url else []), *read.extra_index_urls]:
         if url.text.rstrip("/") in indexes:
@@ -114,23 +119,11 @@ def _mirrors(kb: KnowledgeBase, read: Read, comments: Comments, notes: list[str]
 
 def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str,
               comments: Comments) -> dict[str, list[str]]:
-    pip: list[str] = []
+    pip = PipLines(read, comments)
     conda: list[str] = []
-    seen: dict[tuple[str, str | None], str] = {}
-
-    def add_pip(text: str, origin: str) -> None:
-        line = parse_line(text)
-        key = (line.name, line.marker)
-        if key in seen:
-            read.notes.append(f"{origin}: {text!r} not taken: {line.name} is listed already ({seen[key]})")
-            return
-        seen[key] = origin
-        comments[("packages", "pip", len(pip))] = origin
-        pip.append(text)
-
     for index, item in enumerate(read.pip):
         if index not in lifted.pip_taken:
-            add_pip(item.text, str(item.origin))
+            pip.add(item.text, str(item.origin))
     for index, item in enumerate(read.conda):
         spec = read_conda_spec(item.text)
         if index in lifted.conda_taken:
@@ -138,18 +131,22 @@ def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str,
         if spec is None:
             read.skipped.append(Skip(item.text, item.origin, "not a conda spec envgen reads (name, name=1.2.3, "
                                      "name>=1.2)"))
-        elif spec.conda_pin() is not None:
+        elif spec.name in names.not_python and (installer != "conda" or spec.conda_pin() is None):
+            read.skipped.append(Skip(item.text, item.origin, "a conda package with no PyPI distribution of its own "
+                                     "(a library or tool, not moved to pip)" + (
+                                         f": pin it exactly to keep it (packages.conda: {spec.name}=X.Y.Z)"
+                                         if installer == "conda" else ": a pip profile installs none; the "
+                                         "frameworks' wheels bring the libraries they need")))
+        elif installer == "conda" and spec.conda_pin() is not None:
             comments[("packages", "conda", len(conda))] = str(item.origin)
             conda.append(spec.conda_pin() or "")
-        elif spec.name in names.not_python:
-            read.skipped.append(Skip(item.text, item.origin, "a conda package envgen takes only pinned exactly "
-                                     f"(packages.conda: {spec.name}=X.Y.Z), and it is no PyPI distribution"))
         else:
             pypi = names.pypi.get(spec.name, spec.name)
-            add_pip(spec.pip_line(pypi), f"{item.origin}: {item.text} (pip: conda's packages are pinned exactly"
+            why = "conda's packages are pinned exactly" if installer == "conda" else "the profile installs with pip"
+            pip.add(spec.pip_line(pypi), f"{item.origin}: {item.text} (pip: {why}"
                     + (f"; PyPI's name is {pypi}" if pypi != spec.name else "") + ")")
     out = {"conda": conda} if conda else {}
-    return {**out, "pip": pip} if pip else out
+    return {**out, "pip": pip.lines} if pip.lines else out
 
 
 def _base_python(kb: KnowledgeBase, read: Read) -> None:
@@ -255,11 +252,28 @@ def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: Adopt
     return {"required": True}
 
 
+def _safe_pins(kb: KnowledgeBase, data: dict[str, Any], before: int, notes: list[str]) -> list[Any]:
+    """The pins ``with_safe_pins`` adds, less any that `envgen check` then refuses in this profile (a setuptools pin
+    where the environment layer holds its own): envgen never writes a line its own check refuses."""
+    plan, pins = with_safe_pins(kb, data)
+    if not pins:
+        return pins
+    errors = [f.message for f in check_profile(plan.profile, kb, HostSpec()) if f.severity == "error"]
+    refused = [(pin, row) for pin, row in pins if any(pin in message for message in errors)]
+    for pin, row in refused:
+        data["packages"]["pip"].remove(pin)
+        notes.append(f"{pin} not added: {row.shows} breaks otherwise [{row.cite()}], but `envgen check` refuses the "
+                     "line in this profile; pin the tool in the base or the lock")
+    if not data["packages"]["pip"][before:] and not data["packages"]["pip"]:
+        del data["packages"]["pip"]
+    return [p for p in pins if p not in refused]
+
+
 def _finish(kb: KnowledgeBase, data: dict[str, Any], comments: Comments, read: Read, source: str,
             notes: list[str]) -> Adopted:
     before = len(data.get("packages", {}).get("pip", []))
     try:
-        pins = with_safe_pins(kb, data)[1]
+        pins = _safe_pins(kb, data, before, notes)
     except (ProfileError, ValueError) as exc:
         first = " ".join(line.strip() for line in str(exc).strip().splitlines()[:2]) or type(exc).__name__
         raise InputError(f"the profile adopted from {source} does not load: {first}",

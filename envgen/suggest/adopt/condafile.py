@@ -10,6 +10,7 @@ from typing import Any
 
 from envgen.errors import InputError
 from envgen.profile.yamlsrc import load_yaml
+from envgen.suggest.adopt.installs import conda_spec
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.reqfile import take_line
 
@@ -46,10 +47,4 @@ def _dependency(dep: Any, origin: Any, index: int, read: Read, path: Path) -> No
     if not isinstance(dep, str | int | float):
         read.skipped.append(Skip(str(dep), origin("dependencies", index), "not a conda spec"))
         return
-    spec = str(dep).strip()
-    name = spec.split("::")[-1].replace(" ", "").split("=")[0].split("<")[0].split(">")[0].split("!")[0]
-    if name == "python":
-        read.python = Item(spec.split("::")[-1][len("python"):].strip().lstrip("=") or "", origin("dependencies",
-                                                                                                  index))
-    elif name != "pip":
-        read.conda.append(Item(spec, origin("dependencies", index)))
+    conda_spec(str(dep).strip(), origin("dependencies", index), read)

@@ -1,29 +1,42 @@
-"""A Dockerfile read for what it installs: its (last) ``FROM``, ``ENV``, ``apt-get install`` packages and ``pip
-install`` requirements (with their ``-r`` files, read as requirements.txt is, and index options); every other
-instruction and command is listed with the reason it is not taken, never dropped in silence."""
+"""A Dockerfile (of any name: ``sniff`` tells it by content) read for what it installs: its (last) ``FROM``, the
+``ARG``/``ENV`` values its lines use (``$VAR``, ``${VAR}``, ``${VAR:-default}`` expanded), ``ENV``, ``apt-get
+install`` packages and every pip/uv pip/conda/mamba install (``installs``); every other instruction and command is
+listed with the reason it is not taken, never dropped in silence."""
 
 from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from envgen.errors import InputError
 from envgen.profile.values import APT_RE, ENV_KEY_RE, ENV_VALUE_RE
+from envgen.suggest.adopt.installs import Context, conda_command, conda_install, pip_command, pip_install
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
-from envgen.suggest.adopt.reqfile import logical_lines, take_line
+from envgen.suggest.adopt.reqfile import logical_lines
 
 _WHY = {"COPY": "files of the build context are not part of a profile: install what they hold as packages",
         "ADD": "files of the build context are not part of a profile: install what they hold as packages",
         "WORKDIR": "envgen run mounts the working directory at /workspace",
         "USER": "envgen's images run as the profile's user (user: name, uid)",
         "CMD": "envgen run takes the command", "ENTRYPOINT": "envgen run takes the command",
-        "ARG": "build arguments are envgen's own (mirrors, proxies)", "EXPOSE": "not part of the environment",
-        "LABEL": "envgen writes its own labels", "HEALTHCHECK": "not part of the environment",
-        "VOLUME": "not part of the environment", "SHELL": "envgen's build steps are POSIX sh scripts"}
-_PIP = re.compile(r"^(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?\s+-m\s+pip)\s+install\b")
+        "ARG": "a profile has no build arguments: its value is used where the file reads it",
+        "EXPOSE": "not part of the environment", "LABEL": "envgen writes its own labels",
+        "HEALTHCHECK": "not part of the environment", "VOLUME": "not part of the environment",
+        "SHELL": "envgen's build steps are POSIX sh scripts"}
 _APT = re.compile(r"^(?:apt-get|apt)\s+install\b")
-_ALWAYS = ("apt-get update", "apt update", "rm -rf /var/lib/apt/lists", "pip install --upgrade pip")
+_ALWAYS = ("apt-get update", "apt update", "apt-get clean", "rm -rf /var/lib/apt/lists", "pip install --upgrade pip",
+           "pip install -U pip", "python -m pip install --upgrade pip", "python3 -m pip install --upgrade pip",
+           "source activate", "conda activate", "conda clean", "echo ", "cd ")
+_VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
+
+
+def _expand(text: str, values: dict[str, str]) -> str:
+    def one(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(3)
+        return values.get(name, m.group(2) if m.group(2) is not None else m.group(0))
+
+    return _VAR.sub(one, text)
 
 
 def read_dockerfile(path: Path) -> Read:
@@ -32,33 +45,61 @@ def read_dockerfile(path: Path) -> Read:
     except OSError as exc:
         raise InputError(f"{path}: cannot read it ({exc.strerror or exc})", fix="give a Dockerfile") from None
     read, shown, froms = Read(kind="dockerfile"), str(path), 0
-    for number, line in logical_lines(text):
+    values: dict[str, str] = {}
+    ctx = Context(path.parent)
+    for number, raw in logical_lines(text):
         origin = Origin(shown, number)
-        word, _, rest = line.partition(" ")
+        word, _, rest = raw.partition(" ")
         word = word.upper()
+        line = raw if word in ("ARG",) else f"{word} {_expand(rest, values)}"
+        rest = line.partition(" ")[2]
         if word == "FROM":
             froms += 1
             if read.base is not None:
                 read.notes.append(f"{read.base.origin}: the stage FROM {read.base.text} is left for the last one "
                                   "(a profile is one image)")
-            read.base = Item(rest.split()[0] if rest.split() else "", origin)
+            words = [w for w in rest.split() if not w.startswith("--")]
+            read.base = Item(words[0] if words else "", origin)
         elif word == "ENV":
-            _env(rest, origin, read)
+            _env(rest, origin, read, values)
+        elif word == "ARG":
+            _arg(rest, values)
+            read.skipped.append(Skip(raw, origin, _WHY["ARG"]))
         elif word == "RUN":
-            rest = re.sub(r"^(?:--\S+\s+)+", "", rest.strip())  # RUN's own flags (--mount=...)
-            for command in re.split(r"\s*(?:&&|;|\|\|)\s*", rest):
-                _run(command.strip(), origin, read, path)
+            _run_line(rest, origin, read, ctx)
         else:
-            read.skipped.append(Skip(line, origin, _WHY.get(word, "an instruction envgen does not take")))
+            _other(word, rest, ctx)
+            read.skipped.append(Skip(raw, origin, _WHY.get(word, "an instruction envgen does not take")))
     if froms == 0:
         raise InputError(f"{path}: no FROM line (not a Dockerfile?)", fix="give a Dockerfile")
     return read
 
 
-def _env(rest: str, origin: Origin, read: Read) -> None:
+def _arg(rest: str, values: dict[str, str]) -> None:
+    name, eq, value = rest.strip().partition("=")
+    if eq and name not in values:
+        values[name] = value.strip().strip("\"'")
+
+
+def _other(word: str, rest: str, ctx: Context) -> None:
+    """WORKDIR and COPY/ADD, kept to find the files a later ``pip install -r`` reads."""
+    if word == "WORKDIR" and rest.strip():
+        ctx.workdir = str(PurePosixPath(ctx.workdir) / rest.strip())
+    elif word in ("COPY", "ADD"):
+        words = [w for w in rest.split() if not w.startswith("--")]
+        if len(words) >= 2 and not words[0].startswith("["):
+            dest = ctx.in_image(words[-1])
+            for src in words[:-1]:
+                target = dest if len(words) == 2 and not words[-1].endswith("/") and words[-1] != "." else \
+                    str(PurePosixPath(dest) / PurePosixPath(src).name)
+                ctx.copied[target] = src
+
+
+def _env(rest: str, origin: Origin, read: Read, values: dict[str, str]) -> None:
     words = shlex.split(rest) if "=" in rest.split(" ", 1)[0] else [rest.replace(" ", "=", 1)]
     for word in words:
         key, _, value = word.partition("=")
+        values[key] = value
         if ENV_KEY_RE.match(key) and ENV_VALUE_RE.match(value):
             read.env[key] = Item(value, origin)
         else:
@@ -66,11 +107,28 @@ def _env(rest: str, origin: Origin, read: Read) -> None:
                                      "letters, digits and _.,:/=+@%-; no $VARIABLES): write the value itself"))
 
 
-def _run(command: str, origin: Origin, read: Read, path: Path) -> None:
+def _run_line(rest: str, origin: Origin, read: Read, ctx: Context) -> None:
+    rest = re.sub(r"^(?:--\S+\s+)+", "", rest.strip())  # RUN's own flags (--mount=...)
+    for command in re.split(r"\s*(?:&&|;|\|\|)\s*", rest):
+        _run(command.strip(), origin, read, ctx)
+
+
+def _words(command: str) -> list[str]:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    while words and (re.fullmatch(r"\w+=\S*", words[0]) or words[0] in ("sudo", "env", "exec")):
+        words = words[1:]  # FOO=1 pip install ..., sudo pip install ...
+    return words
+
+
+def _run(command: str, origin: Origin, read: Read, ctx: Context) -> None:
     if not command or any(command.startswith(a) for a in _ALWAYS):
         return
-    if _APT.match(command):
-        for word in command.split()[2:]:
+    words = _words(command)
+    if _APT.match(" ".join(words)):
+        for word in words[2:]:
             if word.startswith("-"):
                 continue
             if APT_RE.match(word):
@@ -78,24 +136,17 @@ def _run(command: str, origin: Origin, read: Read, path: Path) -> None:
             else:
                 read.skipped.append(Skip(word, origin, "not an apt package name a profile takes"))
         return
-    match = _PIP.match(command)
-    if match is None:
-        read.skipped.append(Skip(f"RUN {command}", origin, "a command envgen does not reproduce (it makes the "
-                                 "environment itself): if it installs something, name it in packages"))
+    pip, conda = pip_command(words), conda_command(words)
+    if pip is not None:
+        pip_install(pip, origin, read, ctx)
         return
-    _pip_words(shlex.split(command[match.end():]), origin, read, path)
-
-
-def _pip_words(words: list[str], origin: Origin, read: Read, path: Path) -> None:
-    flags_with_value = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
-                        "--trusted-host", "-f", "--find-links"}
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word in flags_with_value and index + 1 < len(words):
-            take_line(f"{word} {words[index + 1]}", origin, read, path)
-            index += 2
-            continue
-        if not word.startswith("-") or "=" in word and word.split("=", 1)[0] in flags_with_value:
-            take_line(word, origin, read, path)
-        index += 1
+    if conda is not None:
+        conda_install(conda, origin, read)
+        return
+    if words[:2] == ["git", "clone"]:
+        targets = [w for i, w in enumerate(words[2:], 2) if not w.startswith("-")
+                   and words[i - 1] not in ("--depth", "-b", "--branch", "--origin", "-o", "-c", "--config")]
+        if targets:
+            ctx.cloned.add(targets[1] if len(targets) > 1 else PurePosixPath(targets[0]).name.removesuffix(".git"))
+    read.skipped.append(Skip(f"RUN {command}", origin, "a command envgen does not reproduce (it makes the "
+                             "environment itself): if it installs something, name it in packages"))
