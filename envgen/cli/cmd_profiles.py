@@ -124,8 +124,11 @@ def init_cmd(
     driver: str | None = typer.Option(None, "--driver", help="Host driver version (with --gpu)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing file."),
     source: Path | None = typer.Option(None, "--from", help="Adopt what you have: a requirements.txt, an "
-                                       "environment.yml or a pyproject.toml (each value's comment names its line)."),
-    group: str | None = typer.Option(None, "--group", help="With --from pyproject.toml: also an optional group."),
+                                       "environment.yml, a pyproject.toml, a setup.py (read, never run), a Dockerfile "
+                                       "(of any name), an image on the engine, or a Python environment (a venv or "
+                                       "its python); each value's comment names its line."),
+    group: str | None = typer.Option(None, "--group", help="With --from pyproject.toml: also a dependency group "
+                                     "(else the extra of that name); with setup.py: an extra."),
     base: str | None = typer.Option(None, "--base", help="With --from: the base image (default: a plain base whose "
                                                          "python3 is the profile's)."),
 ) -> None:

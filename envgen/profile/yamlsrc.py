@@ -198,7 +198,8 @@ def load_yaml(path: Path) -> LocatedDoc:
         node = yaml.compose(text, Loader=_PARSER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
+        last = max(len(text.splitlines()), 1)  # a mark past the end (an unclosed bracket) is the last line's
+        line = f":{min(mark.line + 1, last)}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ProfileError(f"{path}{line}: invalid YAML: {problem}", fix="correct the YAML syntax") from None
     if node is None:

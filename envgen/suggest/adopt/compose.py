@@ -117,9 +117,9 @@ def _mirrors(kb: KnowledgeBase, read: Read, comments: Comments, notes: list[str]
     return out
 
 
-def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str,
-              comments: Comments) -> dict[str, list[str]]:
-    pip = PipLines(read, comments)
+def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str, comments: Comments,
+              notes: list[str]) -> dict[str, list[str]]:
+    pip = PipLines(notes, comments)
     conda: list[str] = []
     for index, item in enumerate(read.pip):
         if index not in lifted.pip_taken:
@@ -203,7 +203,7 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
         if any(c.text == "defaults" for c in read.channels):
             notes.append("channel 'defaults' (Anaconda's repository, under its terms of service) is left out: "
                          "the profile's channels are named ones")
-    packages = _packages(read, lifted, names, installer, comments)
+    packages = _packages(read, lifted, names, installer, comments, notes)
     if packages:
         data["packages"] = packages
     if read.apt:

@@ -5,7 +5,6 @@ name beside a pinned one: the pin with both lines' extras), and otherwise noted 
 from __future__ import annotations
 
 from envgen.profile.requirements import PipLine, parse_line
-from envgen.suggest.adopt.model import Read
 
 Comments = dict[tuple[object, ...], str]
 
@@ -21,8 +20,8 @@ def _merged(first: PipLine, second: PipLine) -> str | None:
 
 
 class PipLines:
-    def __init__(self, read: Read, comments: Comments) -> None:
-        self.read, self.comments = read, comments
+    def __init__(self, notes: list[str], comments: Comments) -> None:
+        self.notes, self.comments = notes, comments
         self.lines: list[str] = []
         self._seen: dict[tuple[str, str | None], tuple[int, str]] = {}
 
@@ -37,11 +36,11 @@ class PipLines:
         index, first_origin = self._seen[key]
         merged = _merged(parse_line(self.lines[index]), line)
         if merged is None:
-            self.read.notes.append(f"{origin}: {text!r} not taken: {line.name} is listed already ({first_origin}) "
+            self.notes.append(f"{origin}: {text!r} not taken: {line.name} is listed already ({first_origin}) "
                                    "with other versions")
             return
         if merged != self.lines[index]:
-            self.read.notes.append(f"{origin}: {text!r} merged with {self.lines[index]!r} ({first_origin}) into "
+            self.notes.append(f"{origin}: {text!r} merged with {self.lines[index]!r} ({first_origin}) into "
                                    f"{merged!r}")
             self.lines[index] = merged
             self.comments[("packages", "pip", index)] = f"{first_origin}; {origin}"
