@@ -13,7 +13,8 @@ from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor, vtuple
 from envgen.profile.values import URL_RE
 from envgen.suggest.adopt.emit import emit
-from envgen.suggest.adopt.frameworks import Lifted, lift
+from envgen.suggest.adopt.frameworks import Lifted, fit_ranges, lift
+from envgen.suggest.adopt.installs import TORCH_URL
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.names import CondaNames, load_names
 from envgen.suggest.adopt.piplines import PipLines
@@ -100,7 +101,7 @@ def _mirrors(kb: KnowledgeBase, read: Read, comments: Comments, notes: list[str]
         kept: list[str] = []
         for item in items:
             url = item.text.rstrip("/")
-            if url in indexes or url == "https://pypi.org/simple":
+            if url in indexes or url == "https://pypi.org/simple" or TORCH_URL.search(url):
                 notes.append(f"{item.origin}: {item.text} not made a mirror: "
                              + ("PyPI is the default index" if url.endswith("pypi.org/simple") else
                                 "envgen installs torch from the PyTorch index of its build itself "
@@ -172,6 +173,9 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     lifted = lift(kb, names, read)
     installer = "conda" if read.kind == "environment" else "pip"
     _base_python(kb, read)
+    fixed = options.python or (read.python.text if read.python and read.python.text[:1].isdigit() else None)
+    fit_ranges(kb, lifted, minor(fixed.rstrip(".*")) if fixed else None,
+               read.torch_build.text if read.torch_build else None)
     python, python_origin = choose_python(kb, read, lifted, options.python, installer)
     base = options.base or _image_base(kb, read, python) or _plain_base(
         kb, python if installer == "pip" else PYTHON_DEFAULT)

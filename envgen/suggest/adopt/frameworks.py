@@ -23,6 +23,7 @@ class Lifted:
     conda_taken: set[int] = field(default_factory=set)  # indexes into read.conda
     cuda: Item | None = None  # a conda CUDA package's version
     build: Item | None = None  # torch's build tag ("cu121", "cpu") and where it was read
+    ranges: dict[str, str] = field(default_factory=dict)  # field -> the specifier a release was chosen in
 
 
 def _known(kb: KnowledgeBase, target: str) -> list[str]:
@@ -39,6 +40,7 @@ def _release(kb: KnowledgeBase, target: str, exact: str | None, specifier: str, 
     if exact is not None and "*" not in exact:
         return exact
     chosen = newest_in(_known(kb, target), specifier)
+    out.ranges[target] = specifier
     if chosen is not None:
         out.comments[target] = f"{item.origin}: {item.text} (the newest release the knowledge base knows in range)"
     return chosen
@@ -57,6 +59,39 @@ def _set(out: Lifted, read: Read, target: str, version: str | None, item: Item, 
     if package is not None:
         out.fields["tensorflow_package"] = package
         out.comments["tensorflow_package"] = f"{item.origin}: {item.text}"
+
+
+def fit_ranges(kb: KnowledgeBase, lifted: Lifted, python: str | None, tag: str | None) -> None:
+    """Where a framework release was chosen from a range and the source fixes the Python (a Dockerfile's base,
+    ``python=3.10``) or torch's build (its PyTorch index or find-links page): the newest release inside the range
+    whose wheels cover that Python and that build (torch's ranged companions move with it)."""
+    from envgen.kb.specifiers import contains
+    from envgen.kb.versions import vtuple
+
+    def fits(lo: str, hi: str) -> bool:
+        return python is None or vtuple(lo) <= vtuple(python) <= vtuple(hi)
+
+    spec = lifted.ranges.get("pytorch")
+    if spec is not None and "pytorch" in lifted.fields:
+        rows = [r for r in kb.pytorch if (not spec or contains(spec, r.version)) and fits(r.python_min, r.python_max)]
+        built = [r for r in rows if tag and kb.torch_variant_by_tag(r.version, tag) is not None]
+        row = max(built or rows, key=lambda r: vtuple(r.version), default=None)
+        if row is not None and row.version != lifted.fields["pytorch"]:
+            lifted.fields["pytorch"] = row.version
+            lifted.comments["pytorch"] += (f"; torch {row.version}: the newest in range with "
+                                           + " and ".join(([f"Python {python} wheels"] if python else [])
+                                                          + ([f"a {tag} build"] if built else [])))
+            for key in ("torchvision", "torchaudio"):
+                if key in lifted.ranges and key in lifted.fields and getattr(row, key):
+                    lifted.fields[key] = getattr(row, key)
+    spec = lifted.ranges.get("tensorflow")
+    if spec is not None and python is not None and "tensorflow" in lifted.fields:
+        builds = [b for b in kb.tensorflow if (not spec or contains(spec, b.series + ".0")) and
+                  fits(b.python_min, b.python_max)]
+        build = max(builds, key=lambda b: vtuple(b.series), default=None)
+        if build is not None and build.series + ".0" != lifted.fields["tensorflow"]:
+            lifted.fields["tensorflow"] = build.series + ".0"
+            lifted.comments["tensorflow"] += f"; TensorFlow {build.series}: the newest in range with Python {python}"
 
 
 def lift(kb: KnowledgeBase, names: CondaNames, read: Read) -> Lifted:

@@ -15,7 +15,7 @@ from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.project import LOCAL
 from envgen.suggest.adopt.reqfile import take_line
 
-_TORCH_URL = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?(cu\d{2,3}|cpu|rocm[0-9.]+)(?:/|$)")
+TORCH_URL = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?(cu\d{2,3}|cpu|rocm[0-9.]+)(?:/|$)")
 _PIP_VALUE = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
               "--trusted-host", "-f", "--find-links", "-e", "--editable"}
 _IGNORED_VALUE = {"--prefix", "--target", "-t", "--root", "--python", "-p", "--platform", "--python-version",
@@ -92,16 +92,16 @@ def _option(flag: str, value: str, origin: Origin, read: Read, ctx: Context) -> 
             _local(value, origin, read, ctx)
     elif flag in ("-r", "--requirement", "-c", "--constraint"):
         _file(flag, value, origin, read, ctx)
-    elif flag in ("-f", "--find-links") and _TORCH_URL.search(value):
+    elif flag in ("-f", "--find-links") and TORCH_URL.search(value):
         _torch(value, origin, read)
     else:
-        if flag in ("-i", "--index-url", "--extra-index-url") and _TORCH_URL.search(value):
+        if flag in ("-i", "--index-url", "--extra-index-url") and TORCH_URL.search(value):
             _torch(value, origin, read)
         take_line(f"{flag} {value}", origin, read, ctx.directory / "Dockerfile")
 
 
 def _torch(url: str, origin: Origin, read: Read) -> None:
-    m = _TORCH_URL.search(url)
+    m = TORCH_URL.search(url)
     if m is not None:
         read.torch_build = Item(m.group(1), origin)
         if "/nightly/" in url or "/test/" in url:
