@@ -87,6 +87,22 @@ def built_base(write_profile: Callable[[str, str], str], cleanup_tags: list[str]
     return alias(name)
 
 
+def adopt_on_local_base(envgen_home: Path, source: Path, name: str, options: list[str]) -> Path:
+    """``envgen init --from SOURCE`` written as profile ``name`` on the local Debian 12 base (this host reaches no
+    image registry, so the profile says local_base: true); the profile's path."""
+    from typer.testing import CliRunner
+
+    from envgen.cli import app
+
+    out = envgen_home / "profiles" / f"{name}.yaml"
+    result = CliRunner().invoke(app, ["init", "--from", str(source), "-o", str(out), "--base", "debian:bookworm-slim",
+                                      *options])
+    assert result.exit_code == 0, result.output
+    out.write_text(out.read_text(encoding="utf-8") + "local_base: true  # made here: no registry reachable\n",
+                   encoding="utf-8")
+    return out
+
+
 @pytest.fixture(scope="module")
 def cleanup_tags(docker_client: DockerClient) -> Iterator[list[str]]:
     """Tags a test created; removed at the end of the module."""

@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from envgen.cli import app
-from tests.pipeline.conftest import alias
+from tests.pipeline.conftest import adopt_on_local_base, alias
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -32,12 +30,7 @@ def test_the_cpu_corpus_builds_with_its_pins(docker_client: DockerClient, envgen
     from envgen.suggest.adopt.image import image_facts
 
     for name, source, options in BUILT:
-        out = envgen_home / "profiles" / f"{name}.yaml"
-        result = CliRunner().invoke(app, ["init", "--from", str(CORPUS / source), "-o", str(out),
-                                          "--base", "debian:bookworm-slim", *options])
-        assert result.exit_code == 0, result.output
-        out.write_text(out.read_text(encoding="utf-8") + "local_base: true  # made here: no registry reachable\n",
-                       encoding="utf-8")
+        out = adopt_on_local_base(envgen_home, CORPUS / source, name, options)
         outcome = build(name)
         cleanup_tags += [outcome.tag, alias(name)]
         assert outcome.smoke is not None and outcome.smoke.passed, name

@@ -2,7 +2,8 @@
 enough for CI's time): each adopted with `envgen init --from` on the local Debian 12 base, built by `envgen build`
 without its smoke test, then `envgen smoke IMAGE` and a plain `python -c 'import M'` of every top-level module the
 adopted distributions install (tests/pipeline/plain_imports.py) are asked the same question: the probe's verdict must
-be what the plain imports show (a rejection only where an import really fails)."""
+be what the plain imports show (a rejection only where an import really fails). Here every module imports, so
+both must pass: black's blackd, which needs black's "d" extra, is no failure for either."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from envgen.cli import app
-from tests.pipeline.conftest import alias
+from tests.pipeline.conftest import adopt_on_local_base, alias
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -26,25 +27,15 @@ PLAIN = Path(__file__).resolve().parent / "plain_imports.py"
 pytestmark = pytest.mark.slow
 
 # (profile name, file, options): the buildable ones; the others need the PyTorch index, CUDA or conda channels
+# (accelerate's CPU Dockerfile builds too, but its jupyter took 337 s here: left out for CI's time)
 BUILT = [("real-detectron2-setup", "facebookresearch__detectron2/setup.py", []),
-         ("real-accelerate-cpu", "huggingface__accelerate/docker/accelerate-cpu/Dockerfile", ["--python", "3.11"]),
          ("real-sam-setup", "facebookresearch__segment-anything/setup.py", ["--group", "all"])]
 
 
 def _plain_imports(client: DockerClient, image: str, names: list[str]) -> dict[str, str | None]:
-    import io
-    import tarfile
+    from envgen.suggest.adopt.image import run_script
 
-    from envgen.docker.foreign import run_with_files, with_python
-
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        data = PLAIN.read_bytes()
-        info = tarfile.TarInfo("plain_imports.py")
-        info.size, info.mode = len(data), 0o444
-        tar.addfile(info, io.BytesIO(data))
-    result = run_with_files(client, image, with_python(None, "/tmp/plain_imports.py " + " ".join(names)),
-                            buffer.getvalue(), "/tmp", timeout_s=600)
+    result = run_script(client, image, PLAIN, " ".join(names), timeout_s=600)
     assert result.exit_code == 0, result.output[-2000:]
     return json.loads(result.output.strip().splitlines()[-1])
 
@@ -55,12 +46,7 @@ def test_a_real_file_builds_and_the_probe_agrees_with_plain_imports(
         options: list[str]) -> None:
     from envgen.pipeline.build import build
 
-    out = envgen_home / "profiles" / f"{name}.yaml"
-    result = CliRunner().invoke(app, ["init", "--from", str(REAL / source), "-o", str(out),
-                                      "--base", "debian:bookworm-slim", *options])
-    assert result.exit_code == 0, result.output
-    out.write_text(out.read_text(encoding="utf-8") + "local_base: true  # made here: no registry reachable\n",
-                   encoding="utf-8")
+    out = adopt_on_local_base(envgen_home, REAL / source, name, options)
     outcome = build(name, smoke=False)
     cleanup_tags += [outcome.tag, alias(name)]
     lines = yaml.safe_load(out.read_text(encoding="utf-8")).get("packages", {}).get("pip", [])
@@ -69,6 +55,6 @@ def test_a_real_file_builds_and_the_probe_agrees_with_plain_imports(
     smoked = CliRunner().invoke(app, ["smoke", outcome.tag, "--json"])
     report = json.loads(smoked.output[smoked.output.index("{"):])
     failing = {m: e for m, e in plain.items() if e is not None and not e.startswith("extra: ")}
-    assert (report["status"] == "pass") == (not failing), (name, failing, [
+    assert report["status"] == "pass" and not failing, (name, failing, [  # every module of these imports
         (c["name"], c["message"][:300]) for c in report["checks"] if c["status"] == "fail"])
-    assert not names or plain, (name, names)  # the adopted distributions installed modules that were imported
+    assert len(plain) >= len(names), (name, names, plain)  # each adopted distribution's modules were imported

@@ -20,24 +20,30 @@ from envgen.suggest.adopt.model import Item, Origin, Read
 if TYPE_CHECKING:
     from docker import DockerClient
 
+    from envgen.docker.run import RunResult
+
 FACTS = Path(__file__).resolve().parent / "image_facts.py"
-IN_IMAGE = "/tmp/envgen-facts"
+
+
+def run_script(client: DockerClient, image: str, script: Path, args: str = "", python: str | None = None,
+               timeout_s: float = 300) -> RunResult:
+    """``script`` (a file here) run by the image's Python (``python``, else the one found) in a new container that
+    is never committed, with ``args`` (shell words) after it."""
+    from envgen.docker.foreign import run_with_files, with_python
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        data = script.read_bytes()
+        info = tarfile.TarInfo(script.name)
+        info.size, info.mode = len(data), 0o444
+        tar.addfile(info, io.BytesIO(data))
+    return run_with_files(client, image, with_python(python, f"/tmp/{script.name} {args}".rstrip()),
+                          buffer.getvalue(), "/tmp", timeout_s=timeout_s)
 
 
 def image_facts(client: DockerClient, image: str, python: str | None = None) -> dict[str, Any]:
     """What ``image_facts.py`` prints in a container of ``image`` (no GPU, no network needed)."""
-    from envgen.docker.foreign import run_with_files
-
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        data = FACTS.read_bytes()
-        info = tarfile.TarInfo("envgen-facts.py")
-        info.size, info.mode = len(data), 0o444
-        tar.addfile(info, io.BytesIO(data))
-    from envgen.docker.foreign import with_python
-
-    result = run_with_files(client, image, with_python(python, f"{IN_IMAGE}.py"), buffer.getvalue(), "/tmp",
-                            timeout_s=300)
+    result = run_script(client, image, FACTS, python=python)
     lines = [line for line in result.output.splitlines() if line.startswith("{")]
     if result.exit_code != 0 or not lines:
         tail = result.output.strip().splitlines()[-1:] or [f"exit {result.exit_code}"]
