@@ -88,3 +88,12 @@ def test_init_help_names_every_kind_of_source() -> None:
     for kind in ("requirements.txt", "environment.yml", "pyproject.toml", "setup.py", "Dockerfile", "image",
                  "Python environment"):
         assert kind in out, kind
+
+
+def test_dynamic_dependencies_name_the_file_they_come_from(tmp_path: Path) -> None:
+    code, out, _ = _adopt(tmp_path, "pyproject.toml", (
+        "[project]\nname = 'x'\ndynamic = ['dependencies', 'version']\n"
+        "[tool.setuptools.dynamic]\ndependencies = {file = ['requirements.txt']}\n"))
+    assert code == 0, out
+    assert "pyproject.toml:3: 'dynamic = [\"dependencies\"]' not taken" in out
+    assert "(envgen init --from requirements.txt)" in out and "the project 'x' is not installed" in out

@@ -97,6 +97,12 @@ def read_pyproject(path: Path, group: str | None = None) -> Read:
     if isinstance(project.get("requires-python"), str):
         spec = project["requires-python"]
         read.python = Item(spec, Origin(shown, _line_of(lines, spec)))
+    if "dependencies" in (project.get("dynamic") or []):
+        files = doc.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("dependencies", {}).get("file")
+        read.skipped.append(Skip("dynamic = [\"dependencies\"]", Origin(shown, _start(lines, "project", "dynamic") + 1),
+                                 "the dependencies are filled in by the build backend: adopt the file they come from"
+                                 + (f" (envgen init --from {files[0] if isinstance(files, list) else files})"
+                                    if files else "")))
     entries: list[tuple[Any, str, str]] = [(d, "project", "dependencies") for d in project.get("dependencies", [])]
     if group is not None:
         entries += _selected(doc, group, path, read)
