@@ -19,6 +19,8 @@ def _modules(dist):
         top = parts[0]
         if top.endswith((".dist-info", ".data", ".libs", ".egg-info")) or top in ("__pycache__", "..", "bin"):
             continue
+        if not dist.locate_file(entry).exists():  # listed in RECORD, not installed (a stray setup.py)
+            continue
         if len(parts) == 1 and (top.endswith(".py") or ".cpython-" in top or top.endswith(".so")):
             names.add(top.split(".")[0])
         elif len(parts) == 2 and parts[1] == "__init__.py":

@@ -2,8 +2,8 @@
 enough for CI's time): each adopted with `envgen init --from` on the local Debian 12 base, built by `envgen build`
 without its smoke test, then `envgen smoke IMAGE` and a plain `python -c 'import M'` of every top-level module the
 adopted distributions install (tests/pipeline/plain_imports.py) are asked the same question: the probe's verdict must
-be what the plain imports show (a rejection only where an import really fails). Here every module imports, so
-both must pass: black's blackd, which needs black's "d" extra, is no failure for either."""
+be what the plain imports show (a rejection only where an import really fails). A module that needs an extra its
+distribution was installed without (black's blackd: the "d" extra) is no failure."""
 
 from __future__ import annotations
 
@@ -28,8 +28,14 @@ pytestmark = pytest.mark.slow
 
 # (profile name, file, options): the buildable ones; the others need the PyTorch index, CUDA or conda channels
 # (accelerate's CPU Dockerfile builds too, but its jupyter took 337 s here: left out for CI's time)
-BUILT = [("real-detectron2-setup", "facebookresearch__detectron2/setup.py", []),
-         ("real-sam-setup", "facebookresearch__segment-anything/setup.py", ["--group", "all"])]
+BUILT = [
+    pytest.param("real-detectron2-setup", "facebookresearch__detectron2/setup.py", [], id="real-detectron2-setup",
+                 marks=pytest.mark.xfail(strict=True, reason="issue #38 item 1 (the probe's import check, another "
+                                         "branch): the probe imports black's blackd, which needs black's d extra")),
+    # opencv-python's cv2 needs libxcb.so.1, which debian:bookworm-slim lacks: a real failure, named by both
+    pytest.param("real-sam-setup", "facebookresearch__segment-anything/setup.py", ["--group", "all"],
+                 id="real-sam-setup"),
+]
 
 
 def _plain_imports(client: DockerClient, image: str, names: list[str]) -> dict[str, str | None]:
@@ -40,7 +46,7 @@ def _plain_imports(client: DockerClient, image: str, names: list[str]) -> dict[s
     return json.loads(result.output.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize(("name", "source", "options"), BUILT, ids=[b[0] for b in BUILT])
+@pytest.mark.parametrize(("name", "source", "options"), BUILT)
 def test_a_real_file_builds_and_the_probe_agrees_with_plain_imports(
         docker_client: DockerClient, envgen_home: Path, cleanup_tags: list[str], name: str, source: str,
         options: list[str]) -> None:
@@ -55,6 +61,8 @@ def test_a_real_file_builds_and_the_probe_agrees_with_plain_imports(
     smoked = CliRunner().invoke(app, ["smoke", outcome.tag, "--json"])
     report = json.loads(smoked.output[smoked.output.index("{"):])
     failing = {m: e for m, e in plain.items() if e is not None and not e.startswith("extra: ")}
-    assert report["status"] == "pass" and not failing, (name, failing, [  # every module of these imports
-        (c["name"], c["message"][:300]) for c in report["checks"] if c["status"] == "fail"])
+    failed = [f"{c['name']}: {c['message']}" for c in report["checks"] if c["status"] == "fail"]
+    assert (report["status"] == "pass") == (not failing), (name, failing, [f[:300] for f in failed])
+    for module, error in failing.items():  # a rejection names the module's own error
+        assert any(error in f for f in failed), (module, error, failed)
     assert len(plain) >= len(names), (name, names, plain)  # each adopted distribution's modules were imported
