@@ -129,3 +129,15 @@ def test_each_real_file_is_adopted_as_what_it_is(tmp_path: Path, name: str) -> N
     data = yaml.safe_load(out.read_text(encoding="utf-8"))
     for dotted, want in fields.items():
         assert _get(data, dotted) == want, (dotted, _get(data, dotted))
+
+
+def test_an_extra_of_a_setup_py_is_read_through_the_name_bound_to_it(tmp_path: Path) -> None:
+    out = tmp_path / "baselines.yaml"
+    source = REAL / "openai__baselines/setup.py"  # extras_require=extras, a dict bound at module level
+    result = CliRunner().invoke(app, ["init", "--from", str(source), "-o", str(out), "--group", "mpi"])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert yaml.safe_load(text)["packages"]["pip"][-1] == "mpi4py"
+    assert f'"mpi4py"  # {source}:20' in text  # the extra's own line, not the setup() call's
+    refused = CliRunner().invoke(app, ["init", "--from", str(source), "--group", "all"])
+    assert refused.exit_code == 2 and "use one of: mpi, test" in refused.output  # 'all' is added at run time
