@@ -60,6 +60,18 @@ def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
         typer.echo(rows_table(rows))
 
 
+def key_cmd(
+    action: str = typer.Argument("show", help="show | export | trust FILE | untrust KEYID"),
+    argument: str | None = typer.Argument(None, help="trust: a public key file; untrust: a key id."),
+    out: Path | None = typer.Option(None, "-o", "--output", metavar="FILE", help="export: write the key here."),
+) -> None:
+    """The key envgen signs validations with, and the keys whose validations this host trusts."""
+    from envgen.config import load_config
+    from envgen.pipeline.keys import key_action
+
+    typer.echo(key_action(action, load_config().state_dir, argument, out))
+
+
 def doctor_cmd(
     profile: str | None = typer.Option(None, "--profile", help="Judge only this profile."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable report."),
@@ -85,4 +97,5 @@ def register(app: typer.Typer) -> None:
     app.command("save")(handles_errors(save_cmd))
     app.command("load")(handles_errors(load_cmd))
     app.command("images")(handles_errors(images_cmd))
+    app.command("key")(handles_errors(key_cmd))
     app.command("doctor")(handles_errors(doctor_cmd))

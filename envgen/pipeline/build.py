@@ -336,12 +336,13 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
     current = inspect_image(client, planned_tag)
     if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash:
         return None
-    record = store.get(current.id)
-    if not ((record and record.passed) or not smoke):
+    from envgen.pipeline.validity import image_verdict
+
+    verdict = image_verdict(config.state_dir, current)  # a record alone (an older envgen's) is built again
+    if not (verdict.validated or not smoke):
         return None
     outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
-                           validated=bool(record and record.passed),
-                           tier=(record.tier or None) if record and record.passed else None)
+                           validated=verdict.validated, tier=verdict.tier or None)
     if push:
         from envgen.pipeline.publish import push_tag, registry_to_use
 
@@ -382,5 +383,9 @@ def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, cli
     if run_record is not None:
         from dataclasses import replace
 
-        store.record(replace(run_record, image_id=final_id))
+        from envgen.pipeline.validity import sign_pass
+
+        sealed = replace(run_record, image_id=final_id)
+        store.record(sealed)
+        sign_pass(client, config.state_dir, sealed)  # the statement names the sealed image's digest
     return final_id

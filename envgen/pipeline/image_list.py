@@ -10,9 +10,9 @@ from typing import Any
 from envgen.config import load_config
 from envgen.docker import connect, list_images
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.tiers import tier_of
+from envgen.pipeline.validity import image_verdict
 from envgen.table import format_table
-from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_SMOKE
+from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_PROFILE
 
 
 def _age(created: datetime, now: datetime) -> str:
@@ -39,13 +39,17 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
             continue
         if not image.tags and record is None:
             continue
-        tier = tier_of(record, image.labels)
-        if record is not None:
+        verdict = image_verdict(config.state_dir, image)
+        here = record.tier if record is not None and record.passed else ""
+        tier = (here or verdict.tier or None) if verdict.validated else None
+        if record is not None and not record.passed:
             status = f"{record.status} ({record.mode})"
-        elif image.labels.get(LABEL_SMOKE):
-            status = f"sealed {image.labels[LABEL_SMOKE]}, not validated on this host"
+        elif not verdict.validated:
+            status = f"not validated: {verdict.reason}"
+        elif record is not None:
+            status = f"{record.status} ({record.mode}), signed by {verdict.keyid[:12]}"
         else:
-            status = "not validated"
+            status = f"signed pass by {verdict.keyid[:12]}, not smoke-tested on this host"
         rows.append({
             "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get(LABEL_PROFILE, ""),
             "content_hash": image.labels.get(LABEL_CONTENT_HASH, ""), "size_bytes": image.size,
