@@ -13,7 +13,7 @@ def push_cmd(
     profile: str = typer.Argument(..., help="Profile name or path."),
     registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
 ) -> None:
-    """Publish the profile's validated image."""
+    """Publish the profile's validated image and its signed validation."""
     from envgen.pipeline.publish import push
 
     typer.echo(push(profile, registry=registry))
@@ -25,7 +25,8 @@ def pull_cmd(
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
     gpu_route: str | None = gpu_route_option(),
 ) -> None:
-    """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
+    """Fetch a prebuilt image; accept it only if a trusted key signed a validation of its digest and its labels
+    match the local profile's hash."""
     from envgen.pipeline.publish import pull
 
     typer.echo(pull(profile, registry=registry, smoke=not no_smoke, env=route_env(gpu_route)))
@@ -42,8 +43,8 @@ def save_cmd(
 
 
 def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `envgen save`.")) -> None:
-    """Verify an offline bundle (checksums, labels) and load its image; it stays 'sealed, not
-    validated on this host' until `envgen smoke` or the first `envgen run` passes here."""
+    """Verify an offline bundle (checksums, a trusted key's signed validation of its image, no foreign names)
+    and load its image; its first `envgen run` here smoke-tests it."""
     from envgen.pipeline.bundle import load
 
     typer.echo(load(bundle, echo=typer.echo))

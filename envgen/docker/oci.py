@@ -62,7 +62,7 @@ class Repository:
     @property
     def loopback(self) -> bool:
         try:
-            found = {info[4][0] for info in socket.getaddrinfo(self.hostname, None)}
+            found = {str(info[4][0]) for info in socket.getaddrinfo(self.hostname, None)}
         except OSError:
             return False
         return bool(found) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in found)
@@ -108,11 +108,14 @@ class Client:
             except urllib.error.HTTPError as exc:
                 if exc.code == 401 and attempt == 0 and self._login(exc.headers.get("WWW-Authenticate", "")):
                     continue
+                if exc.code in (401, 403):
+                    break
                 return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
             except (urllib.error.URLError, OSError) as exc:
                 raise RegistryError(f"cannot reach the registry {self.repo.host} for attestations ({exc})",
                                     fix="check the registry address and the network", cause="unreachable") from None
-        raise RegistryError(f"the registry {self.repo.host} refused access to {self.repo.name}'s attestations",
+        raise RegistryError(f"the registry {self.repo.host} refused access to {self.repo.name} (its manifests and "
+                            "signed validations)",
                             fix=f"log in first: docker login {self.repo.host}", cause="denied")
 
     def _login(self, challenge: str) -> bool:

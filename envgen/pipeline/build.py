@@ -323,10 +323,19 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
-        from envgen.pipeline.publish import push_tag, registry_to_use
-
-        outcome.pushed = push_tag(client, tag, profile, registry_to_use(registry, config))
+        _push(client, config, tag, profile.name, registry, outcome)
     return outcome
+
+
+def _push(client: DockerClient, config: UserConfig, tag: str, target: str, registry: str | None,
+          outcome: BuildOutcome) -> None:
+    """`build --push`: the image and its signed validation (``publish.publish_validated``)."""
+    from envgen.pipeline.publish import publish_validated, registry_to_use
+
+    image = inspect_image(client, tag)
+    if image is not None:
+        outcome.pushed = publish_validated(client, config.state_dir, image, tag, target,
+                                           registry_to_use(registry, config))[0].split(" (", 1)[0]
 
 
 def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: DockerClient, store: ValidationStore,
@@ -344,9 +353,7 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
     outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
                            validated=verdict.validated, tier=verdict.tier or None)
     if push:
-        from envgen.pipeline.publish import push_tag, registry_to_use
-
-        outcome.pushed = push_tag(client, planned_tag, profile, registry_to_use(registry, config))
+        _push(client, config, planned_tag, profile.name, registry, outcome)
     return outcome
 
 

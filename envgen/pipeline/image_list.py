@@ -47,20 +47,21 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
         elif not verdict.validated:
             status = f"not validated: {verdict.reason}"
         elif record is not None:
-            status = f"{record.status} ({record.mode}), signed by {verdict.keyid[:12]}"
+            status = f"{record.status} ({record.mode})"
         else:
-            status = f"signed pass by {verdict.keyid[:12]}, not smoke-tested on this host"
+            status = "signed pass, not smoke-tested on this host"
         rows.append({
             "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get(LABEL_PROFILE, ""),
             "content_hash": image.labels.get(LABEL_CONTENT_HASH, ""), "size_bytes": image.size,
             "created": image.created.isoformat(), "age": _age(image.created, now), "validation": status,
-            "tier": tier,
+            "tier": tier, "signed_by": verdict.keyid[:12] if verdict.validated else "",
         })
     return sorted(rows, key=lambda r: (r["profile"], r["created"]), reverse=False)
 
 
 def rows_table(rows: list[dict[str, Any]]) -> str:
-    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION", "TIER")
+    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION", "TIER", "SIGNED BY")
     table = [[", ".join(r["tags"]) or r["id"][:19], r["profile"], r["content_hash"][:12],
-              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"], r.get("tier") or "-"] for r in rows]
+              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"], r.get("tier") or "-",
+              r.get("signed_by") or "-"] for r in rows]
     return format_table(headers, table) if table else "no envgen images on this engine"

@@ -1,5 +1,6 @@
-"""`envgen push` and `envgen pull`: prebuilt images, accepted only when their labels match the
-local profile's content hash, and smoke-tested on this host before first use."""
+"""`envgen push` and `envgen pull`: prebuilt images with their signed validation beside them in the registry,
+accepted only when a trusted key's statement names exactly the manifest and config pulled and their labels match
+the local profile's content hash, and smoke-tested on this host before first use."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def remote_ref(registry: str, local_tag: str) -> str:
     return f"{registry.rstrip('/')}/{repo.rsplit('/', 1)[-1]}:{tag}"
 
 
-def push_tag(client: DockerClient, local_tag: str, profile: Profile, registry: str) -> str:
+def push_tag(client: DockerClient, local_tag: str, registry: str) -> str:
     ref = remote_ref(registry, local_tag)
     tag_all(client, local_tag, [ref])
     try:
@@ -61,8 +62,6 @@ MANIFEST_SUBJECT = "image-manifest"  # the subject a pushed image's statement na
 def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """Push the profile's current image with its signed validation beside it; only an image a trusted key's
     statement names (``pipeline/validity.py``) is pushed."""
-    from envgen.pipeline.validity import require_validated
-
     config = load_config(env)
     profile = load_profile(ref, env)
     tag, _ = profile_tag(profile, env)
@@ -70,14 +69,23 @@ def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None
     image = inspect_image(client, tag)
     if image is None:
         raise InputError(f"profile {profile.name!r} has no image {tag} here", fix=f"run `envgen build {ref}`")
-    verdict = require_validated(config.state_dir, image, tag, ref, "pushed")
-    tier = verdict.tier or "unknown"
-    where = push_tag(client, tag, profile, registry_to_use(registry, config))
-    stored = push_attestation(config.state_dir, image, verdict.predicate, where)
-    pushed = f"pushed {where} (validated: {tier}; signed attestation: {stored})"
+    pushed, tier = publish_validated(client, config.state_dir, image, tag, ref, registry_to_use(registry, config))
+    pushed = f"pushed {pushed}"
     if tier == TIER_LIBRARIES:
         pushed += "; the GPU tier runs on the first `envgen pull` or `envgen run` on a GPU host"
     return pushed
+
+
+def publish_validated(client: DockerClient, state_dir: Path, image: ImageSummary, tag: str, target: str,
+                      registry: str) -> tuple[str, str]:
+    """Push ``tag`` (``image``) and its signed validation; (``ref@digest (validated: …; signed attestation: …)``,
+    tier). ImageNotValidated, before anything is pushed, when no trusted statement names the image."""
+    from envgen.pipeline.validity import require_validated
+
+    verdict = require_validated(state_dir, image, tag, target, "pushed")
+    where = push_tag(client, tag, registry)
+    stored = push_attestation(state_dir, image, verdict.predicate, where)
+    return f"{where} (validated: {verdict.tier or 'unknown'}; signed attestation: {stored})", verdict.tier
 
 
 def push_attestation(state_dir: Path, image: ImageSummary, facts: Mapping[str, Any], where: str) -> str:

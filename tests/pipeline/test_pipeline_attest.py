@@ -101,7 +101,25 @@ def test_a_pass_is_a_signed_statement_about_the_image_digest(built: BuildOutcome
     verdict = verify(AttestationStore(state).get(built.image_id), trusted_keys(state), image.id, image.layers)
     assert verdict.validated and verdict.tier == "cpu" and verdict.predicate["profile"] == NAME
     assert verdict.predicate["report"]["status"] == "pass" and verdict.predicate["lock"]["freeze_sha256"]
-    assert "signed by" in _row(docker_client, built.image_id)["validation"]
+    assert _row(docker_client, built.image_id)["signed_by"] == verdict.keyid[:12]
+
+
+def test_a_record_of_an_envgen_before_signatures_is_named_and_signed_again(built: BuildOutcome, envgen_home: Path,
+                                                                           docker_client: DockerClient) -> None:
+    """An image validated by an older envgen: its record, no statement. `run` refuses it saying so; `envgen smoke`
+    signs it."""
+    from envgen.pipeline.smoke import smoke
+
+    store = AttestationStore(envgen_home / "state")
+    store._path(built.image_id).unlink()
+    with pytest.raises(ImageNotValidated) as refused:
+        run(built.tag, command=["true"], gpus="none")
+    assert "validated by an envgen before signed validations (unsigned, from its record)" in _refused_line(refused)
+    assert "envgen smoke" in refused.value.one_line()
+    assert "unsigned, from its record" in _row(docker_client, built.image_id)["validation"]
+    assert smoke(built.tag).passed
+    row = _row(docker_client, built.image_id)
+    assert row["validation"] == "pass (cpu-only)" and row["signed_by"]
 
 
 def test_an_image_built_on_a_validated_one_is_not_validated(built: BuildOutcome, built_on: str,
