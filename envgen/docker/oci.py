@@ -172,12 +172,15 @@ def attestation_tag(digest: str) -> str:
     return digest.replace(":", "-") + ".att"
 
 
-def push_attestation(ref: str, subject_digest: str, subject: bytes, envelope: bytes) -> str:
+def push_attestation(ref: str, subject_digest: str, subject: bytes, envelope: bytes, predicate_type: str) -> str:
     """Store ``envelope`` beside the image ``ref`` whose manifest (``subject``, digest ``subject_digest``) it is
-    about; returns where it went (``name@digest`` or ``name:sha256-….att``)."""
+    about, its layer annotated as cosign annotates one (an empty ``dev.cosignproject.cosign/signature``: the
+    signature is inside the envelope, and the ``predicateType``); returns where it went (``name@digest`` or
+    ``name:sha256-….att``)."""
     client = Client(Repository.of(ref))
     config_digest = client.put_blob(b"{}")
-    layers = [{"mediaType": DSSE_MEDIA_TYPE, "digest": client.put_blob(envelope), "size": len(envelope)}]
+    layers = [{"mediaType": DSSE_MEDIA_TYPE, "digest": client.put_blob(envelope), "size": len(envelope),
+               "annotations": {"dev.cosignproject.cosign/signature": "", "predicateType": predicate_type}}]
     previous = client.manifest(attestation_tag(subject_digest))
     if previous is not None:  # cosign's tag holds every attestation of the digest: keep the others
         kept = json.loads(previous[1]).get("layers") or []

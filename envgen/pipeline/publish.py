@@ -93,13 +93,13 @@ def push_attestation(state_dir: Path, image: ImageSummary, facts: Mapping[str, A
     it beside the image in the registry; where it went."""
     from envgen.docker.oci import image_manifest
     from envgen.docker.oci import push_attestation as store_beside
-    from envgen.pipeline.attest import sign, statement
+    from envgen.pipeline.attest import PREDICATE_TYPE, sign, statement
     from envgen.pipeline.keys import signing_key
 
     digest, manifest = image_manifest(where)
     key = signing_key(state_dir)
     envelope = sign(statement(image.id, image.layers, facts, {MANIFEST_SUBJECT: digest}), key.private, key.keyid)
-    return store_beside(where, digest, manifest, json.dumps(envelope, sort_keys=True).encode())
+    return store_beside(where, digest, manifest, json.dumps(envelope, sort_keys=True).encode(), PREDICATE_TYPE)
 
 
 def verified_remote(state_dir: Path, remote: str) -> tuple[str, str, list[dict[str, Any]]]:
