@@ -178,6 +178,17 @@ class AttestationStore:
             return []
         return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
+    def damaged(self, image_id: str) -> Path | None:
+        """The image's file when it is there but not a JSON list (cut by a full disk, edited by hand)."""
+        path = self._path(image_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return path
+        return None if isinstance(data, list) else path
+
     def add(self, image_id: str, envelopes: Iterable[Mapping[str, Any]]) -> None:
         known = self.get(image_id)
         for envelope in envelopes:

@@ -4,8 +4,6 @@ nothing: a record of an envgen before the signatures reads "validated (unsigned,
 
 from __future__ import annotations
 
-import hashlib
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +45,12 @@ def sign_pass(client: DockerClient, state_dir: Path, validation: Validation,
 
 def image_verdict(state_dir: Path, image: ImageSummary) -> Verdict:
     """What this host's trusted keys say of the image's known statements; a record without any says so."""
-    envelopes = AttestationStore(state_dir).get(image.id)
+    store = AttestationStore(state_dir)
+    envelopes = store.get(image.id)
+    damaged = store.damaged(image.id) if not envelopes else None
+    if damaged is not None:
+        return Verdict(False, reason=f"its signed validations file {damaged} is damaged (not a JSON list); "
+                                     "`envgen smoke` on this host signs the image again")
     if not envelopes:
         record = ValidationStore(state_dir).get(image.id)
         return Verdict(False, reason=UNSIGNED if record is not None and record.passed
@@ -64,10 +67,3 @@ def require_validated(state_dir: Path, image: ImageSummary, name: str, target: s
                                     "the key that signed it (`envgen key trust FILE`)")
     return verdict
 
-
-def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def freeze_digest(frozen: str) -> str:
-    return hashlib.sha256(frozen.encode()).hexdigest()

@@ -120,3 +120,17 @@ def test_names_inside_an_image_archive_are_refused_by_name(tmp_path: Path) -> No
         refuse_names(foreign, tmp_path / "b.tar")
     with pytest.raises(BundleError, match="holding 2 images"):
         archive_facts(_archive(tmp_path / "c.tar", None, count=2), bad)
+
+
+def test_a_damaged_local_copy_is_named(tmp_path: Path) -> None:
+    from envgen.pipeline.validity import image_verdict
+
+    class Image:
+        id, layers = IMAGE, LAYERS
+
+    store = attest.AttestationStore(tmp_path)
+    store.add(IMAGE, [_signed(tmp_path)])
+    assert image_verdict(tmp_path, Image()).validated  # type: ignore[arg-type]
+    store._path(IMAGE).write_text('[{"payload": ', encoding="utf-8")
+    verdict = image_verdict(tmp_path, Image())  # type: ignore[arg-type]
+    assert not verdict.validated and "is damaged (not a JSON list)" in verdict.reason
