@@ -227,7 +227,17 @@ def test_a_pushed_attestation_verifies_only_where_the_key_is_trusted(built: Buil
     remote = remote_ref(registry, built.tag)
     digest, _ = image_manifest(remote)
     assert f"signed attestation: {remote.rsplit(':', 1)[0]}:{attestation_tag(digest)}" in message
-    assert len(fetch_attestations(remote, digest)) == 1
+    stored = fetch_attestations(remote, digest)
+    assert len(stored) == 1
+    # what the registry holds verifies with an independent DSSE verifier (securesystemslib) and names the manifest
+    from securesystemslib import dsse
+    from securesystemslib.signer import SSlibKey
+
+    key = trusted_keys(envgen_home / "state")
+    keyid, public = next(iter(key.items()))
+    envelope = dsse.Envelope.from_dict(stored[0])
+    assert list(envelope.verify([SSlibKey.from_crypto(public, keyid=keyid)], 1)) == [keyid]
+    assert {"name": "image-manifest", "digest": {"sha256": digest[7:]}} in json.loads(envelope.payload)["subject"]
     laptop = _other_state(envgen_home, "laptop")
     with pytest.raises(ImageNotValidated) as refused:
         pull(NAME, registry=registry, smoke=False, env=laptop)
