@@ -16,6 +16,8 @@ LABEL_SMOKE_MODE = "io.envgen.smoke-mode"  # sealed: the report's mode
 LABEL_SMOKE_TIER = "io.envgen.smoke-tier"  # sealed: what a pass proves (TIERS)
 LABEL_SMOKE_TESTED_IMAGE = "io.envgen.smoke-tested-image"  # sealed: the image ID the probe ran in
 LABEL_FREEZE_SHA256 = "io.envgen.freeze-sha256"  # sealed: sha256 of /etc/envgen/requirements.freeze.txt
+# what only the seal sets (a rendered Dockerfile empties them, so that no image inherits its base's)
+SEALED_LABELS = (LABEL_SMOKE, LABEL_SMOKE_MODE, LABEL_SMOKE_TIER, LABEL_SMOKE_TESTED_IMAGE, LABEL_FREEZE_SHA256)
 
 # --- build arguments ------------------------------------------------------------------------------------------
 # Routes (mirrors, proxies): none of them reaches a rendered file or a hash.

@@ -13,7 +13,7 @@ def push_cmd(
     profile: str = typer.Argument(..., help="Profile name or path."),
     registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
 ) -> None:
-    """Publish the profile's validated image."""
+    """Publish the profile's validated image and its signed validation."""
     from envgen.pipeline.publish import push
 
     typer.echo(push(profile, registry=registry))
@@ -25,7 +25,8 @@ def pull_cmd(
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
     gpu_route: str | None = gpu_route_option(),
 ) -> None:
-    """Fetch a prebuilt image; accept it only if its labels match the local profile's hash."""
+    """Fetch a prebuilt image; accept it only if a trusted key signed a validation of its digest and its labels
+    match the local profile's hash."""
     from envgen.pipeline.publish import pull
 
     typer.echo(pull(profile, registry=registry, smoke=not no_smoke, env=route_env(gpu_route)))
@@ -42,8 +43,8 @@ def save_cmd(
 
 
 def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `envgen save`.")) -> None:
-    """Verify an offline bundle (checksums, labels) and load its image; it stays 'sealed, not
-    validated on this host' until `envgen smoke` or the first `envgen run` passes here."""
+    """Verify an offline bundle (checksums, a trusted key's signed validation of its image, no foreign names)
+    and load its image; its first `envgen run` here smoke-tests it."""
     from envgen.pipeline.bundle import load
 
     typer.echo(load(bundle, echo=typer.echo))
@@ -58,6 +59,18 @@ def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
         echo_json(rows)
     else:
         typer.echo(rows_table(rows))
+
+
+def key_cmd(
+    action: str = typer.Argument("show", help="show | export | trust FILE | untrust KEYID"),
+    argument: str | None = typer.Argument(None, help="trust: a public key file; untrust: a key id."),
+    out: Path | None = typer.Option(None, "-o", "--output", metavar="FILE", help="export: write the key here."),
+) -> None:
+    """The key envgen signs validations with, and the keys whose validations this host trusts."""
+    from envgen.config import load_config
+    from envgen.pipeline.keys import key_action
+
+    typer.echo(key_action(action, load_config().state_dir, argument, out))
 
 
 def doctor_cmd(
@@ -85,4 +98,5 @@ def register(app: typer.Typer) -> None:
     app.command("save")(handles_errors(save_cmd))
     app.command("load")(handles_errors(load_cmd))
     app.command("images")(handles_errors(images_cmd))
+    app.command("key")(handles_errors(key_cmd))
     app.command("doctor")(handles_errors(doctor_cmd))

@@ -323,10 +323,19 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     if push:
-        from envgen.pipeline.publish import push_tag, registry_to_use
-
-        outcome.pushed = push_tag(client, tag, profile, registry_to_use(registry, config))
+        _push(client, config, tag, profile.name, registry, outcome)
     return outcome
+
+
+def _push(client: DockerClient, config: UserConfig, tag: str, target: str, registry: str | None,
+          outcome: BuildOutcome) -> None:
+    """`build --push`: the image and its signed validation (``publish.publish_validated``)."""
+    from envgen.pipeline.publish import publish_validated, registry_to_use
+
+    image = inspect_image(client, tag)
+    if image is not None:
+        outcome.pushed = publish_validated(client, config.state_dir, image, tag, target,
+                                           registry_to_use(registry, config))[0].split(" (", 1)[0]
 
 
 def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: DockerClient, store: ValidationStore,
@@ -336,16 +345,15 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
     current = inspect_image(client, planned_tag)
     if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash:
         return None
-    record = store.get(current.id)
-    if not ((record and record.passed) or not smoke):
+    from envgen.pipeline.validity import image_verdict
+
+    verdict = image_verdict(config.state_dir, current)  # a record alone (an older envgen's) is built again
+    if not (verdict.validated or not smoke):
         return None
     outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,
-                           validated=bool(record and record.passed),
-                           tier=(record.tier or None) if record and record.passed else None)
+                           validated=verdict.validated, tier=verdict.tier or None)
     if push:
-        from envgen.pipeline.publish import push_tag, registry_to_use
-
-        outcome.pushed = push_tag(client, planned_tag, profile, registry_to_use(registry, config))
+        _push(client, config, planned_tag, profile.name, registry, outcome)
     return outcome
 
 
@@ -382,5 +390,9 @@ def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, cli
     if run_record is not None:
         from dataclasses import replace
 
-        store.record(replace(run_record, image_id=final_id))
+        from envgen.pipeline.validity import sign_pass
+
+        sealed = replace(run_record, image_id=final_id)
+        store.record(sealed)
+        sign_pass(client, config.state_dir, sealed)  # the statement names the sealed image's digest
     return final_id

@@ -8,13 +8,16 @@
   other member its size and sha256 (``payload_sha256`` is the image's);
 - ``validation.json``: the validation record of the building host (``{}`` if it has none);
 - ``smoke-report.json``: the smoke report sealed in the image;
+- ``attestations.json``: the signed statements (DSSE envelopes, ``pipeline/attest.py``) that name the image's digest;
 - ``image.tar.gz``: the image in ``docker save`` format, gzip-compressed.
 
 ``envgen load FILE`` checks every member's size and sha256 against the manifest, then the image
-config inside the archive (its sha256 must be the manifest's image ID, its labels the manifest's),
-all before anything reaches the engine; then loads, tags ``envgen/<profile>:<hash12>`` and keeps
-the image "sealed, not validated on this host" (no validation record here) until ``envgen smoke``
-or the first ``envgen run`` passes on this host.
+config inside the archive (its sha256 must be the manifest's image ID, its labels the manifest's), then that a
+statement signed by a key this host trusts names that digest, and that the archive names no image of its own
+(``pipeline/bundle_trust.py``), all before anything reaches the engine; then loads, tags
+``<namespace>/<profile>:<hash12>`` and its ``:latest`` (nothing else), and keeps the image "not smoke-tested on this
+host" until ``envgen smoke`` or the first ``envgen run`` passes here. A bundle of an envgen before the signatures
+(``envgen.bundle/1``) carries none and is refused.
 """
 
 from __future__ import annotations
@@ -38,10 +41,13 @@ from envgen.docker import connect, inspect_image, remove_image
 from envgen.docker.archive import load_archive, read_file, save_stream
 from envgen.docker.images import ImageSummary, tag_all
 from envgen.errors import BundleError, EnvgenError, ImageNotValidated
+from envgen.pipeline.attest import AttestationStore
+from envgen.pipeline.bundle_trust import archive_facts, refuse_names, trusted_verdict
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import SEALED_REPORT
 from envgen.pipeline.state import Validation, ValidationStore
+from envgen.pipeline.validity import require_validated
 from envgen.records import Record
 from envgen.render.core import image_tag
 from envgen.vocabulary import (
@@ -57,11 +63,13 @@ from envgen.vocabulary import (
 if TYPE_CHECKING:
     from docker import DockerClient
 
-SCHEMA = "envgen.bundle/1"
+SCHEMA = "envgen.bundle/2"
 MANIFEST = "manifest.json"
 IMAGE = "image.tar.gz"
 VALIDATION = "validation.json"
 REPORT = "smoke-report.json"
+ATTESTATIONS = "attestations.json"
+MEMBERS = (VALIDATION, REPORT, ATTESTATIONS, IMAGE)
 # Labels a bundle vouches for: envgen's own (hashes, profile, smoke verdict) and the OCI set.
 LABEL_PREFIXES = (LABEL_PREFIX, "org.opencontainers.image.")
 CHUNK = 1 << 20
@@ -129,8 +137,10 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
     client = connect()
     image = resolve_image(client, target, env)
     name = image.tags[0] if image.tags else image.id[:19]
+    require_validated(config.state_dir, image, name, target, "bundled")
     report = _sealed_report(client, image, name, target)
     record = ValidationStore(config.state_dir).get(image.id)
+    envelopes = AttestationStore(config.state_dir).get(image.id)
     out = out.expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
@@ -143,13 +153,14 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
         (work / VALIDATION).write_bytes(
             (json.dumps(asdict(record) if record else {}, indent=2, sort_keys=True) + "\n").encode())
         (work / REPORT).write_bytes(report)
+        (work / ATTESTATIONS).write_bytes((json.dumps(envelopes, indent=2, sort_keys=True) + "\n").encode())
         files = {member: FileEntry(sha256=_sha256_file(work / member), size=(work / member).stat().st_size)
-                 for member in (VALIDATION, REPORT, IMAGE)}
+                 for member in MEMBERS}
         manifest = _manifest(image, record, files)
         (work / MANIFEST).write_bytes(manifest.to_json())
         staged = work / "bundle.tar"
         with tarfile.open(staged, "w", format=tarfile.PAX_FORMAT) as tar:
-            for member in (MANIFEST, VALIDATION, REPORT, IMAGE):
+            for member in (MANIFEST, *MEMBERS):
                 _add(tar, member, work / member)
         os.replace(staged, out)
     finally:
@@ -229,18 +240,14 @@ def _unpack_image(tar: tarfile.TarFile, entry: FileEntry, path: Path, dest: Path
         raise _bad(path, f"has a damaged image archive ({type(exc).__name__}: {exc})") from None
 
 
-def _archive_config(archive: Path, path: Path) -> tuple[str, dict[str, str]]:
-    """(image ID, labels) from the image config inside a ``docker save`` tar."""
+def _envelopes(raw: bytes, path: Path) -> list[dict[str, Any]]:
     try:
-        with tarfile.open(archive, "r:") as tar:
-            index = json.loads(_member(tar, "manifest.json", path).read())
-            config_name = index[0]["Config"]
-            raw = _member(tar, config_name, path).read()
-    except (tarfile.TarError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise _bad(path, f"has an image archive without a readable image config ({exc})") from None
-    config = json.loads(raw)
-    labels = (config.get("config") or {}).get("Labels") or {}
-    return "sha256:" + hashlib.sha256(raw).hexdigest(), dict(labels)
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise _bad(path, f"has an {ATTESTATIONS} that is not a list of signed statements")
+    return data
 
 
 def _read_manifest(tar: tarfile.TarFile, path: Path) -> Manifest:
@@ -250,9 +257,13 @@ def _read_manifest(tar: tarfile.TarFile, path: Path) -> Manifest:
     except ValueError as exc:  # pydantic's ValidationError among them
         first = str(exc).splitlines()[0]
         raise _bad(path, f"has an unreadable manifest ({first})") from None
+    if manifest.schema_ == "envgen.bundle/1":
+        raise BundleError(f"bundle {path} was written by an envgen before signed validations and carries no "
+                          "signature naming its image; nothing was loaded",
+                          fix="ask for a new bundle (`envgen save` of an envgen that signs), or build the profile here")
     if manifest.schema_ != SCHEMA:
         raise _bad(path, f"has manifest schema {manifest.schema_!r}, not {SCHEMA!r}")
-    if set(manifest.files) != {IMAGE, VALIDATION, REPORT} or manifest.files[IMAGE].sha256 != manifest.payload_sha256:
+    if set(manifest.files) != set(MEMBERS) or manifest.files[IMAGE].sha256 != manifest.payload_sha256:
         raise _bad(path, "has a manifest whose file list does not match the bundle format")
     labels = manifest.labels
     if (labels.get(LABEL_CONTENT_HASH) != manifest.content_hash
@@ -288,15 +299,18 @@ def load(path: Path, *, env: Mapping[str, str] | None = None,
                 manifest = _read_manifest(tar, path)
                 _check_small(tar, VALIDATION, manifest.files[VALIDATION], path)
                 _check_small(tar, REPORT, manifest.files[REPORT], path)
+                envelopes = _envelopes(_check_small(tar, ATTESTATIONS, manifest.files[ATTESTATIONS], path), path)
                 echo(f"verifying and unpacking {IMAGE} ({manifest.files[IMAGE].size / 1e6:.1f} MB)")
                 _unpack_image(tar, manifest.files[IMAGE], path, work / "image.tar")
             except (tarfile.TarError, EOFError) as exc:
                 raise _bad(path, f"is truncated or damaged ({type(exc).__name__})") from None
-        image_id, labels = _archive_config(work / "image.tar", path)
-        if image_id != manifest.image_id:
-            raise _bad(path, f"holds image {image_id[:19]}, but its manifest names {manifest.image_id[:19]}")
-        wrong = sorted(k for k, v in manifest.labels.items() if labels.get(k) != v)
-        if wrong or labels.get(LABEL_SMOKE) != "pass":
+        facts = archive_facts(work / "image.tar", lambda what: _bad(path, what))
+        if facts.image_id != manifest.image_id:
+            raise _bad(path, f"holds image {facts.image_id[:19]}, but its manifest names {manifest.image_id[:19]}")
+        verdict = trusted_verdict(config.state_dir, envelopes, facts, path)
+        refuse_names(facts, path)
+        wrong = sorted(k for k, v in manifest.labels.items() if facts.labels.get(k) != v)
+        if wrong or facts.labels.get(LABEL_SMOKE) != "pass":
             raise _bad(path, f"holds an image whose labels differ from its manifest ({', '.join(wrong) or 'smoke'})")
         client = connect()
         existed = inspect_image(client, manifest.image_id) is not None
@@ -309,13 +323,15 @@ def load(path: Path, *, env: Mapping[str, str] | None = None,
         _accept(client, manifest, existed, path, [local_tag, alias_ref(config, manifest.profile)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    AttestationStore(config.state_dir).add(manifest.image_id, envelopes)
     marker = bundle_marker(config.state_dir, manifest.image_id)
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_bytes(manifest.to_json())
     record = ValidationStore(config.state_dir).get(manifest.image_id)
-    state = f"validated on this host ({record.status})" if record else \
-        f"sealed, not validated on this host (`envgen smoke {local_tag}` or the first `envgen run` validates it)"
-    return f"loaded {local_tag} ({manifest.image_id[:19]}), checksums and labels match the manifest; {state}"
+    state = f"smoke-tested on this host ({record.status})" if record else \
+        f"not smoke-tested on this host yet (`envgen smoke {local_tag}` or the first `envgen run` does it)"
+    return (f"loaded {local_tag} and :latest ({manifest.image_id[:19]}); checksums match the manifest and key "
+            f"{verdict.keyid[:12]}'s signed validation ({verdict.tier or 'no tier'}) names its digest; {state}")
 
 
 def _accept(client: DockerClient, manifest: Manifest, existed: bool, path: Path, tags: list[str]) -> None:

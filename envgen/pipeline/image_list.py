@@ -10,9 +10,9 @@ from typing import Any
 from envgen.config import load_config
 from envgen.docker import connect, list_images
 from envgen.pipeline.state import ValidationStore
-from envgen.pipeline.tiers import tier_of
+from envgen.pipeline.validity import image_verdict
 from envgen.table import format_table
-from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_SMOKE
+from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_PROFILE
 
 
 def _age(created: datetime, now: datetime) -> str:
@@ -39,24 +39,29 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
             continue
         if not image.tags and record is None:
             continue
-        tier = tier_of(record, image.labels)
-        if record is not None:
+        verdict = image_verdict(config.state_dir, image)
+        here = record.tier if record is not None and record.passed else ""
+        tier = (here or verdict.tier or None) if verdict.validated else None
+        if record is not None and not record.passed:
             status = f"{record.status} ({record.mode})"
-        elif image.labels.get(LABEL_SMOKE):
-            status = f"sealed {image.labels[LABEL_SMOKE]}, not validated on this host"
+        elif not verdict.validated:
+            status = f"not validated: {verdict.reason}"
+        elif record is not None:
+            status = f"{record.status} ({record.mode})"
         else:
-            status = "not validated"
+            status = "signed pass, not smoke-tested on this host"
         rows.append({
             "tags": sorted(image.tags), "id": image.id, "profile": image.labels.get(LABEL_PROFILE, ""),
             "content_hash": image.labels.get(LABEL_CONTENT_HASH, ""), "size_bytes": image.size,
             "created": image.created.isoformat(), "age": _age(image.created, now), "validation": status,
-            "tier": tier,
+            "tier": tier, "signed_by": verdict.keyid[:12] if verdict.validated else "",
         })
     return sorted(rows, key=lambda r: (r["profile"], r["created"]), reverse=False)
 
 
 def rows_table(rows: list[dict[str, Any]]) -> str:
-    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION", "TIER")
+    headers = ("TAG", "PROFILE", "HASH", "SIZE", "AGE", "VALIDATION", "TIER", "SIGNED BY")
     table = [[", ".join(r["tags"]) or r["id"][:19], r["profile"], r["content_hash"][:12],
-              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"], r.get("tier") or "-"] for r in rows]
+              f"{r['size_bytes'] / 1e6:.0f} MB", r["age"], r["validation"], r.get("tier") or "-",
+              r.get("signed_by") or "-"] for r in rows]
     return format_table(headers, table) if table else "no envgen images on this engine"

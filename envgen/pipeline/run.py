@@ -49,12 +49,19 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         # An image from an offline bundle: sealed where it was built, not validated here; its first run
         # here is preceded by the smoke test, which records the verdict for this host.
         record = _first_run_smoke(client, image, gpus, store, out, env)
+    name = image.tags[0] if image.tags else image.id[:19]
     if not force and (record is None or not record.passed):
         state = "failed" if record else "has not passed"
-        raise ImageNotValidated(
-            f"image {image.tags[0] if image.tags else image.id[:19]} {state} its smoke test on this host",
-            fix=f"run `envgen smoke {target}` first, or pass --force to run it anyway",
-        )
+        raise ImageNotValidated(f"image {name} {state} its smoke test on this host",
+                                fix=f"run `envgen smoke {target}` first, or pass --force to run it anyway")
+    if not force:
+        from envgen.pipeline.validity import image_verdict
+
+        verdict = image_verdict(config.state_dir, image)  # the record must be one a trusted key signed
+        if not verdict.validated:
+            raise ImageNotValidated(f"image {name} ({image.id[:19]}) is not validated: {verdict.reason}",
+                                    fix=f"run `envgen smoke {target}` to validate and sign it here, or pass --force "
+                                        "to run it anyway")
     gpus = gpus_for(image.labels, gpus)
     route = None
     if gpus == "none" and image.labels.get(LABEL_GPU_REQUIRED) == "true":

@@ -15,6 +15,7 @@ from envgen.errors import HostIncompatible, InputError, SmokeFailed
 from envgen.pipeline.gpus import start_container
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import TierChoice, host_facts, host_plan, route_for
+from envgen.pipeline.validity import sign_pass
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import LABEL_CONTENT_HASH, LABEL_GPU_REQUIRED, LABEL_PROFILE
 
@@ -98,7 +99,7 @@ def record_result(client: DockerClient, image: str, result: RunResult, *, timeou
             fix=found.fix if found else None).with_tail(tail)
     report = SmokeReport.from_json(text)
     image_id = inspect_image(client, image)
-    store.record(Validation(
+    validation = Validation(
         image_id=image_id.id if image_id else image,
         status="pass" if report.passed else "fail",
         mode=str(report.raw.get("mode", "")),
@@ -108,7 +109,9 @@ def record_result(client: DockerClient, image: str, result: RunResult, *, timeou
         report=report.raw,
         tier=(report.tier or "") if report.passed else "",
         origin=origin,
-    ))
+    )
+    store.record(validation)
+    sign_pass(client, store.dir.parent, validation)  # a pass of an image envgen built: signed about its digest
     return report
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from envgen.errors import HostIncompatible
 from envgen.host.model import HostFacts
 from envgen.host.route import GpuRoute, choose_route
-from envgen.vocabulary import LABEL_SMOKE, LABEL_SMOKE_TIER, TIER_CPU, TIER_GPU, TIER_LIBRARIES
+from envgen.vocabulary import LABEL_SMOKE_TIER, TIER_CPU, TIER_GPU, TIER_LIBRARIES
 
 # what a passing smoke report proves (the probe's ``tier``): ordered weakest first
 LIBRARIES, GPU, CPU = TIER_LIBRARIES, TIER_GPU, TIER_CPU
@@ -95,12 +95,3 @@ def host_facts(env: Mapping[str, str] | None = None, kb: Any = None) -> HostFact
         return collect(RealProvider(env), kb)
     except Exception:  # noqa: BLE001 - unreadable host facts: let the engine's answer decide
         return None
-
-
-def tier_of(record: Any, labels: Mapping[str, str]) -> str | None:
-    """The tier an image was validated at: this host's record, else the sealed label."""
-    if record is not None:
-        return (getattr(record, "tier", "") or None) if record.passed else None
-    if labels.get(LABEL_SMOKE) == "pass":
-        return labels.get(TIER_LABEL) or None
-    return None

@@ -37,6 +37,7 @@ from envgen.vocabulary import (
     LABEL_PROFILE,
     LABEL_PROFILE_HASH,
     LABEL_VERSION,
+    SEALED_LABELS,
 )
 
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
@@ -196,6 +197,9 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
         LABEL_VERSION: __version__,
         # Whether the smoke test must see a GPU: `envgen smoke IMAGE` requests one only then.
         LABEL_GPU_REQUIRED: "true" if profile.is_gpu else "false",
+        # What only the seal of a passing probe sets, emptied: an image built on an envgen image (a team base, or
+        # --no-smoke on one) never inherits its base's pass.
+        **dict.fromkeys(SEALED_LABELS, ""),
     }
     if profile.metadata is not None:
         values.update({f"{oci}{key}": value for key, value in profile.metadata.model_dump().items() if value})

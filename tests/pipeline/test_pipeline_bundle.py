@@ -1,6 +1,6 @@
 """Offline bundles for real: build a tiny validated image, `save` it to one file, remove it from
-the engine, reject a truncated and two altered copies (nothing loaded), `load` the good one (sealed,
-not validated on this host), then the first `run` smoke-tests it here. Cost: one small build
+the engine, reject a truncated and two altered copies (nothing loaded), `load` the good one (its signed
+validation verified, not smoke-tested on this host), then the first `run` smoke-tests it here. Cost: one small build
 (seconds when the pipeline tests' layers are cached, ~1 min cold) and a ~40 MB bundle."""
 
 from __future__ import annotations
@@ -105,11 +105,11 @@ def test_round_trip_then_first_run_validates_here(saved: tuple[BuildOutcome, Pat
     start = time.monotonic()
     message = load(bundle)
     print(f"\nload: {time.monotonic() - start:.1f}s: {message}")
-    assert "sealed, not validated on this host" in message
+    assert "signed validation (cpu) names its digest; not smoke-tested on this host yet" in message
     image = inspect_image(docker_client, outcome.tag)
     assert image is not None and image.id == outcome.image_id
     row = next(r for r in image_rows() if r["id"] == outcome.image_id)
-    assert row["validation"] == "sealed pass, not validated on this host"
+    assert row["validation"] == "signed pass, not smoke-tested on this host" and row["signed_by"]
     out = io.StringIO()
     code = run(outcome.tag, command=["python", "-c", "import six; print(six.__version__)"], gpus="none",
                out=out.write)
@@ -118,6 +118,6 @@ def test_round_trip_then_first_run_validates_here(saved: tuple[BuildOutcome, Pat
     assert record is not None and record.passed
     with tarfile.open(bundle, "r:") as tar:
         manifest = json.loads(tar.extractfile(MANIFEST).read())  # type: ignore[union-attr]
-    assert manifest["schema"] == "envgen.bundle/1" and manifest["content_hash"] == image.labels[
+    assert manifest["schema"] == "envgen.bundle/2" and manifest["content_hash"] == image.labels[
         "io.envgen.content-hash"] and manifest["validation"]["status"] == "pass"
-    assert set(manifest["files"]) == {"image.tar.gz", "validation.json", "smoke-report.json"}
+    assert set(manifest["files"]) == {"image.tar.gz", "validation.json", "smoke-report.json", "attestations.json"}

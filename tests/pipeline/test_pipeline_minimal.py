@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 from envgen.docker import inspect_image, remove_image
-from envgen.errors import BuildFailed, ImageMismatch, ImageNotValidated, RegistryError
+from envgen.errors import BuildFailed, ImageNotValidated, RegistryError
 from envgen.pipeline.build import build
 from envgen.pipeline.publish import pull, push, remote_ref
 from envgen.pipeline.run import run
@@ -115,7 +115,9 @@ def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient
     docker_client.api.tag(built.image_id, *ref.rsplit(":", 1))  # Podman refuses a repository with its tag in it
     docker_client.images.push(ref)
     remove_image(docker_client, ref, force=True)
-    with pytest.raises(ImageMismatch, match="does not match the local profile 'pipe-other'"):
+    # unsigned in the registry: refused before anything is pulled (a signed one with other labels:
+    # tests/pipeline/test_pipeline_attest.py)
+    with pytest.raises(ImageNotValidated, match="the registry holds no signed validation beside it"):
         pull(other, registry=publish_registry(local_registry), smoke=False)
     assert inspect_image(docker_client, ref) is None and inspect_image(docker_client, other_tag) is None
 
@@ -202,8 +204,8 @@ def test_images_lists_validation_status(built) -> None:  # type: ignore[no-untyp
     from envgen.pipeline.image_list import image_rows, rows_table
 
     rows = {row["profile"]: row for row in image_rows()}
-    assert rows["pipe-min"]["validation"] == "pass (cpu-only)"
-    assert rows["pipe-nosmoke"]["validation"] == "not validated"
+    assert rows["pipe-min"]["validation"] == "pass (cpu-only)" and rows["pipe-min"]["signed_by"]
+    assert rows["pipe-nosmoke"]["validation"] == "not validated: no signed validation names its digest"
     assert "pipe-min" in rows_table(list(rows.values()))
 
 

@@ -13,7 +13,7 @@ from envgen.host.model import HostFacts, RuntimeFacts
 from envgen.host.route import gpu_access
 from envgen.kb import load_kb
 from envgen.pipeline.state import Validation
-from envgen.pipeline.tiers import TIER_LABEL, TierChoice, plan_tiers, tier_of
+from envgen.pipeline.tiers import TierChoice, plan_tiers
 
 HOSTS = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
 
@@ -60,12 +60,3 @@ def _record(status: str, tier: str) -> Validation:
     return Validation("sha256:x", status, "libraries", "p", "h", "2026-01-01T00:00:00Z", {}, tier)
 
 
-def test_tier_of_prefers_this_hosts_record_over_the_sealed_label() -> None:
-    sealed = {"io.envgen.smoke": "pass", TIER_LABEL: "libraries"}
-    assert tier_of(None, sealed) == "libraries"
-    assert tier_of(_record("pass", "gpu"), sealed) == "gpu"
-    assert tier_of(_record("fail", ""), sealed) is None
-    assert tier_of(None, {"io.envgen.smoke": "fail", TIER_LABEL: ""}) is None
-    # a record written before the tiers has none
-    old = Validation("sha256:x", "pass", "gpu", "p", "h", "t", {})
-    assert old.tier == "" and tier_of(old, {}) is None

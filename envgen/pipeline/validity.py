@@ -1,0 +1,69 @@
+"""Whether an image is validated: a trusted key's signed statement names exactly its digest
+(``pipeline/attest.py``); and the signing of a probe's pass. Labels and validation records alone validate
+nothing: a record of an envgen before the signatures reads "validated (unsigned, from its record)"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envgen.errors import ImageNotValidated
+from envgen.pipeline.attest import AttestationStore, Verdict, predicate, sign, statement, verify
+from envgen.pipeline.keys import signing_key, trusted_keys
+from envgen.pipeline.state import Validation, ValidationStore
+from envgen.vocabulary import LABEL_FREEZE_SHA256, LABEL_PROFILE_HASH
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+    from envgen.docker import ImageSummary
+
+UNSIGNED = "validated by an envgen before signed validations (unsigned, from its record)"
+
+
+def sign_pass(client: DockerClient, state_dir: Path, validation: Validation,
+              freeze_sha256: str | None = None) -> dict[str, Any] | None:
+    """Sign a passing validation of an image envgen built (its statement names the image's digest) and keep the
+    envelope in the local state; None for a failure or an image envgen did not build."""
+    from envgen.docker import inspect_image
+
+    if not validation.passed or validation.origin != "built":
+        return None
+    image = inspect_image(client, validation.image_id)
+    if image is None:
+        return None
+    labels = image.labels
+    frozen = freeze_sha256 or labels.get(LABEL_FREEZE_SHA256) or ""
+    facts = predicate(profile=validation.profile, profile_hash=labels.get(LABEL_PROFILE_HASH, ""),
+                      content_hash=validation.content_hash, freeze_sha256=frozen, report=validation.report,
+                      tier=validation.tier, validated_at=validation.checked_at)
+    key = signing_key(state_dir)
+    envelope = sign(statement(image.id, image.layers, facts), key.private, key.keyid)
+    AttestationStore(state_dir).add(image.id, [envelope])
+    return envelope
+
+
+def image_verdict(state_dir: Path, image: ImageSummary) -> Verdict:
+    """What this host's trusted keys say of the image's known statements; a record without any says so."""
+    store = AttestationStore(state_dir)
+    envelopes = store.get(image.id)
+    damaged = store.damaged(image.id) if not envelopes else None
+    if damaged is not None:
+        return Verdict(False, reason=f"its signed validations file {damaged} is damaged (not a JSON list); "
+                                     "`envgen smoke` on this host signs the image again")
+    if not envelopes:
+        record = ValidationStore(state_dir).get(image.id)
+        return Verdict(False, reason=UNSIGNED if record is not None and record.passed
+                       else "no signed validation names its digest")
+    return verify(envelopes, trusted_keys(state_dir), image.id, image.layers)
+
+
+def require_validated(state_dir: Path, image: ImageSummary, name: str, target: str, what: str) -> Verdict:
+    """The image's verdict, or ImageNotValidated naming why (``what``: "pushed", "bundled")."""
+    verdict = image_verdict(state_dir, image)
+    if not verdict.validated:
+        raise ImageNotValidated(f"{name} ({image.id[:19]}) is not validated, so it is not {what}: {verdict.reason}",
+                                fix=f"run `envgen smoke {target}` on this host to validate and sign it, or trust "
+                                    "the key that signed it (`envgen key trust FILE`)")
+    return verdict
+
