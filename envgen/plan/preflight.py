@@ -30,7 +30,8 @@ def _kernels(stack: Stack, tf_cuda: str | None) -> list[dict[str, Any]]:
     profile, variant, tf = stack.profile, stack.torch_variant, stack.tf_build
     out = []
     if variant is not None and variant.cuda and (variant.arch_list or variant.ptx):
-        out.append({"what": f"torch {profile.frameworks.pytorch} ({variant.tag})",
+        version = str(profile.frameworks.pytorch)
+        out.append({"what": f"torch {version}" if "+" in version else f"torch {version}+{variant.tag}",
                     "code": [*variant.arch_list, *variant.ptx]})
     if tf is not None and tf_cuda and stack.ngc is None and (tf.arch_list or tf.ptx):
         out.append({"what": f"tensorflow {profile.frameworks.tensorflow} (CUDA {tf.cuda})",

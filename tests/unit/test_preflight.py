@@ -117,7 +117,7 @@ def test_a_gpu_the_frameworks_ship_no_code_for_is_refused(tmp_path: Path) -> Non
     facts = facts_of(profile)  # torch 1.13.1+cu117: sm_37 ... sm_86, no PTX (read from the wheel, pytorch.yaml)
     code, err, _ = run(tmp_path, facts)
     assert code == 78 and len(err.splitlines()) == 1, err
-    assert err.startswith("envgen preflight: refused: GPU 0 NVIDIA H200 (sm_90): torch 1.13.1 (cu117) ships GPU "
+    assert err.startswith("envgen preflight: refused: GPU 0 NVIDIA H200 (sm_90): torch 1.13.1+cu117 ships GPU "
                           "code for sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 only"), err
     assert "envgen suggest --compute-capability 9.0" in err
 
