@@ -17,6 +17,7 @@ warnings and runs the command anyway.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -101,11 +102,10 @@ def _proc_driver():
             first = handle.readline()
     except OSError:
         return None
-    words = first.split()
-    for i, word in enumerate(words):
-        if word == "Module" and i + 1 < len(words):
-            return words[i + 1]
-    return None
+    # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  ..." or "... Open Kernel Module for x86_64
+    # 580.159.04  Release Build ..." (seen on the H200): the first dotted number after "Module"
+    _, _, after = first.partition("Module")
+    return next((word for word in after.split() if re.match(r"^\d+\.\d+(\.\d+)?$", word)), None)
 
 
 def host_facts():
