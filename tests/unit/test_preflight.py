@@ -138,3 +138,15 @@ def test_an_unreadable_profile_json_checks_nothing_and_says_so(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-I", "-S", str(SCRIPT), str(tmp_path / "profile.json")],
                           capture_output=True, text=True, env={"PATH": os.environ["PATH"]}, timeout=60)
     assert done.returncode == 0 and done.stderr.startswith("envgen preflight: warning: cannot read "), done.stderr
+
+
+def test_the_drivers_version_is_read_from_proc_as_the_h200_wrote_it() -> None:
+    """/proc/driver/nvidia/version as `cat` printed it on the H200 (its open kernel module: "Module for x86_64
+    580.159.04"); no file, no driver."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import envgen_preflight
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    assert envgen_preflight._proc_driver(str(HOSTS / "h200-580" / "proc-driver-version.txt")) == "580.159.04"
+    assert envgen_preflight._proc_driver("/nonexistent/version") is None

@@ -95,10 +95,10 @@ def _nvidia_smi():
     return (driver, gpus) if driver else None
 
 
-def _proc_driver():
+def _proc_driver(path="/proc/driver/nvidia/version"):
     """The driver's version from /proc/driver/nvidia/version (no GPU list); None without the driver."""
     try:
-        with open("/proc/driver/nvidia/version") as handle:
+        with open(path) as handle:
             first = handle.readline()
     except OSError:
         return None
