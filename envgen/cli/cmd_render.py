@@ -36,9 +36,9 @@ def export_cmd(
                                   help="Apptainer: build from the image on this host (docker-daemon) or from "
                                        "the registry (docker)."),
     force: bool = typer.Option(False, "--force", help="Replace export files that exist with other contents."),
-    runtime: str = typer.Option("apptainer", "--runtime", metavar="apptainer|docker|podman",
+    runtime: str = typer.Option("apptainer", "--runtime", metavar="apptainer|docker|podman|pyxis",
                                 help="Slurm: what runs the image on the node (Apptainer's SIF, or the registry "
-                                     "image with Docker or Podman)."),
+                                     "image with Docker, Podman or pyxis/enroot: srun --container-image)."),
     array: str | None = typer.Option(None, "--array", metavar="INDEXES",
                                      help="Slurm: run the job as an array (sbatch --array: 0-9, 1,3,5)."),
 ) -> None:
@@ -50,8 +50,8 @@ def export_cmd(
         raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
     if bootstrap not in ("docker-daemon", "docker"):
         raise InputError(f"option --bootstrap = {bootstrap!r} is not valid", fix="use docker-daemon or docker")
-    if runtime not in ("apptainer", "docker", "podman"):
-        raise InputError(f"option --runtime = {runtime!r} is not valid", fix="use apptainer, docker or podman")
+    if runtime not in ("apptainer", "docker", "podman", "pyxis"):
+        raise InputError(f"option --runtime = {runtime!r} is not valid", fix="use apptainer, docker, podman or pyxis")
     if fmt != "slurm" and (runtime != "apptainer" or array is not None):
         raise InputError(f"options --runtime and --array are for --format slurm, not {fmt}",
                          fix="drop them, or export --format slurm")

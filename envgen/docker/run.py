@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from envgen.docker.gpu_errors import gpu_refusal
 from envgen.errors import EngineError, InputError
+from envgen.layout import PREFLIGHT_SWITCH
 from envgen.vocabulary import DEFAULT_SHM_SIZE
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def run_container(
     on_output: Callable[[str], None] | None = None,
     timeout_s: float | None = None,
     files: tuple[str, bytes] | None = None,
+    preflight: bool = False,
 ) -> RunResult:
     """Run ``command`` in ``image`` to completion; returns its exit code and combined output.
 
@@ -73,12 +75,16 @@ def run_container(
     ``cdi_devices`` asks for the GPUs by CDI instead of through the NVIDIA runtime (see device_requests);
     ``restore_env`` are variables set again after the engine's device edits (a CDI spec's env replaces the
     image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``. ``files``: (DEST, a tar)
-    unpacked into the container before it starts (it is never committed).
+    unpacked into the container before it starts (it is never committed). ``preflight``: the image's own preflight
+    (its entrypoint's GPU and driver check) runs before the command; off for envgen's own runs (probe, freeze,
+    readers), which judge the host themselves, on for the user's command (``envgen run``).
     Raises GpuRequestRefused when the engine refuses the GPU request, InputError for an unknown image.
     """
     from docker.errors import APIError
 
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
+    if not preflight:
+        kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)

@@ -76,6 +76,8 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         client, image.id, command or None, gpus=gpus, route=route,
         workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
         on_output=lambda line: None if out(line + "\n") else None,
+        # the image's preflight runs before the command, unless --gpus none was asked (warned about above)
+        preflight=gpus != "none",
     )
     return result.exit_code
 

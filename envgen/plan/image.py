@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
 from envgen.layout import ENV
@@ -23,6 +24,7 @@ from envgen.plan.expected import (
 from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.libraries import STAGES
 from envgen.plan.lockfile import Pins, exact_conda
+from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
 from envgen.plan.stack import Stack, resolve_rows
@@ -166,6 +168,11 @@ class ImagePlan:
     def user_lines(self) -> list[PipLine]:
         """``packages.pip`` read, the lines whose marker holds in the image (read once, by ``plan_image``)."""
         return [r.line for r in self.requirements if r.applies]
+
+    @functools.cached_property
+    def preflight(self) -> dict[str, Any]:
+        """What the image's preflight checks before the user's command (``plan.preflight``)."""
+        return preflight_document(self.stack, self.kb, self.cuda.tensorflow)
 
     @functools.cached_property
     def expected(self) -> Expected:

@@ -21,6 +21,7 @@ from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render_in_memory, write_context
 from envgen.render.jinja import make_environment, render_template
+from envgen.render.selection import cel_selector, node_affinity_terms, selection
 from envgen.vocabulary import ARGS_FORWARDED, DEFAULT_SHM_SIZE, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
@@ -59,7 +60,7 @@ class ExportOptions:
     # replace export files that exist with other contents (a hand-edited docker-compose.yml is kept otherwise)
     force: bool = False
     # Slurm: what runs the image on the node: Apptainer (a SIF), or Docker / Podman (the registry image)
-    runtime: Literal["apptainer", "docker", "podman"] = "apptainer"
+    runtime: Literal["apptainer", "docker", "podman", "pyxis"] = "apptainer"
     # Slurm: a job array (sbatch --array syntax, "0-9" or "1,3,5"): one image, one job, many tasks
     array: str | None = None
 
@@ -150,7 +151,16 @@ def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig
     return {"docker-bake.hcl": render_template(env, "exports/docker-bake.hcl.j2", context)}
 
 
-RUNTIME_NAMES = {"apptainer": "Apptainer", "docker": "Docker", "podman": "Podman"}
+RUNTIME_NAMES = {"apptainer": "Apptainer", "docker": "Docker", "podman": "Podman", "pyxis": "pyxis (enroot)"}
+
+
+def pyxis_image(image: str) -> str:
+    """An image reference as pyxis/enroot take it: the registry host before a "#" (``localhost:5000/envgen/x:1``
+    -> ``localhost:5000#envgen/x:1``); a Docker Hub reference as it is."""
+    head, sep, rest = image.partition("/")
+    if sep and ("." in head or ":" in head or head == "localhost"):
+        return f"{head}#{rest}"
+    return image
 # sbatch --array: indexes and ranges (with a step ":N"), comma-separated, and an optional "%N" task limit
 _ARRAY = re.compile(r"\d+(?:-\d+(?::\d+)?)?(?:,\d+(?:-\d+(?::\d+)?)?)*(?:%\d+)?")
 
@@ -178,15 +188,32 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
             "file_name": file_name, "gpus": options.gpus, "pinned": bool(pinned),
             "image": _registry_image(ctx, config, options),
             "shm_docker": DEFAULT_SHM_SIZE, "shm_k8s": k8s_quantity(DEFAULT_SHM_SIZE), "runtime": options.runtime,
-            "runtime_name": RUNTIME_NAMES[options.runtime], "array": options.array}
+            "runtime_name": RUNTIME_NAMES[options.runtime], "array": options.array,
+            "pyxis_image": pyxis_image(_registry_image(ctx, config, options))}
+
+
+def _selection_context(ctx: RenderedContext, kb: KnowledgeBase) -> dict[str, object]:
+    """The node selection of a cluster export (``render.selection``), from the plan's preflight facts."""
+    sel = selection(ctx.plan.preflight, kb)
+    if sel is None:
+        return {"affinity": [], "cel": "", "affinity_note": ""}
+    served = ", ".join(sel.ccs) if sel.ccs else "any (the frameworks' GPU code was not read)"
+    note = (f"driver >= {sel.driver_floor or 'any'}, compute capability {served} "
+            "(the GPUs of envgen's knowledge base that its code runs on)")
+    return {"affinity": node_affinity_terms(sel), "cel": cel_selector(sel), "affinity_note": note}
 
 
 def _k8s(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
          env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
+    """A Job per profile; for a GPU profile also its DRA variant (``<profile>.dra.yaml``)."""
     files = {}
     for ctx in ctxs:
         name = f"{ctx.plan.profile.name}.job.yaml"
-        files[name] = render_template(env, "exports/k8s-job.yaml.j2", _cluster_context(ctx, config, options, name))
+        context = {**_cluster_context(ctx, config, options, name), **_selection_context(ctx, kb)}
+        files[name] = render_template(env, "exports/k8s-job.yaml.j2", context)
+        if context["cel"]:
+            dra = f"{ctx.plan.profile.name}.dra.yaml"
+            files[dra] = render_template(env, "exports/k8s-dra.yaml.j2", {**context, "file_name": dra})
     return files
 
 

@@ -27,6 +27,7 @@ TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
     ("requirements.extra.txt", "context/requirements.extra.txt.j2", True),
     (".dockerignore", "context/dockerignore.j2", True),
     ("envgen/envgen-smoke", "context/envgen-smoke.j2", True),
+    ("envgen/envgen-entrypoint", "context/envgen-entrypoint.j2", True),
     ("wheels/README.txt", "context/wheels-README.txt.j2", True),
 )
 CONDA_FILES: tuple[tuple[str, str, bool], ...] = (("environment.yml", "context/environment.yml.j2", True),)
@@ -34,7 +35,7 @@ CONDA_FILES: tuple[tuple[str, str, bool], ...] = (("environment.yml", "context/e
 BASE_FILES: tuple[tuple[str, str, bool], ...] = ((layout.BASE_CONSTRAINTS, "context/constraints.base.txt.j2", True),)
 # Locked profiles that install with uv (BuildKit variant): the script that unpacks uv's pinned wheel.
 UV_FILES: tuple[tuple[str, str, bool], ...] = (("envgen/fetch-uv.py", "context/fetch-uv.py.j2", True),)
-EXECUTABLE = frozenset({"envgen/envgen-smoke"})
+EXECUTABLE = frozenset({"envgen/envgen-smoke", "envgen/envgen-entrypoint"})
 PROBE_PREFIX = "envgen/probe/"
 
 
@@ -59,9 +60,10 @@ def probe_files(directory: Path | None = None) -> dict[str, bytes]:
 
 
 def profile_document(plan: TemplateInput) -> dict[str, Any]:
-    """/etc/envgen/profile.json: the profile's identity (no mirrors) and the expected facts."""
+    """/etc/envgen/profile.json: the profile's identity (no mirrors), the expected facts and the preflight's."""
     doc = dict(plan.profile.identity())
     doc["expected"] = dict(plan.expected)
+    doc["preflight"] = dict(plan.preflight)
     return doc
 
 

@@ -103,6 +103,7 @@ class TemplateInput:
     labels: tuple[tuple[str, str], ...]
     runtime_apt: tuple[str, ...]
     expected: Mapping[str, Any]  # what the smoke probe compares the image against: the plan's Expected.document()
+    preflight: Mapping[str, Any]  # what the image's preflight checks before a command (ImagePlan.preflight)
     image: ImagePlan = field(repr=False, compare=False)  # the plan this writes (``plan.image.plan_image``)
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
@@ -281,6 +282,7 @@ def render_context(
         labels=labels(profile, base, phash),
         runtime_apt=runtime_apt,
         expected=install.expected.document(),
+        preflight=install.preflight,
         image=install,
         secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,

@@ -286,5 +286,7 @@ def test_export_registry_names_where_the_user_pushes(tmp_path: Path) -> None:
                             bootstrap="docker")
     definition = next(p for p in paths if p.suffix == ".def").read_text()
     assert "From: registry.example.org/team/a100-pypi:" in definition
-    [job] = export_profiles(["a100-pypi"], "k8s", tmp_path / "k8s", env=env, registry="registry.example.org/team")
-    assert "image: registry.example.org/team/a100-pypi:" in job.read_text()
+    written = export_profiles(["a100-pypi"], "k8s", tmp_path / "k8s", env=env, registry="registry.example.org/team")
+    assert sorted(p.name for p in written) == ["a100-pypi.dra.yaml", "a100-pypi.job.yaml"]
+    for path in written:  # the Job and its DRA variant
+        assert "image: registry.example.org/team/a100-pypi:" in path.read_text()
