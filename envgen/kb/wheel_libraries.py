@@ -31,6 +31,9 @@ class WheelLibraries(Row):
     version: str
     wheel: str  # the file name: its tags say which Python and platform it serves
     objects: list[WheelObject]
+    # the Requires-Dist lines of NVIDIA's library wheels a plain install pulls in, as written: their libraries come
+    # with this wheel
+    nvidia_requires: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:

@@ -4,18 +4,20 @@ A pinned line whose wheel for the image's CPython (Linux x86-64) is recorded in 
 DT_NEEDED, read from the wheel by ``kb.refresh.wheel_libs``) needs every soname of a CUDA library family
 (``cuda_libraries.yaml``: cudart, cuBLAS, cuDNN, NCCL...) its objects name. Each is provided, or not, by the image:
 the distributions ``plan.libraries`` surveys (the base image, conda, the NVIDIA wheels of the set, the wheels a
-framework pulls in) and the objects of the recorded wheels of the set, the wheel's own included (a library it or
-another wheel bundles). Pure: ``Stack.wheel_libraries`` holds the result for one profile; check's
-``rules_wheel_libraries`` and the probe's expectations (``plan.expected``) read it.
+framework pulls in), the NVIDIA wheels a recorded wheel itself requires, and the objects of the recorded wheels of the
+set, the wheel's own included (a library it or another wheel bundles). Pure: ``Stack.wheel_libraries`` holds the
+result for one profile; check's ``rules_wheel_libraries`` and the probe's expectations (``plan.expected``) read it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from envgen.kb import KnowledgeBase
+from envgen.kb.libraries import nvidia_wheel, wheel_rows
 from envgen.kb.wheel_libraries import WheelLibraries
-from envgen.plan.libraries import Provider
+from envgen.plan.libraries import Provider, soname_for
 from envgen.profile.requirements import PipLine
 
 
@@ -68,6 +70,23 @@ def recorded_wheel(kb: KnowledgeBase, name: str, version: str, python: str) -> W
                  if r.distribution == name and r.version == version and r.serves(python)), None)
 
 
+def _required_wheels(kb: KnowledgeBase, row: WheelLibraries) -> list[tuple[str, str]]:
+    """(soname, who) of the libraries the NVIDIA wheels ``row`` requires bring (``nvidia-cublas-cu12``: cuBLAS for
+    CUDA 12; cuDNN by the version its requirement names)."""
+    out = []
+    for line in row.nvidia_requires:
+        name = re.split(r"[\s\[;<>=!~(]", line, maxsplit=1)[0].lower()
+        version = re.search(r"\d+(?:\.\d+)*", line[len(name):].partition(";")[0])
+        wheel = nvidia_wheel(f"{name}=={version.group(0) if version else '0'}")
+        if wheel is None:
+            continue
+        for lib in wheel_rows(kb.cuda_libraries, wheel):
+            soname = soname_for(lib, str(wheel.cuda_major), version.group(0) if version else None)
+            if soname:
+                out.append((soname, f"{row.distribution} {row.version}'s dependency {line}"))
+    return out
+
+
 def _pinned(lines: tuple[PipLine, ...], python: str) -> list[tuple[str, str, str]]:
     return [(line.name, line.exact, f"packages.pip[{i}]") for i, line in enumerate(lines)
             if line.exact and line.applies(python)]
@@ -89,6 +108,8 @@ def wheel_libraries(kb: KnowledgeBase, lines: tuple[PipLine, ...], python: str,
             unrecorded.append(Unrecorded(name, version, origin))
     provided = {p.soname: p.origin for p in reversed(providers)}
     for _, row in rows:
+        for soname, origin in _required_wheels(kb, row):
+            provided.setdefault(soname, origin)
         for obj in row.objects:
             for soname in obj.provides:
                 provided.setdefault(soname, f"{row.distribution} {row.version}'s {obj.file}")

@@ -58,9 +58,9 @@ def test_dynamic_segment_of_a_real_object_as_readelf_reads_it(markupsafe: Path, 
 
 
 def test_range_reads_of_the_url_equal_the_local_file(markupsafe: Path) -> None:
-    local, _ = read_objects(str(markupsafe))
-    remote, read = read_objects(MARKUPSAFE)
-    assert local == remote and [o["file"] for o in local] == [SPEEDUPS]
+    local, _, requires = read_objects(str(markupsafe))
+    remote, read, _ = read_objects(MARKUPSAFE)
+    assert local == remote and [o["file"] for o in local] == [SPEEDUPS] and requires == []
     assert 0 < read < markupsafe.stat().st_size  # the deflated member only, not the whole wheel
 
 
@@ -78,7 +78,7 @@ def test_a_file_that_is_no_elf_object_is_skipped(tmp_path: Path) -> None:
     wheel = tmp_path / "x-1-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("x/not_elf.so", b"#!/bin/sh\n" * 10)
-    assert read_objects(str(wheel))[0] == []
+    assert read_objects(str(wheel))[0] == []  # nor a METADATA: no requirement read
     assert io.BytesIO(wheel.read_bytes()).read(2) == b"PK"
 
 
@@ -152,3 +152,26 @@ def test_the_probe_loads_what_check_found_provided(kb: KnowledgeBase) -> None:
     cudnn = libraries["libcudnn.so.8"]
     assert cudnn.needed_by == ["onnxruntime-gpu"] and cudnn.how == {"onnxruntime-gpu": "dt_needed"}
     assert cudnn.cuda_major == 11 and cudnn.providers and "base image" in cudnn.providers[0]
+
+
+def test_spans_asked_in_any_order_equal_the_file(markupsafe: Path) -> None:
+    """Adjacent spans (a dynamic segment, then the string table right behind it: patchelf's layout in faiss-gpu's
+    wheels), spans behind the kept prefix and spans inside it all return the member's own bytes."""
+    data = zipfile.ZipFile(markupsafe).read(SPEEDUPS)
+    _, members = wheel_stream.central_directory(str(markupsafe))
+    member = next(m for m in members if m.name == SPEEDUPS)
+    asks = [(0, 64), (64, 500), (9000, 100), (9100, 3000), (12100, 7), (100, 50), (len(data) - 10, 50), (5, 5)]
+    for keep in (1 << 25, 200, 0):
+        with open(markupsafe, "rb") as handle:
+            source = MemberSource(handle, member, keep=keep)
+            assert [source.span(s, n) for s, n in asks] == [data[s:s + n] for s, n in asks]
+
+
+def test_nvidia_wheels_a_wheel_requires_provide_its_libraries(kb: KnowledgeBase) -> None:
+    """faiss-gpu-cu12 requires nvidia-cuda-runtime-cu12 and nvidia-cublas-cu12 (its METADATA, recorded in the row):
+    beside a CUDA 11 base its CUDA 12 libraries come with it, so nothing is missing, and the probe loads them."""
+    profile = _profile(CUDA11, ["faiss-gpu-cu12==1.14.1.post1"], cuda="11.8")
+    assert _wheel_findings(profile, kb) == []
+    libraries = {lib.soname: lib for lib in plan_image(profile, kb).expected.libraries or []}
+    assert "nvidia-cuda-runtime-cu12" in libraries["libcudart.so.12"].providers[0]
+    assert libraries["libcublasLt.so.12"].needed_by == ["faiss-gpu-cu12"]

@@ -61,15 +61,14 @@ class MemberSource:
             data = self._more()
             if not data:
                 break
+            if self._pos + len(data) > upto:  # the rest waits for the next span
+                self._pending, data = data[upto - self._pos:], data[:upto - self._pos]
             end = self._pos + len(data)
             if self._pos < self.keep:
                 self._kept += data[: self.keep - self._pos]
-            lo, hi = max(collect_from, self._pos), min(upto, end)
-            if lo < hi:
-                out += data[lo - self._pos:hi - self._pos]
-            if end > upto:
-                self._pending = data[upto - self._pos:]
-                end = upto
+            lo = max(collect_from, self._pos)
+            if lo < end:
+                out += data[lo - self._pos:]
             self._pos = end
         return bytes(out)
 

@@ -10,13 +10,15 @@ For each release, the wheels PyPI lists for the Python tags and platform given a
 (the wheel's last bytes), then of every shared object only what the loader reads (its program headers, its dynamic
 segment and string table: ``elf_dynamic``, inflated by ``member_source`` as far as the dynamic segment). The sha256
 recorded is PyPI's (the whole file is not read, so it cannot be hashed here). A wheel read once is kept in envgen's
-cache directory by that sha256 (``wheel-libs/<sha256>.json``) and never read again. Each row: the distribution, its
-version, the wheel's file name, URL and sha256, and per object its file, ``soname`` and ``needed`` (DT_NEEDED).
+cache directory by that sha256 (``wheel-libs/<sha256>.v2.json``) and never read again. Each row: the distribution, its
+version, the wheel's file name, URL and sha256, the NVIDIA library wheels its metadata requires (their libraries come
+with it), and per object its file, ``soname`` and ``needed`` (DT_NEEDED).
 """
 
 from __future__ import annotations
 
 import argparse
+import email.parser
 import json
 import os
 import re
@@ -69,12 +71,23 @@ def release_wheels(name: str, version: str, pythons: set[str], platform: str) ->
     return out
 
 
-def read_objects(source: str) -> tuple[list[dict[str, Any]], int]:
-    """Every shared object of the wheel at ``source`` (a path or an https URL): file, soname, needed; and the
-    compressed bytes read."""
+def nvidia_requires(metadata: str) -> list[str]:
+    """The Requires-Dist lines of NVIDIA's library wheels a plain install of the wheel pulls in (none under an
+    extra), as written: their libraries are in the image whenever the wheel is."""
+    message = email.parser.Parser().parsestr(metadata, headersonly=True)
+    lines = [" ".join(line.split()) for line in message.get_all("Requires-Dist") or []]
+    return [line for line in lines if line.lower().startswith("nvidia-") and "extra" not in line.partition(";")[2]]
+
+
+def read_objects(source: str) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """Every shared object of the wheel at ``source`` (a path or an https URL): file, soname, needed; the
+    compressed bytes read; the NVIDIA wheels its metadata requires (``nvidia_requires``)."""
     size, members = wheel_stream.central_directory(source)
-    objects, read = [], 0
+    objects, read, requires = [], 0, []
     with wheel_stream.open_seekable(source, size) as handle:
+        metadata = next((m for m in members if re.fullmatch(r"[^/]+\.dist-info/METADATA", m.name)), None)
+        if metadata is not None:
+            requires = nvidia_requires(MemberSource(handle, metadata).span(0, 1 << 24).decode("utf-8", "replace"))
         for member in sorted(members, key=lambda m: m.name):
             if not _OBJECT.search(member.name) or member.method not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                 continue
@@ -91,14 +104,14 @@ def read_objects(source: str) -> tuple[list[dict[str, Any]], int]:
                 row["soname"] = dynamic.soname
             row["needed"] = list(dynamic.needed)
             objects.append(row)
-    return objects, read
+    return objects, read, requires
 
 
 def _cache(sha256: str) -> Path | None:
     from envgen.kb.cache import cache_dir
 
     base = cache_dir(os.environ)
-    return None if base is None else base / "wheel-libs" / f"{sha256}.json"
+    return None if base is None else base / "wheel-libs" / f"{sha256}.v2.json"
 
 
 def read_wheel(name: str, version: str, file: dict[str, Any]) -> dict[str, Any]:
@@ -108,9 +121,10 @@ def read_wheel(name: str, version: str, file: dict[str, Any]) -> dict[str, Any]:
     if cached is not None and cached.is_file():
         return dict(json.loads(cached.read_text(encoding="utf-8")))
     started = time.monotonic()
-    objects, read = read_objects(file["url"])
+    objects, read, requires = read_objects(file["url"])
     seconds = time.monotonic() - started
     row = {"distribution": name, "version": version, "wheel": file["filename"], "objects": objects,
+           "nvidia_requires": requires,
            "source": f"read from the wheel's ELF dynamic segments: {file['url']} (sha256 {sha}, PyPI's; "
                      f"{read / 1e6:.1f} of {file['size'] / 1e6:.1f} MB read by range requests; "
                      "python -m envgen.kb.refresh.wheel_libs)"}
@@ -129,7 +143,7 @@ def merge(path: Path, rows: list[dict[str, Any]]) -> None:
     old = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("wheel_libraries", []) if path.exists() else []
     by_wheel = {r["wheel"]: r for r in old}
     by_wheel.update({r["wheel"]: r for r in rows})
-    keys = ("distribution", "version", "wheel", "objects", "source")
+    keys = ("distribution", "version", "wheel", "nvidia_requires", "objects", "source")
     ordered = [{k: r[k] for k in keys} for r in sorted(by_wheel.values(),
                                                        key=lambda r: (r["distribution"], r["version"], r["wheel"]))]
     text = HEADER + yaml.safe_dump({"wheel_libraries": ordered}, sort_keys=False, width=120, default_flow_style=None)
