@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import shutil
 import subprocess
+import sys
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -175,3 +177,27 @@ def test_nvidia_wheels_a_wheel_requires_provide_its_libraries(kb: KnowledgeBase)
     libraries = {lib.soname: lib for lib in plan_image(profile, kb).expected.libraries or []}
     assert "nvidia-cuda-runtime-cu12" in libraries["libcudart.so.12"].providers[0]
     assert libraries["libcublasLt.so.12"].needed_by == ["faiss-gpu-cu12"]
+
+
+def test_every_recorded_wheel_names_its_url_and_sha256(kb: KnowledgeBase) -> None:
+    """Provenance (issue #39, item 5): each row was read from the file its source names, by that sha256."""
+    assert kb.wheel_libraries
+    for row in kb.wheel_libraries:
+        url = row.source.split("segments: ", 1)[1].split(" ", 1)[0]
+        assert url.startswith("https://files.pythonhosted.org/packages/") and url.endswith("/" + row.wheel), row.key
+        assert re.search(r"\(sha256 [0-9a-f]{64}, PyPI's;", row.source), row.key
+        assert "python -m envgen.kb.refresh.wheel_libs" in row.source
+
+
+def test_a_plain_check_refuses_the_wheel_and_passes_its_twin(tmp_path: Path) -> None:
+    """What `envgen build` runs: a plain `envgen check` of a profile file, both sides of the CUDA 11/12 boundary."""
+    results = {}
+    for line in ("cupy-cuda12x==13.3.0", "cupy-cuda11x==13.3.0"):
+        path = tmp_path / f"{line.split('==')[0]}.yaml"
+        path.write_text(f"name: p\nbase: {CUDA11}\ninstaller: conda\npython: '3.11'\ncuda: '11.8'\n"
+                        f"gpu: {{targets: [A100]}}\npackages: {{pip: ['{line}']}}\n", encoding="utf-8")
+        results[line] = subprocess.run([sys.executable, "-m", "envgen", "check", str(path)], capture_output=True,
+                                       text=True, timeout=120)
+    broken, working = results["cupy-cuda12x==13.3.0"], results["cupy-cuda11x==13.3.0"]
+    assert broken.returncode != 0 and "[wheel-lib-missing] cupy-cuda12x==13.3.0" in broken.stdout + broken.stderr
+    assert working.returncode == 0 and "wheel-lib" not in working.stdout + working.stderr
