@@ -130,7 +130,11 @@ def test_a_wheel_loading_another_cuda_major_is_an_error(kb: KnowledgeBase, base:
     ("2.4.1+cu121", "onnxruntime-gpu==1.19.0", None),  # torch's cu12 wheels bring cuDNN 9, cuBLAS 12, cudart 12
     ("2.4.1+cu118", "onnxruntime-gpu==1.19.0", "libcudart.so.12"),  # an engine built for CUDA 12 beside +cu118
     ("2.4.1+cu118", "onnxruntime-gpu==1.18.1", "libcudnn.so.8"),  # torch 2.4 brings cuDNN 9, ORT 1.18 loads 8
-    ("2.3.1+cu118", "onnxruntime-gpu==1.18.1", None),  # torch 2.3 brings cuDNN 8 (ORT docs: 2.3 uses 8.x)
+    ("2.3.1+cu118", "onnxruntime-gpu==1.18.1", None),
+    # xformers 0.0.28.post1 from PyPI is its CUDA 12 build (its _C.so: libcudart.so.12); its README's cu118 index
+    # has the CUDA 11.8 one
+    ("2.4.1+cu121", "xformers==0.0.28.post1", None),
+    ("2.4.1+cu118", "xformers==0.0.28.post1", "libcudart.so.12"),  # torch 2.3 brings cuDNN 8 (ORT docs: 2.3 uses 8.x)
 ])
 def test_the_libraries_torch_pulls_in_count(kb: KnowledgeBase, torch: str, line: str, missing: str | None) -> None:
     profile = _profile("debian:bookworm-slim", [line], local_base=True, frameworks={"pytorch": torch})
