@@ -19,9 +19,11 @@ def _image_majors(ctx: CheckContext) -> list[int]:
     return sorted({p.cuda_major for p in ctx.libraries.providers if p.family == "cudart" and p.cuda_major})
 
 
-def _fits(ctx: CheckContext, row: WheelLibraries, provided: set[str]) -> bool:
+def _fits(ctx: CheckContext, row: WheelLibraries, provided: set[str], optional: list[str]) -> bool:
+    """Whether every library of a family ``row`` needs (but the ``optional`` ones) is in ``provided``."""
     families = soname_families(ctx.kb)
-    return all(s in provided for obj in row.objects for s in obj.needed if s in families)
+    return all(s in provided for obj in row.objects for s in obj.needed
+               if s in families and families[s][0] not in optional)
 
 
 def _way_out(ctx: CheckContext, missing: list[WheelNeed]) -> str:
@@ -33,9 +35,9 @@ def _way_out(ctx: CheckContext, missing: list[WheelNeed]) -> str:
                  for m in majors if str(m) in builds.builds]
     provided = {p.soname for p in ctx.libraries.providers}
     siblings = set(builds.distributions) if builds else {need.distribution}
-    python = ctx.profile.python_version
-    fitting = [r for r in ctx.kb.wheel_libraries
-               if r.distribution in siblings and r.serves(python) and r is not need.row and _fits(ctx, r, provided)]
+    python, optional = ctx.profile.python_version, builds.optional if builds else []
+    fitting = [r for r in ctx.kb.wheel_libraries if r.distribution in siblings and r.serves(python)
+               and r is not need.row and _fits(ctx, r, provided, optional)]
     ways += [f"{r.distribution}=={r.version} (its wheel {r.wheel} loads only libraries the image holds)"
              for r in fitting[:2]]
     image = f"the image's CUDA is {', '.join(map(str, majors))}" if majors else "the image holds no CUDA runtime"
@@ -66,6 +68,13 @@ def wheel_lib_missing(ctx: CheckContext) -> list[Finding]:
             + (f", built for CUDA {', '.join(map(str, sorted(built)))}" if built else "")
             + f") loads {sonames}, which no part of the image provides: its import or first GPU call fails",
             _way_out(ctx, missing), first.row.cite()))
+    for need in survey.missing(optional=True):
+        out.append(finding(
+            "info", "wheel-lib-optional",
+            f"{need.distribution}=={need.version} ({need.origin}) has {need.objects[0]} load {need.soname}, which no "
+            "part of the image provides: its documentation calls the library optional, so only the feature that "
+            "uses it fails",
+            f"give the image {need.soname} if {need.objects[0]} is used", need.row.cite()))
     for item in survey.unrecorded:
         out.append(finding(
             "info", "wheel-libs-unread",

@@ -62,6 +62,9 @@ class GpuBuilds(Row):
     package: str  # the project's name: "cupy", "onnxruntime-gpu"
     builds: dict[str, str]  # CUDA major -> how to install that build: "cupy-cuda12x", "onnxruntime-gpu>=1.19 (PyPI)"
     distributions: list[str]  # the PEP 503 names the builds carry (one per major, or one for all)
+    # library families (cuda_libraries.yaml) the documentation calls optional: only the feature that uses one fails
+    # without it ("cudnn": cupy.cuda.cudnn), the package imports
+    optional: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:

@@ -144,6 +144,8 @@ def _wheel_needs(stack: Stack, merged: dict[str, dict[str, Any]]) -> None:
     majors = {n.distribution: {m.cuda_major for m in needs if m.distribution == n.distribution and m.cuda_major}
               for n in needs}
     for need in needs:
+        if need.optional and need.provided_by is None:
+            continue  # an optional feature's library the image lacks: check says so (wheel-lib-optional)
         wheel_major = majors[need.distribution]
         major = need.cuda_major or (next(iter(wheel_major)) if len(wheel_major) == 1 else None)
         entry = merged.setdefault(need.soname, {

@@ -32,6 +32,7 @@ class WheelNeed:
     family: str
     cuda_major: int | None  # the CUDA major the soname belongs to, when only one has it (libcudart.so.12: 12)
     provided_by: str | None  # who provides it in the image; None: nothing does
+    optional: bool = False  # a family the package's documentation calls optional (gpu_builds.yaml)
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class WheelSurvey:
     needs: tuple[WheelNeed, ...]
     unrecorded: tuple[Unrecorded, ...]
 
-    def missing(self) -> list[WheelNeed]:
-        return [n for n in self.needs if n.provided_by is None]
+    def missing(self, optional: bool = False) -> list[WheelNeed]:
+        """The needs nothing provides: the required ones, or (``optional``) those only an optional feature has."""
+        return [n for n in self.needs if n.provided_by is None and n.optional == optional]
 
 
 def soname_families(kb: KnowledgeBase) -> dict[str, tuple[str, int | None]]:
@@ -97,7 +99,7 @@ def wheel_libraries(kb: KnowledgeBase, lines: tuple[PipLine, ...], python: str,
     """Every CUDA-family soname the set's recorded wheels load, with who provides it (``providers``: the
     ``plan.libraries`` survey's)."""
     families = soname_families(kb)
-    gpu_builds = {d for row in kb.gpu_builds for d in row.distributions}
+    gpu_builds = {d: row for row in kb.gpu_builds for d in row.distributions}
     rows: list[tuple[str, WheelLibraries]] = []
     unrecorded: list[Unrecorded] = []
     for name, version, origin in _pinned(lines, python):
@@ -122,6 +124,7 @@ def wheel_libraries(kb: KnowledgeBase, lines: tuple[PipLine, ...], python: str,
                     by_soname.setdefault(soname, []).append(obj.file)
         for soname, files in sorted(by_soname.items()):
             family, major = families[soname]
+            builds = gpu_builds.get(row.distribution)
             needs.append(WheelNeed(row.distribution, row.version, origin, row, tuple(files), soname, family, major,
-                                   provided.get(soname)))
+                                   provided.get(soname), builds is not None and family in builds.optional))
     return WheelSurvey(tuple(needs), tuple(unrecorded))

@@ -205,3 +205,11 @@ def test_a_plain_check_refuses_the_wheel_and_passes_its_twin(tmp_path: Path) -> 
     broken, working = results["cupy-cuda12x==13.3.0"], results["cupy-cuda11x==13.3.0"]
     assert broken.returncode != 0 and "[wheel-lib-missing] cupy-cuda12x==13.3.0" in broken.stdout + broken.stderr
     assert working.returncode == 0 and "wheel-lib" not in working.stdout + working.stderr
+
+
+def test_a_library_the_documentation_calls_optional_is_an_info(kb: KnowledgeBase) -> None:
+    """cupy-cuda12x 13.3.0's cudnn module loads libcudnn.so.8; CuPy's docs call cuDNN optional: beside a cuDNN 9
+    base cupy imports, cupy.cuda.cudnn does not."""
+    found = _wheel_findings(_profile(CUDA12_CUDNN9, ["cupy-cuda12x==13.3.0"], cuda="12.4"), kb)
+    assert [(f.severity, f.code) for f in found] == [("info", "wheel-lib-optional")]
+    assert "libcudnn.so.8" in found[0].message and "cudnn" in found[0].message
