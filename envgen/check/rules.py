@@ -29,6 +29,7 @@ from envgen.check import (
     rules_pytorch,
     rules_refusals,
     rules_tensorflow,
+    rules_wheel_libraries,
 )
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
@@ -43,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     *rules_pytorch.RULES,
     *rules_cudnn.RULES,
     *rules_libraries.RULES,
+    *rules_wheel_libraries.RULES,
     *rules_packages.RULES,
     *rules_combined.RULES,
     *rules_gpu.RULES,

@@ -29,6 +29,7 @@ from envgen.kb.models import (
 )
 from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
 from envgen.kb.versions import minor, same_prefix, vtuple
+from envgen.kb.wheel_libraries import GpuBuilds, WheelLibraries
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class Tables:
     framework_refused: list[FrameworkRefused] = field(default_factory=list)
     base_families: list[BaseFamily] = field(default_factory=list)
     python_setups: list[PythonSetup] = field(default_factory=list)
+    wheel_libraries: list[WheelLibraries] = field(default_factory=list)
+    gpu_builds: list[GpuBuilds] = field(default_factory=list)
 
     def cuda(self, version: str) -> CudaToolkit | None:
         want = minor(version)
@@ -132,4 +135,6 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "common_pip_names": (CommonPipNames, "common_pip_names"),
     "base_families": (BaseFamily, "base_families"),
     "python_setups": (PythonSetup, "python_setups"),
+    "wheel_libraries": (WheelLibraries, "wheel_libraries"),
+    "gpu_builds": (GpuBuilds, "gpu_builds"),
 }

@@ -37,10 +37,12 @@ class ExpectedLibrary(_Document):
     soname: str
     family: str
     min_version: str | None
-    cuda_major: int
+    cuda_major: int | None  # None: a soname a wheel loads whose CUDA major neither it nor the wheel says
     needed_by: list[str]
     providers: list[str]
-    how: dict[str, str]  # framework -> provision (search_path | wheel_deps | bundled)
+    # framework -> provision (search_path | wheel_deps | bundled); a packages.pip distribution -> dt_needed (its
+    # wheel's objects name it: wheel_libraries.yaml)
+    how: dict[str, str]
 
 
 class ExpectedTarget(_Document):
@@ -131,7 +133,29 @@ def expected_libraries(stack: Stack) -> list[ExpectedLibrary]:
             entry["min_version"] = need.min_version
         if need.distribution and need.distribution not in entry["providers"]:
             entry["providers"].append(need.distribution)
+    _wheel_needs(stack, merged)
     return [ExpectedLibrary(**merged[k]) for k in sorted(merged)]
+
+
+def _wheel_needs(stack: Stack, merged: dict[str, dict[str, Any]]) -> None:
+    """Add the CUDA libraries the recorded wheels of ``packages.pip`` load (``Stack.wheel_libraries``), so the probe
+    loads what check found provided."""
+    needs = stack.wheel_libraries.needs
+    majors = {n.distribution: {m.cuda_major for m in needs if m.distribution == n.distribution and m.cuda_major}
+              for n in needs}
+    for need in needs:
+        if need.optional and need.provided_by is None:
+            continue  # an optional feature's library the image lacks: check says so (wheel-lib-optional)
+        wheel_major = majors[need.distribution]
+        major = need.cuda_major or (next(iter(wheel_major)) if len(wheel_major) == 1 else None)
+        entry = merged.setdefault(need.soname, {
+            "soname": need.soname, "family": need.family, "min_version": None, "cuda_major": major,
+            "needed_by": [], "providers": [], "how": {}})
+        if need.distribution not in entry["needed_by"]:
+            entry["needed_by"].append(need.distribution)
+        entry["how"][need.distribution] = "dt_needed"
+        if need.provided_by and need.provided_by not in entry["providers"]:
+            entry["providers"].append(need.provided_by)
 
 
 # a framework pin's distribution -> its key under the profile's ``frameworks`` (TensorFlow's has several names)

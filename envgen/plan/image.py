@@ -264,7 +264,8 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
         arch_list=list(variant.arch_list) if variant is not None else [],
         ptx=list(variant.ptx) if variant is not None else [],
         # frameworks of the base find their own libraries: the probe derives them from what they report
-        libraries=expected_libraries(stack) if not provided or stack.libraries.needs else None,
+        libraries=(expected_libraries(stack)
+                   if not provided or stack.libraries.needs or stack.wheel_libraries.needs else None),
         gpu_targets=[ExpectedTarget(name=t.label, compute_capability=t.model.compute_capability if t.model else None)
                      for t in stack.targets],
         distributions=distributions,

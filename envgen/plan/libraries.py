@@ -90,7 +90,8 @@ class Libraries:
 SITE = "site-packages"
 
 
-def _soname(row: CudaLibrary, cuda: str, cudnn: str | None) -> str | None:
+def soname_for(row: CudaLibrary, cuda: str, cudnn: str | None) -> str | None:
+    """The soname of ``row``'s family for a CUDA release (or a cuDNN version; NCCL's 2)."""
     if row.keyed_by == "cuda":
         return row.soname(cuda)
     if row.keyed_by == "cudnn":
@@ -119,7 +120,7 @@ def needs(ctx: StackRows) -> list[Need]:
         if row is not None:
             cuda_major = vtuple(build.cuda)[0]
             for lib in _families(ctx, row.families):
-                soname = _soname(lib, build.cuda, build.cudnn)
+                soname = soname_for(lib, build.cuda, build.cudnn)
                 if soname is None:
                     continue
                 built_with = {"cudart": build.cuda, "cudnn": build.cudnn}.get(lib.family)
@@ -133,7 +134,7 @@ def needs(ctx: StackRows) -> list[Need]:
             cuda_major = vtuple(variant.cuda)[0]
             cudnn = str(row.cudnn_major) if row.cudnn_major else None
             for lib in _families(ctx, row.families):
-                soname = _soname(lib, variant.cuda, cudnn)
+                soname = soname_for(lib, variant.cuda, cudnn)
                 if soname is None:
                     continue
                 out.append(Need("torch", f"torch {release.version}+{variant.tag}", lib.family, soname, cuda_major,
@@ -161,7 +162,7 @@ def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
                     continue
                 soname, version = lib.soname(cudnn), cudnn
             else:
-                soname, version = _soname(lib, info.cuda, None), minor(info.cuda)
+                soname, version = soname_for(lib, info.cuda, None), minor(info.cuda)
             if soname:
                 out.append(Provider(lib.family, soname, base_major, version, f"base image {profile.base}",
                                     "the base image's library directory", True, BASE))
@@ -170,7 +171,7 @@ def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
             for lib in kb.cuda_libraries:
                 if name not in lib.conda:
                     continue
-                soname = _soname(lib, version, version)  # a conda pin names the CUDA or the cuDNN release
+                soname = soname_for(lib, version, version)  # a conda pin names the CUDA or the cuDNN release
                 if soname:
                     major_ = vtuple(version)[0] if lib.keyed_by == "cuda" else None
                     out.append(Provider(lib.family, soname, major_, version, f"conda {spec}",
@@ -180,7 +181,7 @@ def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
         if wheel is None:
             continue
         for lib in wheel_rows(kb.cuda_libraries, wheel):
-            soname = _soname(lib, str(wheel.cuda_major), wheel.version)
+            soname = soname_for(lib, str(wheel.cuda_major), wheel.version)
             if soname:
                 out.append(Provider(lib.family, soname, wheel.cuda_major, wheel.version, f"pip {spec}",
                                     f"{SITE}/{lib.site_dir(wheel.cuda_major)}", True, EXTRAS, wheel.distribution))

@@ -15,6 +15,7 @@ from envgen.kb.versions import minor, vtuple
 from envgen.plan.defaults import planned_profile
 from envgen.plan.libraries import Libraries, survey
 from envgen.plan.packages import cuda_sources
+from envgen.plan.wheel_needs import WheelSurvey, wheel_libraries
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
 
@@ -68,6 +69,12 @@ class Stack:
         """The sonames the frameworks load and the distributions that provide them (``plan.libraries``),
         worked out once: the library rules, the smoke expectations and the `looked at:` line all read them."""
         return survey(self)
+
+    @functools.cached_property
+    def wheel_libraries(self) -> WheelSurvey:
+        """The CUDA libraries the recorded wheels of ``packages.pip`` load, each with who provides it
+        (``plan.wheel_needs``): check's wheel-lib-missing and the probe's library tier read them."""
+        return wheel_libraries(self.kb, self.pip_lines, self.profile.python_version, self.libraries.providers)
 
 
 def choose_torch_variant(profile: Profile, kb: KnowledgeBase) -> tuple[TorchVariant | None, str]:

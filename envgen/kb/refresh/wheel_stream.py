@@ -44,8 +44,15 @@ class StreamResult:
 def _range(url: str, start: int, end: int) -> bytes:
     """Bytes ``start``..``end`` (inclusive) of ``url`` by one HTTP range request."""
     request = urllib.request.Request(url, headers={"User-Agent": "envgen-kb-refresh", "Range": f"bytes={start}-{end}"})
-    with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310 (https URLs of PyPI only)
-        return bytes(response.read())
+    for attempt in range(3):  # a name lookup or a connection that fails once is tried again
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310 (https URLs of PyPI only)
+                return bytes(response.read())
+        except OSError:
+            if attempt == 2:
+                raise
+            time.sleep(2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 class RangeFile(io.RawIOBase):
