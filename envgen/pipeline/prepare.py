@@ -56,7 +56,7 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> t
 
     profile = load_profile(ref, kb=kb)
     plan = plan_image(profile, kb)
-    findings = check_profile(profile, kb, host, plan=plan)
+    findings = [*check_profile(profile, kb, host, plan=plan), *resolved_set(plan)]
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
@@ -64,6 +64,16 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> t
         raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
                           fix=first.fix)
     return plan, findings
+
+
+def resolved_set(plan: ImagePlan, env: Mapping[str, str] | None = None) -> list[Finding]:
+    """What `envgen check` says of the whole pip set resolved and judged on its files: the same kept answer
+    (``envgen.lock.judged``; ENVGEN_OFFLINE=1 leaves the index alone)."""
+    from envgen.kb.cache import cache_dir
+    from envgen.lock.judged import set_findings
+
+    environ = os.environ if env is None else env
+    return set_findings(plan, environ, cache_dir(environ))
 
 
 def cached_profile(ref: str, env: Mapping[str, str] | None = None) -> tuple[KnowledgeBase, Profile]:
