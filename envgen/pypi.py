@@ -56,8 +56,12 @@ class File:
 
     def name_version(self) -> tuple[str, str] | None:
         """(canonical name, version) read from the file name; None for a name that says neither."""
-        from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, \
-            parse_wheel_filename
+        from packaging.utils import (
+            InvalidSdistFilename,
+            InvalidWheelFilename,
+            parse_sdist_filename,
+            parse_wheel_filename,
+        )
 
         try:
             if self.wheel:
@@ -138,11 +142,13 @@ class Index:
                         return files
         return []
 
-    def metadata(self, name: str, version: str, files: Iterable[File]) -> Metadata | None:
+    def metadata(self, name: str, version: str, files: Iterable[File], tags: Iterable[Any] = ()) -> Metadata | None:
         """The core metadata of release ``name`` ``version``, read from the PEP 658 file beside one of its wheels
         (PyPI serves it for wheels its page does not flag, too); None when no wheel has one (an sdist-only
-        release)."""
-        wheels = sorted((f for f in files if f.wheel), key=lambda f: not f.has_metadata)
+        release). ``tags``: the image's wheel tags: a wheel the image installs is read first (a release's wheels
+        for other platforms may declare other requirements: TensorFlow's Windows wheel)."""
+        accepted = set(tags)
+        wheels = sorted((f for f in files if f.wheel), key=lambda f: (not f.tags() & accepted, not f.has_metadata))
         for f in wheels[:3]:
             kept = self._kept(f"meta-{f.sha256}.json", None)
             if kept is None:
@@ -219,7 +225,8 @@ def _slug(url: str) -> str:
 
 def _file(entry: dict[str, Any]) -> File:
     meta = entry.get("core-metadata", entry.get("data-dist-info-metadata", False))
-    return File(str(entry.get("filename", "")), str(entry.get("url", "")), str(entry.get("hashes", {}).get("sha256", "")),
+    digest = str(entry.get("hashes", {}).get("sha256", ""))
+    return File(str(entry.get("filename", "")), str(entry.get("url", "")), digest,
                 entry.get("requires-python") or None, bool(entry.get("yanked", False)), entry.get("size"),
                 bool(meta))
 

@@ -62,7 +62,7 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
     ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
-    findings = with_resolution(judge(ctx), ctx.plan, directory, offline)
+    findings = with_resolution(judge(ctx), ctx.plan, directory, offline, resolve)
     if as_json:
         import json
 
@@ -75,14 +75,18 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 
-def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: bool) -> list[Any]:
+def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: bool, resolve: bool) -> list[Any]:
     """``findings`` and those of the whole pip set resolved and judged on its files (``envgen.lock.judged``: kept in
-    the cache directory), errors first."""
+    the cache directory), errors first. ``--offline`` leaves the index alone; ``--resolve`` asks it even where
+    ENVGEN_OFFLINE is set."""
     from envgen.check.findings import SEVERITY_ORDER
-    from envgen.lock.judged import set_findings
+    from envgen.lock.judged import offline_asked, set_findings
+
+    environ = {k: v for k, v in os.environ.items() if not (resolve and k == "ENVGEN_OFFLINE")}
+    offline = offline or offline_asked(environ)
 
     seen = {(f.code, f.message) for f in findings}
-    more = [f for f in set_findings(plan, os.environ, directory, offline=offline)
+    more = [f for f in set_findings(plan, environ, directory, offline=offline)
             if (f.code, f.message) not in seen]
     return sorted([*findings, *more], key=lambda f: SEVERITY_ORDER[f.severity])
 

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from envgen.check.findings import Finding
 
 if TYPE_CHECKING:
-    from envgen.kb import KnowledgeBase
     from envgen.plan.image import ImagePlan
 
 VERSION = "1"

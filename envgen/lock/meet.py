@@ -15,7 +15,7 @@ from envgen.check.util import finding
 from envgen.lock.releases import Target, nearest
 from envgen.pypi import Index, IndexUnreachable, canonical
 
-MEET_READS = 12  # releases of one requirer read, nearest first, to find one that meets
+MEET_READS = 40  # releases of one requirer read, nearest first, to find one that meets
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def holding(lines: Sequence[str], python: str, extras: Sequence[str]) -> tuple[A
 def release_asker(index: Index, target: Target, name: str, version: str, extras: Sequence[str],
                   label: str) -> Asker | None:
     files = index.release(name, version)
-    meta = index.metadata(name, version, files) if files else None
+    meta = index.metadata(name, version, files, target.tags) if files else None
     if meta is None:
         return None
     return Asker(label, canonical(name), version, tuple(extras), holding(meta.requires_dist, target.python, extras),
@@ -123,8 +123,10 @@ def _way(index: Index, target: Target, dist: str, versions: Sequence[Any], asker
             return False
         reads[0] += 1
         found = files[0].name_version()
-        meta = index.metadata(asker.name, found[1] if found else "", files)
-        asks = [r for r in holding(meta.requires_dist if meta else (), target.python, asker.extras)
+        meta = index.metadata(asker.name, found[1] if found else "", files, target.tags)
+        if meta is None:  # unread: not offered as a way out
+            return False
+        asks = [r for r in holding(meta.requires_dist, target.python, asker.extras)
                 if canonical(r.name) == dist]
         return all(_meets(versions, r, other) for r in asks)
 

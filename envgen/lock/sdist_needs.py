@@ -18,7 +18,7 @@ from envgen.files import write_atomically
 from envgen.pypi import File, Index, IndexUnreachable
 
 LIMIT = 120 * 1024 * 1024  # scipy 1.13.1's sdist is 57 MB
-_TESTS = re.compile(r"/(tests?|testing|docs?|examples?|benchmarks?)/")
+_TESTS = re.compile(r"/(tests?|testing|check|docs?|examples?|benchmarks?)/")
 
 
 @dataclass(frozen=True)

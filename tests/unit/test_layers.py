@@ -15,10 +15,11 @@ PACKAGE = Path(envgen.__file__).resolve().parent
 
 # Lowest first. A layer may import the layers of a lower rank; layers of one rank do not import each other.
 RANKS: dict[str, int] = {
-    "envgen": 0, "errors": 0, "paths": 0, "files": 0, "pypi": 0, "table": 0, "vocabulary": 0, "imageref": 0,  # root: __version__
+    "envgen": 0, "errors": 0, "paths": 0, "files": 0, "table": 0, "vocabulary": 0, "imageref": 0,  # root: __version__
     "layout": 0,  # where envgen puts things: the image's paths, the context's folders, the build secrets' ids
     "records": 0,  # the strict record types of the profile and the KB, validated by pydantic on demand
     "kb": 1, "mirrors": 1,  # mirrors: references through registry mirrors (reads imageref)
+    "pypi": 1,  # a package index's pages and each release's core metadata, kept in the cache directory
     "profile": 2,  # the profile model, its YAML source, its lock file
     "compiled": 2,  # the records' compiled validators and serialisers, kept in the cache directory (kb.cache's)
     "parsed": 2,  # small YAML files parsed once per content, kept in the same cache directory
