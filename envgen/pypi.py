@@ -106,6 +106,7 @@ class Index:
     timeout: float = TIMEOUT_S
     ttl: float = PAGE_TTL_S
     _pages: dict[str, list[File]] = field(default_factory=dict, repr=False)
+    _tls: Any = field(default=None, repr=False)  # one TLS context for every request (its CA store is read once)
 
     def files(self, name: str) -> list[File]:
         """Every file of project ``name`` (PEP 503 name), in the index's order."""
@@ -186,7 +187,11 @@ class Index:
 
         request = urllib.request.Request(url, headers={"User-Agent": "envgen", **(headers or {})})
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (https index URLs)
+            if self._tls is None:
+                import ssl
+
+                self._tls = ssl.create_default_context()
+            with urllib.request.urlopen(request, timeout=self.timeout, context=self._tls) as response:  # noqa: S310
                 body = response.read(limit + 1 if limit else -1)
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             raise IndexUnreachable(f"{url} could not be read ({exc})",

@@ -12,10 +12,11 @@ from typing import Any
 
 from envgen.check import Finding
 from envgen.check.util import finding
-from envgen.lock.releases import Target, nearest
+from envgen.lock.releases import Target, nearest_order
 from envgen.pypi import Index, IndexUnreachable, canonical
 
-MEET_READS = 40  # releases of one requirer read, nearest first, to find one that meets
+MEET_READS = 32  # releases of one requirer read, nearest first, to find one that meets
+_BATCH = 8  # read at once
 
 
 @dataclass(frozen=True)
@@ -116,22 +117,27 @@ def _way(index: Index, target: Target, dist: str, versions: Sequence[Any], asker
     if asker.version is None or asker.name == dist:
         inside = sorted(v for v in versions if other.specifier.contains(v))
         return f"{dist}=={inside[-1]} (inside {other})" if inside else None
-    reads = [0]
+    releases = index.releases(asker.name)
+    candidates = [v for v in nearest_order(index, asker.name, asker.version) if target.installs(releases[v])]
+    candidates = candidates[:MEET_READS]
 
-    def meets(files: list[Any]) -> bool:
-        if not target.installs(files) or reads[0] >= MEET_READS:
-            return False
-        reads[0] += 1
-        found = files[0].name_version()
-        meta = index.metadata(asker.name, found[1] if found else "", files, target.tags)
+    def meets(version: str) -> bool:
+        meta = index.metadata(asker.name, version, releases[version], target.tags)
         if meta is None:  # unread: not offered as a way out
             return False
-        asks = [r for r in holding(meta.requires_dist, target.python, asker.extras)
-                if canonical(r.name) == dist]
+        asks = [r for r in holding(meta.requires_dist, target.python, asker.extras) if canonical(r.name) == dist]
         return all(_meets(versions, r, other) for r in asks)
 
+    from concurrent.futures import ThreadPoolExecutor
+
+    near = None
     try:
-        near = nearest(index, asker.name, asker.version, meets)
+        with ThreadPoolExecutor(max_workers=_BATCH) as pool:  # the reads are the index's latency, not CPU
+            for start in range(0, len(candidates), _BATCH):  # nearest batch first; stop at the first that meets
+                batch = candidates[start:start + _BATCH]
+                near = next((v for v, yes in zip(batch, pool.map(meets, batch), strict=True) if yes), None)
+                if near:
+                    break
     except IndexUnreachable:
         return None
     return f"{asker.name}=={near} (with {other})" if near else None

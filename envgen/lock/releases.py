@@ -54,18 +54,17 @@ def _pythons(files: Sequence[File]) -> str:
     return ", ".join(seen) or "none for Linux"
 
 
-def nearest(index: Index, name: str, version: str, ok: Callable[[list[File]], bool], limit: int = 400) -> str | None:
-    """The release of ``name`` nearest to ``version`` (by release order; the newer at a tie) whose files pass
-    ``ok``; prereleases only when ``version`` is one."""
+def nearest_order(index: Index, name: str, version: str) -> list[str]:
+    """The releases of ``name`` other than ``version``, nearest first (by release order; the newer at a tie);
+    prereleases only when ``version`` is one."""
     from packaging.version import InvalidVersion, Version
 
-    releases = index.releases(name)
     try:
         pinned = Version(version)
     except InvalidVersion:
-        return None
+        return []
     ordered: list[tuple[Any, str]] = []
-    for v in releases:
+    for v in index.releases(name):
         try:
             parsed = Version(v)
         except InvalidVersion:
@@ -75,11 +74,16 @@ def nearest(index: Index, name: str, version: str, ok: Callable[[list[File]], bo
     ordered.sort()
     below = [v for p, v in ordered if p < pinned][::-1]
     above = [v for p, v in ordered if p > pinned]
-    for step in range(min(limit, max(len(below), len(above)))):
-        for side in (above, below):
-            if step < len(side) and ok(releases[side[step]]):
-                return side[step]
-    return None
+    out: list[str] = []
+    for step in range(max(len(below), len(above))):
+        out += [side[step] for side in (above, below) if step < len(side)]
+    return out
+
+
+def nearest(index: Index, name: str, version: str, ok: Callable[[list[File]], bool]) -> str | None:
+    """The release of ``name`` nearest to ``version`` whose files pass ``ok``."""
+    releases = index.releases(name)
+    return next((v for v in nearest_order(index, name, version) if ok(releases[v])), None)
 
 
 def judge_release(index: Index, target: Target, name: str, version: str, origin: str) -> list[Finding]:

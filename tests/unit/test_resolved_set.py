@@ -92,3 +92,18 @@ def test_an_index_that_does_not_answer_is_named(tmp_path: Path, monkeypatch: pyt
     said = [f for f in findings if f["code"] == "resolve-offline"]
     assert len(said) == 1 and "no index answered" in said[0]["message"], findings
     assert not list((tmp_path / "c").glob("resolved-*.json"))
+
+
+@pytest.mark.parametrize(("names", "requires", "needs"), [
+    (["p-1/src/lib.rs", "p-1/Cargo.toml"], ["maturin>=1,<2"], ["Rust (rustc, cargo)"]),
+    (["p-1/p/_impl.c", "p-1/tests/data/kernel.cu"], ["setuptools"], ["a C/C++ compiler (gcc, g++)"]),  # a test's .cu
+    (["p-1/p/solver.f90", "p-1/p/glue.c"], ["meson-python"], ["a Fortran compiler (gfortran)",
+                                                            "a C/C++ compiler (gcc, g++)"]),
+    (["p-1/p/__init__.py", "p-1/pyproject.toml"], ["hatchling"], []),
+])
+def test_what_an_sdist_needs_is_read_from_its_files(names: list[str], requires: list[str], needs: list[str]) -> None:
+    """The table (envgen/lock/build_needs.json) applied to an sdist's member names and build requirements; the
+    sdists of the cases above are read whole from the index (scipy 1.13.1's Fortran, pydantic-core's Cargo.toml)."""
+    from envgen.lock.sdist_needs import _match
+
+    assert [row["need"] for row in _match(names, requires)] == needs
