@@ -34,6 +34,7 @@ VERSION = "1"
 TTL_S = 86400
 SOURCE = "uv pip compile (https://docs.astral.sh/uv/pip/compile/) and the index's PEP 691 pages"
 _PREFIX = "resolved-"
+FROM_FILES = ("pkg-requires-python", "pkg-no-wheel", "pkg-requires-clash")  # the errors read from releases' files
 
 
 def offline_asked(environ: Mapping[str, str]) -> bool:

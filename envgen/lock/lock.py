@@ -202,12 +202,14 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
 
 
 def refuse_judged(plan: ImagePlan, environ: Mapping[str, str]) -> None:
-    """The answer `envgen check` gives on the whole pip set (``judged``, kept in the cache): its first error stops
-    the lock, as it stops a build."""
+    """The answer `envgen check` gives on the whole pip set (``judged``, kept in the cache): an error it read from the
+    releases' own files stops the lock, as it stops a build (a set uv cannot resolve fails the lock's own resolution,
+    in its words). ENVGEN_OFFLINE of this process or of ``environ`` leaves the index alone."""
     from envgen.kb.cache import cache_dir
-    from envgen.lock.judged import set_findings
+    from envgen.lock.judged import FROM_FILES, offline_asked, set_findings
 
-    errors = [f for f in set_findings(plan, environ, cache_dir(environ)) if f.severity == "error"]
+    found = set_findings(plan, environ, cache_dir(environ), offline=offline_asked(os.environ))
+    errors = [f for f in found if f.severity == "error" and f.code in FROM_FILES]
     if errors:
         raise InputError(f"the pip set fails its check: [{errors[0].code}] {errors[0].message}", fix=errors[0].fix)
 
