@@ -107,3 +107,24 @@ def test_what_an_sdist_needs_is_read_from_its_files(names: list[str], requires: 
     from envgen.lock.sdist_needs import _match
 
     assert [row["need"] for row in _match(names, requires)] == needs
+
+
+def test_a_warm_check_reads_the_kept_answer_alone(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """With the answer kept, a check asks nothing of the index and loads none of the resolving code: no uv, no
+    packaging, no envgen.pypi (what keeps a warm check under 0.3 s: bench/bench_check_resolved.py)."""
+    import os
+    import subprocess
+    import sys
+
+    case = next(c for i, c in CASES if i.startswith("requires_dist"))
+    path = str(profile(case, "broken", tmp_path))
+    assert check([path], monkeypatch, capsys, cache)[0] == 1  # kept now
+    env = {k: v for k, v in os.environ.items() if k != "ENVGEN_OFFLINE"}
+    code = ("import sys; sys.argv = ['envgen', 'check', sys.argv[1]]\nfrom envgen.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] == 'packaging' or m in "
+            "('envgen.pypi', 'envgen.lock.judge_run', 'envgen.lock.meet', 'subprocess', 'urllib.request')))")
+    done = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.splitlines()[-1] == "LOADED []", done.stdout[-500:]
+    assert "[pkg-requires-clash]" in done.stdout
