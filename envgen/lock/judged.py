@@ -85,15 +85,22 @@ def set_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None
 
 
 def not_resolved(plan: ImagePlan, reason: str) -> list[Finding]:
-    """The ``info`` that says what was not resolved, and why."""
+    """The ``info`` that says what was not resolved, and why: the packages.pip lines the knowledge base has recorded
+    releases of (``pinned_releases.yaml``, ``framework_requires.yaml``: the static rules judged them on those) and
+    those it has none of."""
     from envgen.check.util import finding
 
-    lines = [r.line.text for r in plan.requirements if r.applies]
+    lines = [r.line for r in plan.requirements if r.applies]
     if not lines:
         return []
-    return [finding("info", "resolve-offline",
-                    f"the pip set was not resolved ({reason}): {', '.join(lines)} judged from the knowledge base's "
-                    "records alone, not on their own files (Requires-Python, wheels for the image, Requires-Dist)",
+    recorded = {row.name for row in plan.kb.pinned_releases} | {row.distribution for row in plan.kb.framework_requires}
+    known = [line.text for line in lines if line.name in recorded]
+    unknown = [line.text for line in lines if line.name not in recorded]
+    said = "; ".join(part for part in (
+        f"judged from the knowledge base's recorded releases: {', '.join(known)}" if known else "",
+        f"not judged on their files at all (Requires-Python, wheels for the image, Requires-Dist): "
+        f"{', '.join(unknown)}" if unknown else "") if part)
+    return [finding("info", "resolve-offline", f"the pip set was not resolved ({reason}): {said}",
                     "run `envgen check` once with the package index reachable: its answer is kept, and later checks "
                     "read it offline", SOURCE)]
 
