@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+
 from envgen.check import Finding
 from envgen.check.util import finding
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
@@ -92,35 +94,50 @@ def _pins(plan: ImagePlan, route: Route) -> tuple[list[str], list[str], list[str
     if not route.index_urls and not [f for f in route.find_links if f.startswith("http")]:
         return [*plan.pins.pip, *plan.pins.pip_extra], route.uv_extra, route.find_links
     pins: list[str] = []
-    for pin in [*plan.pins.pip, *plan.pins.pip_extra]:
-        name, _, version = pin.partition("==")
-        if "+" not in version:
-            pins.append(pin)
-            continue
-        row = plan.kb.requires_of(canonical(name.split("[")[0]), version, version.split("+", 1)[1])
-        if row is None:
+    every = [*plan.pins.pip, *plan.pins.pip_extra]
+    # a replaced build's own requirement on another one (torchvision's torch==2.1.2) would pull PyPI's build of it
+    replaced = {canonical(Requirement(p).name) for p in every if "+" in p.partition("==")[2]}
+    for pin in every:
+        recorded = _recorded(plan, pin) if "+" in pin.partition("==")[2] else None
+        if recorded is None and "+" in pin.partition("==")[2]:
             raise ResolverUnavailable(f"{pin} is served from its own index, and the knowledge base has no record of "
                                       "its Requires-Dist", fix="run the check where that index is reachable")
-        pins += [f"{r.name}{r.spec}" for r in row.requires
-                 if not r.extra and (not r.python or plan.profile.python_minor in r.python)]
+        pins += [pin] if recorded is None else [r for r in recorded[0]
+                                                if canonical(Requirement(r).name) not in replaced]
     extra = [u for u in route.uv_extra if u not in route.index_urls]
     return pins, extra, [f for f in route.find_links if not f.startswith("http")]
 
 
+def _recorded(plan: ImagePlan, pin: str) -> tuple[list[str], str] | None:
+    """(the Requires-Dist lines, the row's cite) the KB recorded from ``pin``'s wheel, for the image's Python and the
+    pin's extras; a torch build whose own wheel is not recorded takes its release's row without the build's
+    nvidia-*/triton pins (as the combined set reads it, ``check.combined.read``)."""
+    from envgen.check.combined import read
+    from envgen.check.installs import Installed
+
+    req = Requirement(pin)
+    version = next(iter(req.specifier)).version
+    base, _, build = version.partition("+")
+    item = Installed(canonical(req.name), base, "frameworks", frozenset(req.extras), build or None)
+    found = read(plan.kb, item, plan.profile.python_minor)
+    if found is None:
+        return None
+    row, stated = found
+    return [s.text for s in stated], row.cite()
+
+
 def askers(index: Index, target: Target, plan: ImagePlan) -> list[Asker]:
     """Every pinned release (frameworks and packages.pip) with its Requires-Dist, and every packages.pip line."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
 
     out: list[Asker] = []
     for pin in plan.framework_pip:
         req = Requirement(pin)
         version = next(iter(req.specifier)).version
-        row = plan.kb.requires_of(canonical(req.name), version, version.split("+", 1)[1] if "+" in version else None)
-        if row is not None:
-            lines = [f"{r.name}{r.spec}" for r in row.requires
-                     if (not r.extra or r.extra in req.extras) and (not r.python or target.python in r.python)]
+        recorded = _recorded(plan, pin)
+        if recorded is not None:
             out.append(Asker(pin, canonical(req.name), version, tuple(req.extras),
-                             holding(lines, target.python, ()), row.cite()))
+                             holding(recorded[0], target.python, ()), recorded[1]))
         elif "+" not in version:
             found = release_asker(index, target, req.name, version, sorted(req.extras), pin)
             out += [found] if found else []

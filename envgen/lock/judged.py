@@ -10,7 +10,8 @@ distribution is intersected (``meet``) so that the error names both requirements
 
 The answer is kept in envgen's cache directory under a SHA-256 of everything it depends on (the pins, the
 constraints, the Python, the glibc, the indexes, the apt packages, and this module's VERSION) for ``TTL_S``
-(the set's floating dependencies can move): a warm `check` reads one small file. Offline (``--offline``,
+(the set's floating dependencies can move; an index that did not answer, for ``RETRY_S``): a warm `check` reads
+one small file. Offline (``--offline``,
 ``ENVGEN_OFFLINE=1``) or with no index answering, a kept answer of any age serves, else an ``info`` finding names
 what could not be resolved: never silence.
 """
@@ -30,8 +31,9 @@ from envgen.check.findings import Finding
 if TYPE_CHECKING:
     from envgen.plan.image import ImagePlan
 
-VERSION = "1"
+VERSION = "2"
 TTL_S = 86400
+RETRY_S = 600  # an answer that says the index did not answer is kept this long
 SOURCE = "uv pip compile (https://docs.astral.sh/uv/pip/compile/) and the index's PEP 691 pages"
 _PREFIX = "resolved-"
 FROM_FILES = ("pkg-requires-python", "pkg-no-wheel", "pkg-requires-clash")  # the errors read from releases' files
@@ -64,22 +66,24 @@ def set_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None
     offline = offline or offline_asked(environ)
     path = cache / f"{_PREFIX}{set_key(plan, environ)}.json" if cache else None
     if path is not None:
-        with contextlib.suppress(OSError, ValueError, TypeError):
-            if offline or time.time() - path.stat().st_mtime < TTL_S:
-                return [Finding(**row) for row in json.loads(path.read_bytes())]
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            kept = json.loads(path.read_bytes())
+            if offline or time.time() < kept["until"]:
+                return [Finding(**row) for row in kept["findings"]]
     if offline:
         return not_resolved(plan, "offline: --offline or ENVGEN_OFFLINE")
     from envgen.errors import ResolverUnavailable
 
     try:
-        found = _resolve_and_judge(plan, environ, cache)
-    except ResolverUnavailable as exc:
-        return not_resolved(plan, f"no index answered: {exc.message}")
+        found, life = _resolve_and_judge(plan, environ, cache), TTL_S
+    except ResolverUnavailable as exc:  # kept a short while: the next checks do not wait on the index again
+        found, life = not_resolved(plan, f"no index answered: {exc.message}"), RETRY_S
     if path is not None:
         from envgen.files import prune_stale, write_atomically
 
         with contextlib.suppress(OSError):
-            write_atomically(path, json.dumps([f.to_json() for f in found], sort_keys=True))
+            write_atomically(path, json.dumps({"until": time.time() + life, "findings": [f.to_json() for f in found]},
+                                              sort_keys=True))
             prune_stale(path, f"{_PREFIX}*.json")
     return found
 
