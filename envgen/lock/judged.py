@@ -105,8 +105,8 @@ def not_resolved(plan: ImagePlan, reason: str) -> list[Finding]:
         f"not judged on their files at all (Requires-Python, wheels for the image, Requires-Dist): "
         f"{', '.join(unknown)}" if unknown else "") if part)
     return [finding("info", "resolve-offline", f"the pip set was not resolved ({reason}): {said}",
-                    "run `envgen check` once with the package index reachable: its answer is kept, and later checks "
-                    "read it offline", SOURCE)]
+                    "check once with the package index reachable (without --offline): its answer is kept, and later "
+                    "checks read it offline", SOURCE)]
 
 
 def _resolve_and_judge(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None) -> list[Finding]:
