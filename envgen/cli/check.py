@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from envgen.cli.spec import Param, argument, echo, option, run_parsed, switch
 from envgen.errors import InputError
@@ -23,8 +24,11 @@ PARAMS: tuple[Param, ...] = (
            "WSL's own limits) or windows (the Windows driver minimums alone).", default="linux",
            metavar="linux|wsl2|windows"),
     switch("as_json", "--json", "Machine-readable list of findings."),
-    switch("resolve", "--resolve", "Also resolve the pip set for the image's platform with uv (needs the "
-           "package index)."),
+    switch("resolve", "--resolve", "Resolve the pip set for the image's platform with uv and judge every release "
+           "on its files: the default, wherever the package index answers (the answer is kept in envgen's cache); "
+           "kept for older command lines."),
+    switch("offline", "--offline", "Do not ask the package index (also ENVGEN_OFFLINE=1): a kept answer of the "
+           "resolution serves, else an info finding names what was not resolved."),
     switch("image", "--image", "PROFILE is an image on the engine (any image with a Python): judge the stack it "
            "actually holds, as `envgen init --from IMAGE` reads it."),
 )
@@ -32,7 +36,8 @@ PLATFORMS = ("linux", "windows", "wsl2")
 
 
 def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | None, driver: str | None,
-          platform: str, as_json: bool, resolve: bool, image: bool = False, echo: Echo = echo) -> int:
+          platform: str, as_json: bool, resolve: bool, image: bool = False, offline: bool = False,
+          echo: Echo = echo) -> int:
     """Judge ``profile``; print the findings and what was looked at; 1 when any finding is an error."""
     if image:
         from envgen.suggest.adopt.image import image_profile
@@ -42,7 +47,8 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
                 echo(f"note: {line}", err=True)
             echo(f"judging the stack read from image {profile} (`envgen init --from {profile}` writes it as a "
                  "profile)", err=True)
-            return check(str(path), gpu, compute_capability, driver, platform, as_json, resolve, echo=echo)
+            return check(str(path), gpu, compute_capability, driver, platform, as_json, resolve, offline=offline,
+                         echo=echo)
     from envgen.check import HostSpec, build_context, judge
     from envgen.check.report import findings_to_json, format_findings
     from envgen.kb.cache import cache_dir, load_kb_keyed
@@ -56,15 +62,7 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
     ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
-    findings = judge(ctx)
-    if resolve:
-        from envgen.errors import ResolverUnavailable
-        from envgen.lock.witness import witness
-
-        try:
-            findings += witness(loaded, kb, plan=ctx.plan)
-        except ResolverUnavailable as exc:
-            echo(f"envgen: {exc.one_line()}", err=True)
+    findings = with_resolution(judge(ctx), ctx.plan, directory, offline, resolve)
     if as_json:
         import json
 
@@ -75,6 +73,22 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
         echo(format_findings(findings))
         echo(scope_line(ctx))
     return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: bool, resolve: bool) -> list[Any]:
+    """``findings`` and those of the whole pip set resolved and judged on its files (``envgen.lock.judged``: kept in
+    the cache directory), errors first. ``--offline`` leaves the index alone; ``--resolve`` asks it even where
+    ENVGEN_OFFLINE is set."""
+    from envgen.check.findings import SEVERITY_ORDER
+    from envgen.lock.judged import offline_asked, set_findings
+
+    environ = {k: v for k, v in os.environ.items() if not (resolve and k == "ENVGEN_OFFLINE")}
+    offline = offline or offline_asked(environ)
+
+    seen = {(f.code, f.message) for f in findings}
+    more = [f for f in set_findings(plan, environ, directory, offline=offline)
+            if (f.code, f.message) not in seen]
+    return sorted([*findings, *more], key=lambda f: SEVERITY_ORDER[f.severity])
 
 
 def fast(argv: Sequence[str]) -> int | None:

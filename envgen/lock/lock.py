@@ -31,7 +31,7 @@ from envgen.lock.held import held_resolution
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
-from envgen.plan.image import ImagePlan
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.lockfile import (
     AptEntry,
     Lock,
@@ -201,6 +201,19 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
                  [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
 
+def refuse_judged(plan: ImagePlan, environ: Mapping[str, str]) -> None:
+    """The answer `envgen check` gives on the whole pip set (``judged``, kept in the cache): an error it read from the
+    releases' own files stops the lock, as it stops a build (a set uv cannot resolve fails the lock's own resolution,
+    in its words). ENVGEN_OFFLINE of this process or of ``environ`` leaves the index alone."""
+    from envgen.kb.cache import cache_dir
+    from envgen.lock.judged import FROM_FILES, offline_asked, set_findings
+
+    found = set_findings(plan, environ, cache_dir(environ), offline=offline_asked(os.environ))
+    errors = [f for f in found if f.severity == "error" and f.code in FROM_FILES]
+    if errors:
+        raise InputError(f"the pip set fails its check: [{errors[0].code}] {errors[0].message}", fix=errors[0].fix)
+
+
 @dataclass(frozen=True)
 class LockedSets:
     """What the resolutions give: the environment set, the extras set, the installer's own wheels."""
@@ -317,7 +330,10 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                          "resolve from conda channels, which cannot be reached from here",
                          fix="build it unlocked (environment.yml pins every conda package exactly)")
     config = load_config(env)
-    route = resolution_route(profile, load_kb(), config, environ, wheelhouse)
+    kb = load_kb()
+    plan = plan_image(profile, kb)
+    refuse_judged(plan, environ)
+    route = resolution_route(profile, kb, config, environ, wheelhouse, plan=plan)
     profile = route.plan.profile  # as planned: the values it left to the KB filled in
     sets = resolve_sets(profile, route, runner, uv_runner)
     fields = header_fields(profile, route, sets, wheelhouse)

@@ -34,6 +34,7 @@ from envgen.vocabulary import GLIBC_WHEN_UNKNOWN
 
 Runner = Callable[[list[str], Mapping[str, str]], "subprocess.CompletedProcess[str]"]
 UV_MIN_PYTHON = (3, 8)
+UV_NEWEST_GLIBC = (2, 40)  # the newest x86_64-manylinux_2_N `uv pip compile --python-platform` names (uv 0.13)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ def uv_platform(glibc: str | None) -> str:
     parts = (glibc or GLIBC_WHEN_UNKNOWN).split(".")
     if (int(parts[0]), int(parts[1])) < (2, 28):  # uv names manylinux_2_17 (2014) and 2_28 on, nothing between
         return "x86_64-manylinux_2_17"
+    if (int(parts[0]), int(parts[1])) > UV_NEWEST_GLIBC:  # Debian 13's 2.41: uv refuses a name it does not know
+        return f"x86_64-manylinux_{UV_NEWEST_GLIBC[0]}_{UV_NEWEST_GLIBC[1]}"
     return f"x86_64-manylinux_{parts[0]}_{parts[1]}"
 
 

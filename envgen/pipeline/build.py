@@ -226,7 +226,7 @@ def build(
 
         registry = registry_to_use(registry, config)
     kb = load_kb()
-    plan = _plan_to_build(ref, kb, check, env, echo)
+    plan = _plan_to_build(ref, kb, check, env, echo, offline)
     profile = plan.profile
     client = connect()
     engine = engine_info(client)
@@ -250,11 +250,11 @@ def build(
 
 
 def _plan_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
-                   echo: Callable[[str], None]) -> ImagePlan:
+                   echo: Callable[[str], None], offline: bool = False) -> ImagePlan:
     """The profile's plan, checked (errors stop the build) or, with --no-check, checked only to say what it would
-    have found; its warnings are echoed."""
+    have found; its warnings are echoed. ``offline``: the pip set's kept answer alone (no index asked)."""
     if check:
-        plan, findings = checked_plan(ref, kb)
+        plan, findings = checked_plan(ref, kb, offline=offline)
     else:
         from envgen.check import check_profile
         from envgen.profile import load_profile

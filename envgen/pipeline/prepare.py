@@ -50,13 +50,15 @@ class Prepared:
     render: RenderResult
 
 
-def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> tuple[ImagePlan, list[Finding]]:
-    """Load, plan and check the plan; the first error-level finding stops everything (CheckFailed)."""
+def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None,
+                 offline: bool = False) -> tuple[ImagePlan, list[Finding]]:
+    """Load, plan and check the plan, the whole pip set resolved as `envgen check` does (``offline``: its kept
+    answer alone); the first error-level finding stops everything (CheckFailed)."""
     from envgen.check import check_profile
 
     profile = load_profile(ref, kb=kb)
     plan = plan_image(profile, kb)
-    findings = check_profile(profile, kb, host, plan=plan)
+    findings = [*check_profile(profile, kb, host, plan=plan), *resolved_set(plan, offline=offline)]
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
@@ -64,6 +66,16 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None) -> t
         raise CheckFailed(f"profile {profile.name!r} fails its check: [{first.code}] {first.message}{more}",
                           fix=first.fix)
     return plan, findings
+
+
+def resolved_set(plan: ImagePlan, env: Mapping[str, str] | None = None, offline: bool = False) -> list[Finding]:
+    """What `envgen check` says of the whole pip set resolved and judged on its files: the same kept answer
+    (``envgen.lock.judged``; ENVGEN_OFFLINE=1 leaves the index alone)."""
+    from envgen.kb.cache import cache_dir
+    from envgen.lock.judged import set_findings
+
+    environ = os.environ if env is None else env
+    return set_findings(plan, environ, cache_dir(environ), offline=offline)
 
 
 def cached_profile(ref: str, env: Mapping[str, str] | None = None) -> tuple[KnowledgeBase, Profile]:

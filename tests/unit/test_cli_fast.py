@@ -31,7 +31,7 @@ USERS = REPO / "tests" / "corpus" / "users"
 ])
 def test_parse_reads_well_formed_lines(argv: list[str], expected: dict[str, object]) -> None:
     defaults = {"gpu": None, "compute_capability": None, "driver": None, "platform": "linux", "as_json": False,
-                "resolve": False, "image": False}
+                "resolve": False, "image": False, "offline": False}
     assert parse(PARAMS, argv) == {**defaults, **expected}
 
 

@@ -19,6 +19,7 @@ RANKS: dict[str, int] = {
     "layout": 0,  # where envgen puts things: the image's paths, the context's folders, the build secrets' ids
     "records": 0,  # the strict record types of the profile and the KB, validated by pydantic on demand
     "kb": 1, "mirrors": 1,  # mirrors: references through registry mirrors (reads imageref)
+    "pypi": 1,  # a package index's pages and each release's core metadata, kept in the cache directory
     "profile": 2,  # the profile model, its YAML source, its lock file
     "compiled": 2,  # the records' compiled validators and serialisers, kept in the cache directory (kb.cache's)
     "parsed": 2,  # small YAML files parsed once per content, kept in the same cache directory
