@@ -7,17 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError, ProfileError
 from envgen.kb import KnowledgeBase
-from envgen.kb.versions import minor, vtuple
+from envgen.kb.versions import minor
 from envgen.profile.requirements import parse_line
 from envgen.profile.values import URL_RE
 from envgen.suggest.adopt.emit import emit
+from envgen.suggest.adopt.fit import bring_torch, build_from_check, choose_torch
 from envgen.suggest.adopt.frameworks import Lifted, lift
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.names import CondaNames, load_names
-from envgen.suggest.adopt.pythons import choose_python
+from envgen.suggest.adopt.pythons import choose_python, in_windows
 from envgen.suggest.adopt.specs import read_conda_spec
 from envgen.suggest.init import PYTHON_DEFAULT, _plain_base
 from envgen.suggest.search import with_safe_pins
@@ -45,24 +45,6 @@ def _torch_indexes(kb: KnowledgeBase) -> dict[str, str]:
     return {v.index_url.rstrip("/"): v.tag for r in kb.pytorch for v in r.variants if not v.find_links}
 
 
-def _build_from_check(kb: KnowledgeBase, data: dict[str, Any], version: str, options: AdoptOptions) -> str | None:
-    """The newest CUDA build of torch ``version`` that `envgen check` passes for the GPUs and driver asked for."""
-    release = kb.torch_release(version)
-    for variant in sorted((v for v in (release.variants if release else []) if v.cuda),
-                          key=lambda v: vtuple(v.cuda or "0"), reverse=True):
-        frameworks = {**data.get("frameworks", {}), "pytorch": f"{version}+{variant.tag}"}
-        trial = {**data, "cuda": variant.cuda, "frameworks": frameworks,
-                 "gpu": {"targets": list(options.gpus)}}
-        try:
-            plan = with_safe_pins(kb, trial)[0]
-        except (ProfileError, ValueError):
-            continue
-        host = HostSpec(gpus=list(options.gpus), driver=options.driver)
-        if not any(f.severity == "error" for f in check_profile(plan.profile, kb, host, plan=plan)):
-            return variant.tag
-    return None
-
-
 def _torch_build(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, Any], options: AdoptOptions,
                  notes: list[str]) -> Item | None:
     version = lifted.fields["pytorch"]
@@ -79,12 +61,18 @@ def _torch_build(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, 
         notes.append(f"{lifted.cuda.origin}: PyTorch {version} has no build for CUDA {lifted.cuda.text} the "
                      "knowledge base knows")
     if options.gpus:
-        tag = _build_from_check(kb, data, version, options)
+        tag = build_from_check(kb, data, version, options.gpus, options.driver)
         if tag is not None:
             return Item(tag, Origin(f"the newest CUDA build `envgen check` passes for --gpu "
                                           f"{' '.join(options.gpus)}"))
-    notes.append(f"torch {version}: no CUDA build named (no +cuXXX, no download.pytorch.org/whl/cuXXX index, no "
-                 "--gpu that a CUDA build passes): the profile takes the CPU build; give --gpu GPU for a CUDA one")
+        if "pytorch" not in lifted.ranged:
+            notes.append(f"torch {version}: none of its CUDA builds passes `envgen check` for --gpu "
+                         f"{' '.join(options.gpus)}" + (f" with driver {options.driver}" if options.driver else "")
+                         + ": the profile takes the CPU build; pin torch==X+cuYYY or change the torch range "
+                         "(`envgen suggest --gpu GPU --driver DRIVER` lists the builds that run)")
+        return Item("cpu", Origin("no CUDA build passes check for --gpu"))
+    notes.append(f"torch {version}: no CUDA build named (no +cuXXX, no download.pytorch.org/whl/cuXXX index): the "
+                 "profile takes the CPU build; give --gpu GPU (and --driver) for a CUDA one")
     return Item("cpu", Origin("no CUDA build named"))
 
 
@@ -169,15 +157,33 @@ def _image_base(kb: KnowledgeBase, read: Read, python: str) -> str | None:
     return read.base.text if row is not None and row.python and minor(row.python) == python else None
 
 
+def _base(kb: KnowledgeBase, read: Read, options: AdoptOptions, python: str, installer: str) -> str:
+    return options.base or _image_base(kb, read, python) or _plain_base(
+        kb, python if installer == "pip" else PYTHON_DEFAULT)
+
+
 def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> Adopted:
     """The profile ``read`` describes, as commented YAML. Raises InputError when nothing valid can be made."""
     names, notes, comments = load_names(), list(read.notes), Comments()
     lifted = lift(kb, names, read)
+    bring_torch(kb, lifted)
     installer = "conda" if read.kind == "environment" else "pip"
     _base_python(kb, read)
+
+    def fits() -> dict[str, Any] | None:
+        try:
+            python = choose_python(kb, read, lifted, options.python, installer)[0]
+        except InputError:
+            return None
+        if not in_windows(kb, lifted, python):
+            return None
+        return {"name": options.name, "base": _base(kb, read, options, python, installer), "installer": installer,
+                "python": python, "frameworks": dict(lifted.fields)}
+
+    if "pytorch" in lifted.ranged:
+        choose_torch(kb, lifted, options.gpus, options.driver, fits, notes)
     python, python_origin = choose_python(kb, read, lifted, options.python, installer)
-    base = options.base or _image_base(kb, read, python) or _plain_base(
-        kb, python if installer == "pip" else PYTHON_DEFAULT)
+    base = _base(kb, read, options, python, installer)
     data: dict[str, Any] = {"name": options.name, "description": f"adopted from {source}"[:200], "base": base,
                             "installer": installer, "python": python}
     comments[("python",)] = python_origin
@@ -243,7 +249,7 @@ def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: Adopt
             data["cuda"], comments[("cuda",)] = build.cuda, f"TensorFlow {build.series}'s build [{build.cite()}]"
     gpu_stack = "cuda" in data or frameworks.get("tensorflow_package") == "tensorflow[and-cuda]"
     if not gpu_stack:
-        if options.gpus:
+        if options.gpus and "pytorch" not in frameworks:
             notes.append(f"--gpu {' '.join(options.gpus)}: nothing in the source is a CUDA build, so the profile "
                          "is a CPU one")
         comments[("gpu", "required")] = "no CUDA build in the source"

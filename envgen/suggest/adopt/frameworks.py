@@ -23,6 +23,7 @@ class Lifted:
     conda_taken: set[int] = field(default_factory=set)  # indexes into read.conda
     cuda: Item | None = None  # a conda CUDA package's version
     build: Item | None = None  # torch's build tag ("cu121", "cpu") and where it was read
+    ranged: dict[str, tuple[str, Item]] = field(default_factory=dict)  # target chosen in a range: specifier, line
 
 
 def _known(kb: KnowledgeBase, target: str) -> list[str]:
@@ -41,6 +42,7 @@ def _release(kb: KnowledgeBase, target: str, exact: str | None, specifier: str, 
     chosen = newest_in(_known(kb, target), specifier)
     if chosen is not None:
         out.comments[target] = f"{item.origin}: {item.text} (the newest release the knowledge base knows in range)"
+        out.ranged[target] = (specifier, item)
     return chosen
 
 
