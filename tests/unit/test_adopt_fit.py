@@ -101,3 +101,14 @@ def test_torchvision_alone_brings_its_torch(tmp_path: Path, kb: KnowledgeBase) -
     assert code == 0 and "0 error(s)" in output, output
     assert data["frameworks"] == {"pytorch": f"{release.version}+cpu", "torchvision": release.torchvision}
     assert f"torchvision {release.torchvision}'s own torch" in (tmp_path / "adopted.yaml").read_text()
+
+
+def test_a_cpu_profile_gets_tensorflow_cpu_where_pypi_has_it(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """Issue 38: a CPU profile got `tensorflow` (every import logs a cuInit error) instead of `tensorflow-cpu`."""
+    version = "2.15.1"
+    assert any(r.distribution == "tensorflow-cpu" and r.version == version for r in kb.framework_requires)
+    code, output, data = _init(tmp_path, f"tensorflow=={version}\n")
+    assert code == 0 and data["frameworks"] == {"tensorflow": version, "tensorflow_package": "tensorflow-cpu"}, data
+    (tmp_path / "gpu").mkdir()
+    code, output, data = _init(tmp_path / "gpu", f"tensorflow[and-cuda]=={version}\n")
+    assert data["frameworks"]["tensorflow_package"] == "tensorflow[and-cuda]", data

@@ -253,12 +253,27 @@ def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: Adopt
             notes.append(f"--gpu {' '.join(options.gpus)}: nothing in the source is a CUDA build, so the profile "
                          "is a CPU one")
         comments[("gpu", "required")] = "no CUDA build in the source"
+        _cpu_tensorflow(kb, frameworks, comments)
         return {"required": False}
     if options.gpus:
         comments[("gpu", "targets")] = "--gpu"
         return {"targets": list(options.gpus)}
     comments[("gpu", "required")] = "a CUDA build; add gpu.targets (or --gpu) to have its kernels checked"
     return {"required": True}
+
+
+def _cpu_tensorflow(kb: KnowledgeBase, frameworks: dict[str, Any], comments: Comments) -> None:
+    """A CPU profile's `tensorflow` becomes `tensorflow-cpu` where PyPI has that release of it (the knowledge base's
+    Requires-Dist rows are read from its wheels): `tensorflow` loads CUDA's libraries and logs a cuInit error on
+    every import where there is no GPU."""
+    version = str(frameworks.get("tensorflow", ""))
+    if frameworks.get("tensorflow_package") != "tensorflow" or not any(
+            r.distribution == "tensorflow-cpu" and r.version == version for r in kb.framework_requires):
+        return
+    frameworks["tensorflow_package"] = "tensorflow-cpu"
+    comments[("frameworks", "tensorflow_package")] = (
+        f"{comments.get(('frameworks', 'tensorflow_package'), 'the source')}; tensorflow-cpu: the profile is a CPU "
+        f"one, and tensorflow-cpu {version} is on PyPI (`tensorflow` would load CUDA and log cuInit errors)")
 
 
 def _finish(kb: KnowledgeBase, data: dict[str, Any], comments: Comments, read: Read, source: str,
