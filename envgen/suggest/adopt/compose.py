@@ -17,6 +17,7 @@ from envgen.suggest.adopt.fit import bring_torch, build_from_check, choose_torch
 from envgen.suggest.adopt.frameworks import Lifted, lift
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.names import CondaNames, load_names
+from envgen.suggest.adopt.provided import base_provides
 from envgen.suggest.adopt.pythons import choose_python, in_windows
 from envgen.suggest.adopt.specs import read_conda_spec
 from envgen.suggest.init import PYTHON_DEFAULT, _plain_base
@@ -32,6 +33,8 @@ class AdoptOptions:
     gpus: tuple[str, ...] = ()
     driver: str | None = None
     base: str | None = None  # --base: the image the profile builds on (default: a plain base of its Python)
+    base_python: str | None = None  # the source's interpreter, found in --base: base_holds is what it holds there
+    base_holds: tuple[tuple[str, str], ...] = ()  # (PEP 503 name, version)
 
 
 @dataclass(frozen=True)
@@ -227,11 +230,13 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     mirrors = _mirrors(kb, read, comments, notes)
     if mirrors:
         data["mirrors"] = mirrors
+    if options.base and options.base_python and installer == "pip":
+        base_provides(data, dict(options.base_holds), options.base_python, options.base, comments, notes)
     return _finish(kb, data, comments, read, source, notes)
 
 
-_ORDER = ("name", "description", "base", "local_base", "installer", "cuda", "python", "frameworks", "gpu",
-          "channels", "packages", "env", "mirrors")
+_ORDER = ("name", "description", "base", "local_base", "base_provides", "installer", "cuda", "python", "frameworks",
+          "gpu", "channels", "packages", "env", "mirrors")
 
 
 def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: AdoptOptions, comments: Comments,
