@@ -281,11 +281,12 @@ def _ensure_fetchable(planned: RenderedContext, config: UserConfig, wheelhouse: 
                       echo: Callable[[str], None]) -> None:
     """Before anything is downloaded: each index and download the build needs is reachable from here (or served by
     the wheelhouse), else one line naming it (``pipeline.fetch``)."""
-    from envgen.pipeline.fetch import ensure_fetchable
+    from envgen.pipeline.fetch import ensure_fetchable, probe_for
     from envgen.render.downloads import downloads
 
-    found = downloads(planned.plan.image, merge_mirrors(planned.plan.profile.mirrors, config.mirrors), wheelhouse)
-    ensure_fetchable(found, config.state_dir, wheelhouse=wheelhouse, offline=offline, echo=echo)
+    mirrors = merge_mirrors(planned.plan.profile.mirrors, config.mirrors)
+    ensure_fetchable(downloads(planned.plan.image, mirrors, wheelhouse), config.state_dir, wheelhouse=wheelhouse,
+                     offline=offline, echo=echo, probe=probe_for(mirrors.http_proxy, mirrors.https_proxy))
 
 
 def _log_name(profile: Profile, content_hash: str) -> str:

@@ -113,7 +113,7 @@ def _download_reasons(profile: Profile, kb: Any, config: Any, env: Mapping[str, 
     cannot reach, else one line saying it reached them."""
     from envgen.config import merge_mirrors
     from envgen.lock.wheels import configured_wheelhouse
-    from envgen.pipeline.fetch import blocked
+    from envgen.pipeline.fetch import blocked, probe_for
     from envgen.plan.image import plan_image
     from envgen.render.downloads import downloads
 
@@ -123,8 +123,9 @@ def _download_reasons(profile: Profile, kb: Any, config: Any, env: Mapping[str, 
         return []  # the check's verdict says why it cannot be planned
     wheelhouse = Path(config.mirrors.wheelhouse).expanduser() if config.mirrors.wheelhouse else \
         configured_wheelhouse(env)
-    found = downloads(plan, merge_mirrors(profile.mirrors, config.mirrors), wheelhouse)
-    failed = blocked(found, config.state_dir)
+    mirrors = merge_mirrors(profile.mirrors, config.mirrors)
+    found = downloads(plan, mirrors, wheelhouse)
+    failed = blocked(found, config.state_dir, probe_for(mirrors.http_proxy, mirrors.https_proxy))
     out = [Reason("warning" if d.index and wheelhouse else "error", "download-unreachable",
                   f"the build needs {d.line()}, which this host cannot reach ({why})",
                   f"route it ({d.route})" + (" or build with --wheelhouse DIR --offline" if d.pip else ""),

@@ -25,11 +25,12 @@ KEEP_S = 300.0
 Probe = Callable[[str], str | None]
 
 
-def try_url(url: str) -> str | None:
+def try_url(url: str, proxies: dict[str, str] | None = None) -> str | None:
     """None where ``url``'s host answers (any HTTP status, a TLS handshake refused by its certificate included);
-    else why not, in a few words."""
+    else why not, in a few words. ``proxies``: the build's own (mirrors.http_proxy/https_proxy), else this host's."""
+    opener = urllib.request.build_opener(*([urllib.request.ProxyHandler(proxies)] if proxies else []))
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=TIMEOUT_S):
+        with opener.open(urllib.request.Request(url, method="HEAD"), timeout=TIMEOUT_S):
             return None
     except urllib.error.HTTPError as exc:
         exc.close()
@@ -73,6 +74,12 @@ def blocked(found: list[Download], state_dir: Path, probe: Probe = try_url) -> l
     """Each download whose host this host cannot reach, with why."""
     down = unreachable(found, state_dir, probe)
     return [(d, down[_host(d.url)]) for d in found if _host(d.url) in down]
+
+
+def probe_for(http_proxy: str | None, https_proxy: str | None) -> Probe:
+    """``try_url`` through the proxies the build is given, where the profile or config names any."""
+    proxies = {k: v for k, v in (("http", http_proxy), ("https", https_proxy)) if v}
+    return (lambda url: try_url(url, proxies)) if proxies else try_url
 
 
 def ensure_fetchable(found: list[Download], state_dir: Path, *, wheelhouse: Path | None, offline: bool,

@@ -122,3 +122,14 @@ def test_a_build_that_cannot_fetch_stops_at_once_naming_the_route(tmp_path: Path
     unreached = downloads(plan, Mirrors(pip_index_url=f"{REFUSED}/simple"), house)[-1:]
     ensure_fetchable(unreached, tmp_path / "state2", wheelhouse=house, offline=False, echo=said.append)
     assert said and "the wheelhouse" in said[0] and "--offline" in said[0], said
+
+
+def test_the_builds_proxy_is_the_one_tried(server: str) -> None:
+    """mirrors.http_proxy reaches for the build what this host cannot resolve: the probe asks through it (here a
+    real local HTTP server standing as the proxy; it answers, so the host counts as reached)."""
+    from envgen.pipeline.fetch import probe_for
+
+    url = "http://envgen-no-such-host.invalid/simple/"
+    assert try_url(url) is not None
+    assert probe_for(server, None)(url) is None
+    assert probe_for(None, None) is try_url
