@@ -17,7 +17,6 @@ from envgen.check import (
     rules_engines,
     rules_ext_build,
     rules_extensions,
-    rules_extras,
     rules_gpu,
     rules_libraries,
     rules_lock,
@@ -60,6 +59,5 @@ RULES: tuple[Rule, ...] = (
     *rules_engine_arch.RULES,
     *rules_lock.RULES,
     *rules_names.RULES,
-    *rules_extras.RULES,
     *rules_refusals.RULES,
 )

@@ -43,6 +43,8 @@ def pinned_cudnn(ctx: CheckContext) -> list[Finding]:
         if source.origin.startswith("base image"):
             continue
         row = ctx.kb.cudnn(source.version)
+        if row is None and _torch_pins(ctx, source.version, source.cuda_major):
+            continue  # a torch wheel's own Requires-Dist pins it (extensions.yaml torch_cudnn_pins): known
         if row is None:
             out.append(
                 finding(
@@ -68,6 +70,13 @@ def pinned_cudnn(ctx: CheckContext) -> list[Finding]:
                 )
             )
     return out
+
+
+def _torch_pins(ctx: CheckContext, version: str, cuda_major: int | None) -> bool:
+    """Whether a torch wheel the knowledge base read pins nvidia-cudnn at ``version`` for that CUDA major (cuDNN
+    9.19.0.56 of torch 2.11.0+cu130 was "not in the knowledge base" beside the row that records it)."""
+    return any(pin.cudnn == version and (cuda_major is None or pin.cuda.split(".")[0] == str(cuda_major))
+               for pin in ctx.kb.torch_cudnn_pins)
 
 
 RULES = [profile_cudnn, pinned_cudnn]

@@ -139,11 +139,13 @@ def floating_lines(ctx: CheckContext) -> list[Finding]:
     resolve = f"`envgen check {arg} --resolve` shows what it resolves to today"
     for item in floats.values():
         what = f"packages.pip line {item.line.text!r} floats ({'a range' if item.spec else 'no version given'})"
-        if ctx.kb.extension(item.name) is not None:
-            out.append(finding("error", "ext-floating",
+        if locked is None and ctx.kb.extension(item.name) is not None:
+            out.append(finding("warning", "ext-floating",
                                f"{what}: {item.name} is a GPU extension package, judged per release (its kernels' "
-                               "GPUs, its CUDA build, the torch it was built for, wheel or source build)",
-                               f"pin it exactly ({item.line.raw_name}{item.line.extras_text}==X.Y.Z)",
+                               "GPUs, its CUDA build, the torch it was built for, wheel or source build): a range "
+                               "is judged only once it is pinned, and the build resolves it the day it runs",
+                               f"{resolve}; pin that release ({item.line.raw_name}{item.line.extras_text}==X.Y.Z) or "
+                               f"run `envgen lock {arg}`, and check judges it",
                                "extensions.yaml (envgen/kb/data): rows per release"))
             continue
         if locked is not None and item.name in locked[0]:

@@ -25,11 +25,13 @@ def _typo_distance(a: str, b: str) -> int:
 
 
 def near_name(name: str, known: frozenset[str]) -> str | None:
-    """The known distribution ``name`` misspells: one edit away (two for names of 8 or more letters)."""
+    """The known distribution ``name`` misspells: one edit away (two for names of 8 or more letters that begin with
+    the guess's letter: a name that adds or changes letters at its start is another project, as GitPython is no
+    IPython, not a typo of one)."""
     import difflib  # only for a name the KB does not know (a few ms of check's import time otherwise)
 
-    limit = 2 if len(name) >= 8 else 1
     for guess in difflib.get_close_matches(name, sorted(known), n=3, cutoff=_CUTOFF):
+        limit = 2 if len(name) >= 8 and name[:1] == guess[:1] else 1
         if _typo_distance(name, guess) <= limit:
             return guess
     return None

@@ -68,6 +68,28 @@ def torch_companions(ctx: CheckContext) -> list[Finding]:
     return out + _companion_tags(ctx, release)
 
 
+def companion_without_torch(ctx: CheckContext) -> list[Finding]:
+    """torchvision/torchaudio set with no torch: render installs the frameworks from torch's pin and its index, so
+    the companion would be dropped from the image while the probe expects it (issue 38); name the torch it needs."""
+    frameworks = ctx.profile.frameworks
+    if frameworks.pytorch is not None:
+        return []
+    out = []
+    for name in ("torchvision", "torchaudio"):
+        given = getattr(frameworks, name)
+        if given is None:
+            continue
+        release = next((r for r in ctx.kb.pytorch if getattr(r, name) and same_version(getattr(r, name), given)),
+                       None)
+        fix = (f"add frameworks.pytorch: \"{release.version}\" ({name} {given}'s own torch)" if release is not None
+               else f"add frameworks.pytorch with the torch release {name} {given} belongs to")
+        out.append(finding("error", f"{name}-without-torch",
+                           f"frameworks.{name} is {given} but frameworks.pytorch is not set: {name} is installed "
+                           "with the torch build it belongs to, so without torch nothing installs it", fix,
+                           "pytorch.yaml (each torch release with its torchvision and torchaudio)"))
+    return out
+
+
 def _companion_tags(ctx: CheckContext, release: TorchRelease) -> list[Finding]:
     """A torchvision/torchaudio given with a ``+tag`` must be the build of the torch variant the image gets: each
     pins its torch build, so ``torch==2.1.2+cu118`` with ``torchvision==0.16.2+cu121`` cannot be installed."""
@@ -152,4 +174,4 @@ def torch_cuda_differs(ctx: CheckContext) -> list[Finding]:
     return []
 
 
-RULES = [torch_known, torch_variant, torch_cpu_build, torch_companions, torch_cuda_differs]
+RULES = [torch_known, torch_variant, torch_cpu_build, torch_companions, companion_without_torch, torch_cuda_differs]

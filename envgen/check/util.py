@@ -9,7 +9,16 @@ from envgen.kb.versions import at_least
 
 
 def finding(severity: Severity, code: str, message: str, fix: str, source: str) -> Finding:
-    return Finding(severity, code, " ".join(message.split()), " ".join(fix.split()), source)
+    return Finding(severity, code, " ".join(message.split()), one_each(" ".join(fix.split())), source)
+
+
+def one_each(fix: str) -> str:
+    """A fix of "; "-joined ways with none said twice: a way that another one begins with is left out ("pin
+    numpy==1.26.4; pin numpy==1.26.4 (torch < 2.3 ...), or use torch >= 2.3" keeps the second)."""
+    ways = fix.split("; ")
+    kept = [w for i, w in enumerate(ways) if w not in ways[:i]
+            and not any(o != w and o.startswith(w) for o in ways)]
+    return "; ".join(kept)
 
 
 def driver_at_least(driver: str, minimum: str) -> bool:

@@ -69,9 +69,11 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
         echo(json.dumps(findings_to_json(findings), indent=2, sort_keys=True))
     else:
         from envgen.check.scope import scope_line
+        from envgen.render.downloads import downloads, statement
 
         echo(format_findings(findings))
         echo(scope_line(ctx))
+        echo(statement(downloads(ctx.plan, loaded.mirrors)))
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 

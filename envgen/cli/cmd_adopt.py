@@ -37,8 +37,11 @@ def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | Non
     elif gpu:
         gpus = (gpu,)
     read = _read(source, group, python)
-    adopted = adopt(read, str(source), kb, AdoptOptions(name=name, python=None if read.kind == "image" else python,
-                                                         gpus=gpus, driver=driver, base=base))
+    held = _base_holds(base, read)
+    adopted = adopt(read, str(source), kb, AdoptOptions(
+        name=name, python=None if read.kind == "image" else python, gpus=gpus, driver=driver, base=base,
+        base_python=read.interpreter.text if held is not None and read.interpreter else None,
+        base_holds=tuple(sorted((held or {}).items()))))
     for line in adopted.notes:
         err(f"note: {line}")
     if out is None:
@@ -52,6 +55,27 @@ def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | Non
     write_atomically(out, adopted.text, USER_FILE)
     err(f"wrote {out} (profile {name}, from {source}); envgen check {out}:")
     return _check(str(out), gpus, driver)
+
+
+def _base_holds(base: str | None, read: Read) -> dict[str, str] | None:
+    """What --base holds in the environment of the interpreter the source was read with (a venv or an image):
+    None for a file source, or where the image has no such interpreter (said in a note)."""
+    if base is None or read.interpreter is None:
+        return None
+    from envgen.docker import connect, inspect_image
+    from envgen.suggest.adopt.image import base_holds
+
+    client = connect()
+    if inspect_image(client, base) is None:
+        err(f"note: --base {base} is not on this engine: base_provides not written (`docker load` it, then "
+            "adopt again)")
+        return None
+    try:
+        return base_holds(client, base, read.interpreter.text)
+    except InputError as exc:
+        err(f"note: --base {base}: {read.interpreter.text} not read there ({exc.message}): base_provides not "
+            "written")
+        return None
 
 
 def _read(source: Path, group: str | None, python: str | None) -> Read:

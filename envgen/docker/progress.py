@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TextIO
 
@@ -54,18 +55,26 @@ def _short(text: str, width: int) -> str:
 
 
 class PlainSink:
-    """One line per step change, for logs and non-terminals. ``verbose`` also echoes builder output."""
+    """One line per step change, for logs and non-terminals. ``verbose`` also echoes builder output; otherwise a
+    step that runs long says so every ``heartbeat_s`` seconds it prints anything, with its last line (a pip step
+    was silent for 150-265 s)."""
 
-    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False, width: int = 100) -> None:
+    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False, width: int = 100,
+                 heartbeat_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._stream = stream
         self._verbose = verbose
         self._width = width
-        self._t0 = time.monotonic()
+        self._heartbeat_s = heartbeat_s
+        self._clock = clock
+        self._t0 = clock()
+        self._said = self._t0  # when a line was last written
+        self._running: tuple[str, float] | None = None  # the step started last: its label and start time
 
     def _write(self, text: str) -> None:
         stream = self._stream or sys.stderr
         stream.write(text + "\n")
         stream.flush()
+        self._said = self._clock()
 
     def start(self, title: str) -> None:
         self._t0 = time.monotonic()
@@ -73,7 +82,9 @@ class PlainSink:
 
     def step(self, event: StepEvent) -> None:
         if event.status == "start":
+            self._running = (f"[{event.step}/{event.total}] {_short(event.name, self._width // 2)}", self._clock())
             return
+        self._running = None
         label = {"cached": "CACHED", "done": "done", "error": "ERROR"}[event.status]
         took = f" {event.duration_s:.1f}s" if event.duration_s is not None else ""
         self._write(f"[{event.step}/{event.total}] {_short(event.name, self._width)}  {label}{took}")
@@ -81,9 +92,12 @@ class PlainSink:
     def output(self, line: str) -> None:
         if self._verbose:
             self._write("    " + line)
+        elif self._running is not None and line.strip() and self._clock() - self._said >= self._heartbeat_s:
+            label, since = self._running
+            self._write(f"    {label} running {self._clock() - since:.0f}s: {_short(line, self._width)}")
 
     def finish(self, ok: bool, summary: str) -> None:
-        elapsed = time.monotonic() - self._t0
+        elapsed = self._clock() - self._t0
         self._write(f"{'ok' if ok else 'FAILED'}: {summary} ({elapsed:.1f}s)")
 
 

@@ -100,7 +100,9 @@ def prefetch(requirements: list[Path], dest: Path, python_minor: str, *, find_li
                 f"CPython {python_minor} on Linux x86-64)",
                 fix=f"put its wheel into the wheelhouse (pip download --only-binary=:all: --python-version "
                     f"{python_minor} --platform {platforms[0]} -d DIR '{missing.group(1)}' where an index is "
-                    "reachable), or build without --offline", log_path=str(log_path), tail=tail)
+                    "reachable); where the base image holds it already, name it under base_provides (packages: "
+                    "NAME: VERSION, or frameworks) so it is neither downloaded nor installed; or build without "
+                    "--offline", log_path=str(log_path), tail=tail)
         raise BuildFailed(f"downloading wheels for the classic builder failed (pip exit {done.returncode})",
                           fix=f"see {log_path}", log_path=str(log_path), tail=tail)
     return sorted(dest.glob("*.whl"))

@@ -277,6 +277,18 @@ def _wheelhouse(config: UserConfig, given: Path | None, env: Mapping[str, str] |
     return given if given is not None else configured_wheelhouse(env)
 
 
+def _ensure_fetchable(planned: RenderedContext, config: UserConfig, wheelhouse: Path | None, offline: bool,
+                      echo: Callable[[str], None]) -> None:
+    """Before anything is downloaded: each index and download the build needs is reachable from here (or served by
+    the wheelhouse), else one line naming it (``pipeline.fetch``)."""
+    from envgen.pipeline.fetch import ensure_fetchable, probe_for
+    from envgen.render.downloads import downloads
+
+    mirrors = merge_mirrors(planned.plan.profile.mirrors, config.mirrors)
+    ensure_fetchable(downloads(planned.plan.image, mirrors, wheelhouse), config.state_dir, wheelhouse=wheelhouse,
+                     offline=offline, echo=echo, probe=probe_for(mirrors.http_proxy, mirrors.https_proxy))
+
+
 def _log_name(profile: Profile, content_hash: str) -> str:
     """Each build its own log: profile, content, start time (UTC) and process."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
@@ -294,6 +306,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
                      smoke=smoke, push=push, registry=registry)
     if cached is not None:
         return cached
+    _ensure_fetchable(planned, config, wheelhouse, offline, echo)
     log_name = _log_name(profile, content_hash)
     result = _write_for_builder(reroute(planned, config, wheelhouse, offline), kb, config, info,
                                 config.state_dir / "contexts" / profile.name, wheelhouse, log_dir, echo, log_name,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from envgen.errors import EnvgenError
@@ -42,11 +43,12 @@ def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = No
                 raise
     report = doctor(facts, profiles, kb)
     if facts.docker.reachable:
-        report = _with_bases(report, profiles, env)
+        report = _with_bases(report, profiles, env, kb)
     return DoctorOutput(report)
 
 
-def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str, str] | None) -> DoctorReport:
+def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str, str] | None,
+                kb: Any) -> DoctorReport:
     """Each verdict with whether this host can have the profile's base: a profile whose image is not here and whose
     base neither is here nor can be fetched does not run here, however well the GPU and driver fit."""
     from dataclasses import replace
@@ -60,7 +62,9 @@ def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str,
     try:
         verdicts = []
         for verdict, profile in zip(report.verdicts, profiles, strict=True):
-            extra = _base_reason(client, profile, config)
+            built = _here(client, f"{config.namespace}/{profile.name}:latest")  # its base and downloads not needed
+            extra = [] if built else [*_base_reason(client, profile, config),
+                                      *_download_reasons(profile, kb, config, env)]
             reasons = (*extra, *verdict.reasons)
             verdicts.append(replace(verdict, reasons=reasons, verdict=verdict_of(reasons)))
     finally:
@@ -68,24 +72,25 @@ def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str,
     return replace(report, verdicts=tuple(verdicts))
 
 
+def _here(client: Any, ref: str) -> bool:
+    from docker.errors import ImageNotFound
+
+    try:
+        client.images.get(ref)
+        return True
+    except ImageNotFound:
+        return False
+
+
 def _base_reason(client: Any, profile: Profile, config: Any) -> list[Reason]:
-    from docker.errors import APIError, ImageNotFound, NotFound
+    from docker.errors import APIError, NotFound
 
     from envgen.config import merge_mirrors
     from envgen.mirrors import mirror_ref
 
-    def here(ref: str) -> bool:
-        try:
-            client.images.get(ref)
-            return True
-        except ImageNotFound:
-            return False
-
-    if here(f"{config.namespace}/{profile.name}:latest"):
-        return []  # built or pulled already: its base is not needed
     mirrored = mirror_ref(profile.base, merge_mirrors(profile.mirrors, config.mirrors).registries)
     ref = mirrored.ref if mirrored else profile.base
-    if here(ref):
+    if _here(client, ref):
         return []
     if profile.local_base:
         return [Reason("error", "base-missing", f"the local base {ref} is not on this engine",
@@ -101,6 +106,35 @@ def _base_reason(client: Any, profile: Profile, config: Any) -> list[Reason]:
                        "`docker load` the base (or `envgen load` a bundle of the image), name a registry mirror "
                        "(mirrors.registries), or build a profile on a base this engine has (`docker images`)",
                        "docker engine")]
+
+
+def _download_reasons(profile: Profile, kb: Any, config: Any, env: Mapping[str, str] | None) -> list[Reason]:
+    """What the profile's build downloads, tried from here (``pipeline.fetch``): an error for each one this host
+    cannot reach, else one line saying it reached them."""
+    from envgen.config import merge_mirrors
+    from envgen.lock.wheels import configured_wheelhouse
+    from envgen.pipeline.fetch import blocked, probe_for
+    from envgen.plan.image import plan_image
+    from envgen.render.downloads import downloads
+
+    try:
+        plan = plan_image(profile, kb)
+    except EnvgenError:
+        return []  # the check's verdict says why it cannot be planned
+    wheelhouse = Path(config.mirrors.wheelhouse).expanduser() if config.mirrors.wheelhouse else \
+        configured_wheelhouse(env)
+    mirrors = merge_mirrors(profile.mirrors, config.mirrors)
+    found = downloads(plan, mirrors, wheelhouse)
+    failed = blocked(found, config.state_dir, probe_for(mirrors.http_proxy, mirrors.https_proxy))
+    out = [Reason("warning" if d.index and wheelhouse else "error", "download-unreachable",
+                  f"the build needs {d.line()}, which this host cannot reach ({why})",
+                  f"route it ({d.route})" + (" or build with --wheelhouse DIR --offline" if d.pip else ""),
+                  "render.downloads") for d, why in failed]
+    reached = [d.line() for d in found if d not in {f for f, _ in failed}]
+    if reached:
+        out.append(Reason("info", "downloads-reached", "the build downloads from " + "; ".join(reached)
+                          + ": each answers from here", "nothing to do", "render.downloads"))
+    return out
 
 
 def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, *, facts: HostFacts | None = None,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from envgen.config import load_config
 from envgen.docker import ImageSummary, inspect_image
-from envgen.errors import InputError, ProfileNotFound
+from envgen.errors import ImageNotValidated, InputError, ProfileNotFound
 from envgen.kb import load_kb
 from envgen.profile import Profile, load_profile
 from envgen.render import render_in_memory
@@ -25,6 +25,26 @@ def profile_tag(profile: Profile, env: Mapping[str, str] | None = None) -> tuple
     return image_ref(config, profile.name, context.content_hash), context.content_hash
 
 
+def _refuse_failed(name: str, tag: str, content_hash: str, target: str, env: Mapping[str, str] | None) -> None:
+    """ImageNotValidated where this profile's image was built and failed its smoke test: building it again fails the
+    same way, so the line says what to do instead."""
+    from envgen.pipeline.state import ValidationStore
+
+    record = ValidationStore(load_config(env).state_dir).last_for(name, content_hash)
+    if record is None or record.passed:
+        return
+    failed = [c for c in record.report.get("checks", []) if c.get("status") == "fail"]
+    first = failed[0] if failed else {}
+    what = f" ({first.get('name')}: {first.get('message')})" if first else ""
+    fix = ((first.get("diagnosis") or {}).get("fix") if first else None) or "read its smoke report"
+    short = record.image_id.replace("sha256:", "")[:12]
+    raise ImageNotValidated(
+        f"profile {name!r} has no image {tag}: its build {short} failed its smoke test{what} on "
+        f"{record.checked_at[:19]}, so it was not tagged, and `envgen build {target}` would fail the same way",
+        fix=f"{fix}; change the profile accordingly and build again (`envgen smoke {short}` shows the report; "
+            f"`envgen run --force {short}` starts the untagged image to look inside)")
+
+
 def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | None = None) -> ImageSummary:
     """An image reference that exists wins; otherwise ``target`` is a profile, and its current tag is
     looked up (the image built from exactly this profile and envgen version)."""
@@ -36,9 +56,10 @@ def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | No
     except ProfileNotFound:
         raise InputError(f"{target!r} is neither an image on this engine nor a profile",
                          fix="give an image reference from `envgen images`, or a profile name") from None
-    tag, _ = profile_tag(profile, env)
+    tag, content_hash = profile_tag(profile, env)
     found = inspect_image(client, tag)
     if found is None:
+        _refuse_failed(profile.name, tag, content_hash, target, env)
         raise InputError(f"profile {profile.name!r} has no image {tag} on this engine",
                          fix=f"run `envgen build {target}` or `envgen pull {target}`")
     return found

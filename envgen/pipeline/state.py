@@ -54,3 +54,13 @@ class ValidationStore:
             return Validation(**data)
         except (OSError, ValueError, TypeError):
             return None
+
+    def last_for(self, profile: str, content_hash: str) -> Validation | None:
+        """The newest record of an image built from ``profile`` at ``content_hash`` (a failed one is never
+        tagged, so its record is how `envgen run PROFILE` learns why there is no image)."""
+        found = []
+        for path in self.dir.glob("*.json") if self.dir.is_dir() else ():
+            record = self.get(path.stem)
+            if record is not None and record.profile == profile and record.content_hash == content_hash:
+                found.append(record)
+        return max(found, key=lambda r: r.checked_at, default=None)

@@ -6,8 +6,12 @@ The stage: a line that names a distribution the frameworks themselves require (t
 ``framework_requires.yaml``, followed through the dependencies the KB has rows of: ``framework_closure``) goes to
 the **environment** stage, resolved together with the frameworks' pins, so that ``protobuf==4.21.12`` beside
 TensorFlow 2.12 (which allows ``>=3.20.3,<5``) is one resolution and not a second install that moves a package the
-frameworks already hold. The **extras** stage holds what the frameworks do not need; an sdist-only extension
-package is built in a **source build** stage of its own.
+frameworks already hold. The tools of the environment's venv (``VENV_TOOLS``: pip, setuptools, wheel) go there too:
+installed as extras they would be constrained by the venv's own version (the extras step takes the environment's
+versions as constraints), so ``setuptools<81`` or ``setuptools==65.5.0`` would fail the build while the environment's
+pip installs them as asked; a range the frameworks' own Requires-Dist cannot meet is check's error
+(``pkg-requires-conflict``), naming both. The **extras** stage holds what the frameworks do not need; an sdist-only
+extension package is built in a **source build** stage of its own.
 
 A line the base image satisfies (``base_provides.packages`` names the distribution, and the version the base holds is
 inside the line's specifier) is in the **base** stage: nothing installs it, so nothing downloads it (the classic
@@ -29,6 +33,10 @@ from envgen.plan.extensions import Extension, SourceBuild, extension_of
 from envgen.plan.refusals import Refused, refusal
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine, canonical
+
+# What `python3 -m venv` may put into the environment besides the interpreter (ensurepip: pip, and setuptools before
+# Python 3.12; https://docs.python.org/3/library/venv.html), and wheel, which the build tools of sdists use.
+VENV_TOOLS = frozenset({"pip", "setuptools", "wheel"})
 
 Stage = Literal["environment", "extras", "source build", "base"]
 
@@ -117,7 +125,8 @@ def plan_requirements(profile: Profile, lines: Sequence[PipLine], kb: KnowledgeB
         in_base = applies and provided is not None and not line.extras and held_in(line.specifier, provided)
         build = build_of(ext) if ext is not None and not in_base else None
         stage: Stage = ("base" if in_base else "source build" if build is not None
-                        else "environment" if applies and line.name in closure else "extras")
+                        else "environment" if applies and (line.name in closure or line.name in VENV_TOOLS)
+                        else "extras")
         out.append(PlannedRequirement(spec, line, f"packages.pip[{index}]", applies, stage, ext, build, provided))
     return tuple(out)
 

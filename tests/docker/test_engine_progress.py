@@ -126,6 +126,28 @@ def test_plain_sink_lines() -> None:
     assert text[3].startswith("ok: sha256:abc")
 
 
+def test_plain_sink_says_a_long_step_is_running() -> None:
+    """Issue 38: pip steps were silent for 150-265 s on a non-terminal. A step that runs says so every heartbeat
+    it prints anything, with its last line; a quick one adds nothing."""
+    now = [0.0]
+    out = io.StringIO()
+    sink = PlainSink(out, heartbeat_s=30, clock=lambda: now[0])
+    sink.start("building z")
+    sink.step(StepEvent(3, 5, "RUN pip install -r requirements.lock", "start"))
+    now[0] = 10.0
+    sink.output("Collecting torch==2.13.0+cpu")  # 10 s after the last line: quiet
+    now[0] = 95.0
+    sink.output("Installing collected packages: torch")
+    now[0] = 100.0
+    sink.output("more")  # 5 s after the heartbeat: quiet
+    sink.step(StepEvent(3, 5, "RUN pip install -r requirements.lock", "done", 120.0))
+    sink.output("after the step")  # no step running: quiet
+    lines = out.getvalue().splitlines()
+    assert lines[1] == ("    [3/5] RUN pip install -r requirements.lock running 95s: Installing collected packages: "
+                        "torch"), lines
+    assert len(lines) == 3 and lines[2].startswith("[3/5] RUN pip install"), lines
+
+
 def test_live_sink_and_choice() -> None:
     out = io.StringIO()
     assert isinstance(sink_for(out), PlainSink)  # StringIO is not a terminal

@@ -43,3 +43,17 @@ def test_doctor_python_runs_the_probe_with_that_interpreter_and_checks_the_stack
 def test_doctor_python_refuses_what_is_no_environment(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["doctor", "--python", str(tmp_path)])
     assert result.exit_code == 2 and "no bin/python (not a venv or conda env)" in result.output
+
+
+def test_doctor_python_judges_kernels_for_the_gpus_it_names(tmp_path: Path) -> None:
+    """Issue 38: `doctor --python` on a host whose GPU it names said "SKIPPED no GPU targets": the probe was given
+    none. The host's GPUs are now the probe's targets (here given as the doctor would read them)."""
+    from envgen.kb import load_kb
+    from envgen.suggest.adopt.doctor import doctor_python
+
+    env = _venv(tmp_path / "env")
+    kb = load_kb()
+    named = {c.name: c.message for c in doctor_python(env, kb, ("H200",), "580.65.06").probe.checks}
+    assert named["libraries.arch"] == "no CUDA framework with a compiled architecture list to judge for H200", named
+    bare = {c.name: c.message for c in doctor_python(env, kb, (), None).probe.checks}
+    assert bare["libraries.arch"] == "no GPU targets given", bare

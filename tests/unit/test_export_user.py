@@ -18,11 +18,9 @@ name: bad
 base: debian:bookworm-slim
 local_base: true
 installer: pip
-python: "3.11"
+python: "3.12"
 gpu:
   required: false
-packages:
-  pip: [setuptools==65.5.0]
 """
 
 
@@ -57,5 +55,5 @@ def test_writing_a_profile_check_rejects_says_so(tmp_path: Path, command: list[s
     (tmp_path / "bad.yaml").write_text(BAD)
     result = envgen(*command, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "note: profile 'bad' fails its check ([extra-moves-env-tool])" in result.stderr
+    assert "note: profile 'bad' fails its check ([python-base-mismatch])" in result.stderr
     assert "`envgen check bad.yaml`" in result.stderr

@@ -65,3 +65,4 @@ def test_offline_missing_wheel_is_one_line(tmp_path: Path, wheelhouse: Path) -> 
     error = str(result["error"])
     assert error.startswith(f"--offline: no wheel for rich==13.7.1 in {wheelhouse}"), error
     assert "\n" not in error and "Retrying" not in (tmp_path / "wheels.log").read_text()
+    assert "name it under base_provides" in error, error  # issue 38: the route for what the base image holds

@@ -58,6 +58,11 @@ def test_known_and_far_names_are_quiet(tmp_path: Path, kb: KnowledgeBase) -> Non
                     "jaxlib==0.4.30", "nvidia-cudnn-cu12==8.9.2.26") == {}
 
 
+def test_a_name_with_letters_of_its_own_in_front_is_no_typo(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """Issue 38: `GitPython==3.1.30: ... did you mean ipython?` (two letters in front: another project)."""
+    assert "GitPython==3.1.30" not in findings(tmp_path, kb, "GitPython==3.1.30")
+
+
 def test_tensorflow_gpu_with_an_underscore_is_the_framework(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text('name: p\nbase: ubuntu:18.04\npython: "3.7"\ncuda: "10.1"\npackages: {pip: '

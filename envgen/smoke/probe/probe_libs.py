@@ -122,7 +122,9 @@ def check_arch(ctx):
     if missing:
         raise Fail("; ".join(missing), {"targets": rows})
     if not rows:
-        raise Skip("no GPU targets in the profile, or no CUDA framework with a compiled architecture list")
+        raise Skip("no GPU targets given" if not targets else
+                   "no CUDA framework with a compiled architecture list to judge for %s"
+                   % ", ".join(str(t.get("name")) for t in targets))
     parts = []
     for key, value in sorted(rows.items()):
         parts.append("%s: %s" % (key, ", ".join(value["sass"]) if value["sass"]

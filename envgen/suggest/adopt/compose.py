@@ -10,15 +10,17 @@ from typing import Any
 from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError, ProfileError
 from envgen.kb import KnowledgeBase
-from envgen.kb.versions import minor, vtuple
+from envgen.kb.versions import minor
 from envgen.profile.values import URL_RE
 from envgen.suggest.adopt.emit import emit
+from envgen.suggest.adopt.fit import bring_torch, build_from_check, choose_torch
 from envgen.suggest.adopt.frameworks import Lifted, fit_ranges, lift
 from envgen.suggest.adopt.installs import TORCH_URL
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.names import CondaNames, load_names
 from envgen.suggest.adopt.piplines import PipLines
-from envgen.suggest.adopt.pythons import choose_python
+from envgen.suggest.adopt.provided import base_provides
+from envgen.suggest.adopt.pythons import choose_python, in_windows
 from envgen.suggest.adopt.specs import read_conda_spec
 from envgen.suggest.init import PYTHON_DEFAULT, _plain_base
 from envgen.suggest.search import with_safe_pins
@@ -33,6 +35,8 @@ class AdoptOptions:
     gpus: tuple[str, ...] = ()
     driver: str | None = None
     base: str | None = None  # --base: the image the profile builds on (default: a plain base of its Python)
+    base_python: str | None = None  # the source's interpreter, found in --base: base_holds is what it holds there
+    base_holds: tuple[tuple[str, str], ...] = ()  # (PEP 503 name, version)
 
 
 @dataclass(frozen=True)
@@ -44,24 +48,6 @@ class Adopted:
 
 def _torch_indexes(kb: KnowledgeBase) -> dict[str, str]:
     return {v.index_url.rstrip("/"): v.tag for r in kb.pytorch for v in r.variants if not v.find_links}
-
-
-def _build_from_check(kb: KnowledgeBase, data: dict[str, Any], version: str, options: AdoptOptions) -> str | None:
-    """The newest CUDA build of torch ``version`` that `envgen check` passes for the GPUs and driver asked for."""
-    release = kb.torch_release(version)
-    for variant in sorted((v for v in (release.variants if release else []) if v.cuda),
-                          key=lambda v: vtuple(v.cuda or "0"), reverse=True):
-        frameworks = {**data.get("frameworks", {}), "pytorch": f"{version}+{variant.tag}"}
-        trial = {**data, "cuda": variant.cuda, "frameworks": frameworks,
-                 "gpu": {"targets": list(options.gpus)}}
-        try:
-            plan = with_safe_pins(kb, trial)[0]
-        except (ProfileError, ValueError):
-            continue
-        host = HostSpec(gpus=list(options.gpus), driver=options.driver)
-        if not any(f.severity == "error" for f in check_profile(plan.profile, kb, host, plan=plan)):
-            return variant.tag
-    return None
 
 
 def _torch_build(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, Any], options: AdoptOptions,
@@ -85,12 +71,18 @@ def _torch_build(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, 
         notes.append(f"{lifted.cuda.origin}: PyTorch {version} has no build for CUDA {lifted.cuda.text} the "
                      "knowledge base knows")
     if options.gpus:
-        tag = _build_from_check(kb, data, version, options)
+        tag = build_from_check(kb, data, version, options.gpus, options.driver)
         if tag is not None:
             return Item(tag, Origin(f"the newest CUDA build `envgen check` passes for --gpu "
                                           f"{' '.join(options.gpus)}"))
-    notes.append(f"torch {version}: no CUDA build named (no +cuXXX, no download.pytorch.org/whl/cuXXX index, no "
-                 "--gpu that a CUDA build passes): the profile takes the CPU build; give --gpu GPU for a CUDA one")
+        if "pytorch" not in lifted.ranged:
+            notes.append(f"torch {version}: none of its CUDA builds passes `envgen check` for --gpu "
+                         f"{' '.join(options.gpus)}" + (f" with driver {options.driver}" if options.driver else "")
+                         + ": the profile takes the CPU build; pin torch==X+cuYYY or change the torch range "
+                         "(`envgen suggest --gpu GPU --driver DRIVER` lists the builds that run)")
+        return Item("cpu", Origin("no CUDA build passes check for --gpu"))
+    notes.append(f"torch {version}: no CUDA build named (no +cuXXX, no download.pytorch.org/whl/cuXXX index): the "
+                 "profile takes the CPU build; give --gpu GPU (and --driver) for a CUDA one")
     return Item("cpu", Origin("no CUDA build named"))
 
 
@@ -167,18 +159,38 @@ def _image_base(kb: KnowledgeBase, read: Read, python: str) -> str | None:
     return read.base.text if row is not None and row.python and minor(row.python) == python else None
 
 
+def _base(kb: KnowledgeBase, read: Read, options: AdoptOptions, python: str, installer: str) -> str:
+    return options.base or _image_base(kb, read, python) or _plain_base(
+        kb, python if installer == "pip" else PYTHON_DEFAULT)
+
+
 def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> Adopted:
     """The profile ``read`` describes, as commented YAML. Raises InputError when nothing valid can be made."""
     names, notes, comments = load_names(), list(read.notes), Comments()
     lifted = lift(kb, names, read)
+    bring_torch(kb, lifted)
     installer = "conda" if read.kind == "environment" else "pip"
     _base_python(kb, read)
     fixed = options.python or (read.python.text if read.python and read.python.text[:1].isdigit() else None)
+    # the source's own Python and torch build first (a Dockerfile's base, its PyTorch index) ...
     fit_ranges(kb, lifted, minor(fixed.rstrip(".*")) if fixed else None,
                read.torch_build.text if read.torch_build else None)
+
+    def fits() -> dict[str, Any] | None:
+        try:
+            python = choose_python(kb, read, lifted, options.python, installer)[0]
+        except InputError:
+            return None
+        if not in_windows(kb, lifted, python):
+            return None
+        return {"name": options.name, "base": _base(kb, read, options, python, installer), "installer": installer,
+                "python": python, "frameworks": dict(lifted.fields)}
+
+    # ... else the newest release in range whose Python fits and, with --gpu, whose CUDA build check passes
+    if "pytorch" in lifted.ranged and read.torch_build is None:
+        choose_torch(kb, lifted, options.gpus, options.driver, fits, notes)
     python, python_origin = choose_python(kb, read, lifted, options.python, installer)
-    base = options.base or _image_base(kb, read, python) or _plain_base(
-        kb, python if installer == "pip" else PYTHON_DEFAULT)
+    base = _base(kb, read, options, python, installer)
     data: dict[str, Any] = {"name": options.name, "description": f"adopted from {source}"[:200], "base": base,
                             "installer": installer, "python": python}
     comments[("python",)] = python_origin
@@ -222,11 +234,13 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     mirrors = _mirrors(kb, read, comments, notes)
     if mirrors:
         data["mirrors"] = mirrors
+    if options.base and options.base_python and installer == "pip":
+        base_provides(data, dict(options.base_holds), options.base_python, options.base, comments, notes)
     return _finish(kb, data, comments, read, source, notes)
 
 
-_ORDER = ("name", "description", "base", "local_base", "installer", "cuda", "python", "frameworks", "gpu",
-          "channels", "packages", "env", "mirrors")
+_ORDER = ("name", "description", "base", "local_base", "base_provides", "installer", "cuda", "python", "frameworks",
+          "gpu", "channels", "packages", "env", "mirrors")
 
 
 def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: AdoptOptions, comments: Comments,
@@ -244,10 +258,11 @@ def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: Adopt
             data["cuda"], comments[("cuda",)] = build.cuda, f"TensorFlow {build.series}'s build [{build.cite()}]"
     gpu_stack = "cuda" in data or frameworks.get("tensorflow_package") == "tensorflow[and-cuda]"
     if not gpu_stack:
-        if options.gpus:
+        if options.gpus and "pytorch" not in frameworks:
             notes.append(f"--gpu {' '.join(options.gpus)}: nothing in the source is a CUDA build, so the profile "
                          "is a CPU one")
         comments[("gpu", "required")] = "no CUDA build in the source"
+        _cpu_tensorflow(kb, frameworks, comments)
         return {"required": False}
     if options.gpus:
         comments[("gpu", "targets")] = "--gpu"
@@ -271,6 +286,20 @@ def _safe_pins(kb: KnowledgeBase, data: dict[str, Any], before: int, notes: list
     if not data["packages"]["pip"][before:] and not data["packages"]["pip"]:
         del data["packages"]["pip"]
     return [p for p in pins if p not in refused]
+
+
+def _cpu_tensorflow(kb: KnowledgeBase, frameworks: dict[str, Any], comments: Comments) -> None:
+    """A CPU profile's `tensorflow` becomes `tensorflow-cpu` where PyPI has that release of it (the knowledge base's
+    Requires-Dist rows are read from its wheels): `tensorflow` loads CUDA's libraries and logs a cuInit error on
+    every import where there is no GPU."""
+    version = str(frameworks.get("tensorflow", ""))
+    if frameworks.get("tensorflow_package") != "tensorflow" or not any(
+            r.distribution == "tensorflow-cpu" and r.version == version for r in kb.framework_requires):
+        return
+    frameworks["tensorflow_package"] = "tensorflow-cpu"
+    comments[("frameworks", "tensorflow_package")] = (
+        f"{comments.get(('frameworks', 'tensorflow_package'), 'the source')}; tensorflow-cpu: the profile is a CPU "
+        f"one, and tensorflow-cpu {version} is on PyPI (`tensorflow` would load CUDA and log cuInit errors)")
 
 
 def _finish(kb: KnowledgeBase, data: dict[str, Any], comments: Comments, read: Read, source: str,

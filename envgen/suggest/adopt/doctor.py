@@ -6,6 +6,7 @@ and driver, with the knowledge base's reasons and fixes."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -41,12 +42,16 @@ class PythonDoctor:
         return self.probe.passed and self.errors == 0
 
 
-def _probe(python: Path) -> SmokeReport:
+def _probe(python: Path, targets: list[dict[str, str]]) -> SmokeReport:
+    """The library tier run by ``python``, its kernels judged for ``targets`` (this host's GPUs: the probe skipped
+    that check with "no GPU targets" on a host whose GPU the doctor names); nothing else is expected of it."""
     with tempfile.TemporaryDirectory(prefix="envgen-doctor-") as tmp:
-        out = Path(tmp) / "report.json"
+        out, expect = Path(tmp) / "report.json", Path(tmp) / "expect.json"
+        expect.write_text(json.dumps({"expected": {"gpu_required": None, "gpu_targets": targets}}), encoding="utf-8")
         try:
             subprocess.run([str(python), str(probe_dir() / "envgen_probe.py"), "--tier", "libraries", "--out",
-                            str(out)], capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+                            str(out), *(["--expect", str(expect)] if targets else [])],
+                           capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise InputError(f"{python}: the probe did not run ({exc})", fix="give a Python 3.7+ interpreter") from None
         if not out.is_file():
@@ -56,7 +61,9 @@ def _probe(python: Path) -> SmokeReport:
 
 def doctor_python(path: Path, kb: KnowledgeBase, gpus: tuple[str, ...], driver: str | None) -> PythonDoctor:
     python = interpreter(path)
-    report = _probe(python)
+    models = [(name, kb.gpu(name)) for name in gpus]
+    report = _probe(python, [{"name": name, "compute_capability": model.compute_capability}
+                             for name, model in models if model is not None])
     adopted = adopt(read_python(path), str(path), kb, AdoptOptions(name="environment", gpus=gpus, driver=driver))
     with tempfile.TemporaryDirectory(prefix="envgen-doctor-") as tmp:
         profile_path = Path(tmp) / "environment.yaml"

@@ -24,6 +24,7 @@ class Lifted:
     cuda: Item | None = None  # a conda CUDA package's version
     build: Item | None = None  # torch's build tag ("cu121", "cpu") and where it was read
     ranges: dict[str, str] = field(default_factory=dict)  # field -> the specifier a release was chosen in
+    ranged: dict[str, tuple[str, Item]] = field(default_factory=dict)  # target chosen in a range: specifier, line
 
 
 def _known(kb: KnowledgeBase, target: str) -> list[str]:
@@ -43,6 +44,7 @@ def _release(kb: KnowledgeBase, target: str, exact: str | None, specifier: str, 
     out.ranges[target] = specifier
     if chosen is not None:
         out.comments[target] = f"{item.origin}: {item.text} (the newest release the knowledge base knows in range)"
+        out.ranged[target] = (specifier, item)
     return chosen
 
 

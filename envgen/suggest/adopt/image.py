@@ -60,6 +60,7 @@ def facts_read(facts: dict[str, Any], source: str, kind: str) -> Read:
     where = f"{source} ({facts['python']})"
     read = Read(kind=kind)
     read.python = Item(str(facts["version"]), Origin(f"{where}: its Python"))
+    read.interpreter = Item(str(facts["python"]), Origin(f"{where}: its interpreter"))
     torch = facts.get("frameworks", {}).get("torch") or {}
     for dist in facts["distributions"]:
         name, version = dist["name"], dist["version"]
@@ -71,6 +72,20 @@ def facts_read(facts: dict[str, Any], source: str, kind: str) -> Read:
         if "error" in reported:
             read.notes.append(f"{source}: importing {name} failed ({reported['error']}): its build is not read")
     return read
+
+
+def base_holds(client: DockerClient, image: str, python: str) -> dict[str, str]:
+    """What the environment of interpreter ``python`` holds in ``image``, by PEP 503 name, at the versions
+    ``facts_read`` writes (torch with its CUDA build's label): what `init --from … --base IMAGE` writes under
+    base_provides. InputError where the image has no such interpreter."""
+    from envgen.profile.requirements import canonical
+
+    read = facts_read(image_facts(client, image, python), image, "image")
+    held = {}
+    for item in read.pip:
+        name, _, version = item.text.partition("==")
+        held[canonical(name)] = version
+    return held
 
 
 def read_image(client: DockerClient, image: str, python: str | None = None) -> Read:

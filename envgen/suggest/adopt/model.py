@@ -49,6 +49,7 @@ class Read:
     conda: list[Item] = field(default_factory=list)
     channels: list[Item] = field(default_factory=list)
     python: Item | None = None
+    interpreter: Item | None = None  # the interpreter an environment or image was read with (its path there)
     index_url: Item | None = None
     extra_index_urls: list[Item] = field(default_factory=list)
     trusted_hosts: list[Item] = field(default_factory=list)

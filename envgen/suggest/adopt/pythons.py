@@ -25,6 +25,11 @@ def _windows(kb: KnowledgeBase, lifted: Lifted) -> list[tuple[str, str, str]]:
     return out
 
 
+def in_windows(kb: KnowledgeBase, lifted: Lifted, python: str) -> bool:
+    """Whether every lifted framework's release has wheels for Python ``python`` (its knowledge-base row)."""
+    return all(vtuple(lo) <= vtuple(minor(python)) <= vtuple(hi) for _, lo, hi in _windows(kb, lifted))
+
+
 def _allowed(read: Read, candidate: str) -> bool:
     if read.python is None or not read.python.text:
         return True
