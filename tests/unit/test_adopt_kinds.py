@@ -33,7 +33,8 @@ def test_a_dockerfile_under_any_name_with_a_torch_find_links_page(tmp_path: Path
     assert code == 0, out
     assert data["frameworks"] == {"pytorch": "1.10.0+cu111"} and data["cuda"] == "11.1"
     assert data["base"] == "nvidia/cuda:11.1.1-cudnn8-devel-ubuntu18.04"
-    assert data["packages"]["pip"] == ["tqdm==4.66.4"]  # read through COPY from the uv pip -r line
+    # tqdm read through COPY from the uv pip -r line; setuptools==59.5.0 added for torch 1.10 (package_breaks.yaml)
+    assert data["packages"]["pip"] == ["tqdm==4.66.4", "setuptools==59.5.0"]
     assert "'./mylib' not taken: a local path" in out and "not a requirement (" not in out
 
 
