@@ -3,7 +3,7 @@ distribution installs come from its RECORD (lines copied from the real wheels' R
 botorch 0.18.1, protobuf), never from a top_level.txt name nothing backs (Debian 12's python3-setuptools 66.1.1);
 100 failing modules cost two children, not 100; a CPU profile is never told a cause about CUDA, and an import
 between two releases made for different majors names both (tensorflow-addons 0.23.0 under Keras 3.15.1, recorded
-here: tests/fixtures/pypi/probe-imports/tfa-keras3-import.txt). The real 300-distribution run:
+here: tests/fixtures/pypi/probe-imports/tfa-keras3-import.txt). The real 178-distribution run:
 tests/package/test_probe_imports_pypi.py."""
 
 from __future__ import annotations
