@@ -19,23 +19,60 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 
-# where images keep their Python, in the order they are tried: PATH first (a venv or conda put there by ENV PATH)
-INTERPRETERS = ("python3", "python", "/opt/conda/bin/python", "/opt/venv/bin/python", "/venv/bin/python",
-                "/usr/local/bin/python3", "/usr/bin/python3")
+# where images keep their Pythons, in the order they are tried after the interpreter the image's entrypoint or command
+# names and PATH's python3/python: conda and its environments, venvs under the usual folders, the system's
+INTERPRETERS = ("/opt/conda/bin/python", "/opt/conda/envs/*/bin/python", "/opt/*/bin/python", "/opt/*/.venv/bin/python",
+                "/opt/*/venv/bin/python", "/venv/bin/python", "/.venv/bin/python", "/root/.venv/bin/python",
+                "/root/*/.venv/bin/python", "/root/miniconda3/bin/python", "/root/miniconda3/envs/*/bin/python",
+                "/root/miniforge3/bin/python", "/home/*/.venv/bin/python", "/workspace/.venv/bin/python",
+                "/app/.venv/bin/python", "/usr/local/bin/python3", "/usr/bin/python3")
+# what makes an environment worth probing: the frameworks and GPU packages the probe has checks for (probe_torch,
+# probe_tf, probe_ext.KNOWN)
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "triton", "flash_attn", "xformers", "bitsandbytes", "deepspeed",
+              "vllm", "sglang", "apex")
 _PYTHON_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+$|^[A-Za-z0-9._+-]+$")
+# run by each candidate: its environment (sys.prefix), how many of FRAMEWORKS it holds, and which
+_SCORE = ("import sys, importlib.util as u\ndef has(n):\n    try:\n        return u.find_spec(n) is not None\n"
+          "    except Exception:\n        return False\nf = [n for n in sys.argv[1:] if has(n)]\n"
+          "print(sys.prefix.replace(' ', '_'), len(f), ','.join(f) or '-')")
 
 
-def with_python(python: str | None, rest: str) -> list[str]:
-    """``/bin/sh -c`` running ``"$PY" REST`` with the image's interpreter: ``python`` (a path or a name), else the
-    first of :data:`INTERPRETERS` the image has; exit 127 naming what was looked for when there is none."""
+def entry_interpreter(config: Mapping[str, object]) -> str | None:
+    """The Python an image's entrypoint or command starts (``["/opt/venv/bin/python", ...]``), None when neither
+    starts one by an absolute path."""
+    for key in ("Entrypoint", "Cmd"):
+        words = config.get(key) or []
+        if isinstance(words, list) and words and str(words[0]).startswith("/") \
+                and str(words[0]).rsplit("/", 1)[-1].startswith("python") and _PYTHON_RE.match(str(words[0])):
+            return str(words[0])
+    return None
+
+
+def with_python(python: str | None, rest: str, first: str | None = None) -> list[str]:
+    """``/bin/sh -c`` running ``"$PY" REST`` with the image's interpreter: ``python`` (a path or a name), else of the
+    image's Pythons (``first``: the one its entrypoint starts; PATH's; :data:`INTERPRETERS`, one per environment) the
+    one holding the most of :data:`FRAMEWORKS`, the first on a tie; stderr says which and what each holds, and that
+    none holds one where none does; exit 127 naming what was looked for when there is no Python."""
     if python is not None and not _PYTHON_RE.match(python):
         raise InputError(f"option --python = {python!r} is not an interpreter path or name",
                          fix="give the interpreter's absolute path in the image, such as /opt/venv/bin/python")
-    candidates = " ".join(shlex.quote(p) for p in ([python] if python else INTERPRETERS))
-    script = (f'PY=; for p in {candidates}; do if command -v "$p" >/dev/null 2>&1; then PY=$(command -v "$p"); '
-              'break; fi; done; if [ -z "$PY" ]; then echo "envgen: no Python interpreter in the image (looked '
-              f'for {candidates}); name it with --python" >&2; exit 127; fi; '
-              f'echo "envgen: python is $PY" >&2; "$PY" {rest}')
+    if python is not None:
+        quoted = shlex.quote(python)
+        return ["/bin/sh", "-c", f'PY=$(command -v {quoted}); if [ -z "$PY" ]; then echo "envgen: no Python '
+                f'interpreter in the image (looked for {quoted}); name it with --python" >&2; exit 127; fi; '
+                f'echo "envgen: python is $PY (named by --python)" >&2; "$PY" {rest}']
+    start = shlex.quote(first) if first and _PYTHON_RE.match(first) else ""
+    script = (f'PY=; N=-1; SEEN=; ALL=; for p in {start} $(command -v python3 python 2>/dev/null) '
+              f'{" ".join(INTERPRETERS)}; do [ -x "$p" ] || continue; '
+              f'out=$("$p" -c {shlex.quote(_SCORE)} {" ".join(FRAMEWORKS)} 2>/dev/null) || continue; set -- $out; '
+              'case " $SEEN " in *" $1 "*) continue;; esac; SEEN="$SEEN $1"; ALL="$ALL $p ($3)"; '
+              'if [ "$2" -gt "$N" ]; then PY=$p; N=$2; HOLDS=$3; fi; done; '
+              'if [ -z "$PY" ]; then echo "envgen: no Python interpreter in the image (looked on PATH and in '
+              f'{" ".join(INTERPRETERS)}); name it with --python" >&2; exit 127; fi; '
+              'if [ "$N" -gt 0 ]; then echo "envgen: python is $PY, which holds $HOLDS (Pythons in the image:$ALL)" '
+              '>&2; else echo "envgen: python is $PY; no Python in the image holds a framework to validate '
+              '(looked at:$ALL); name another with --python" >&2; fi; '
+              f'"$PY" {rest}')
     return ["/bin/sh", "-c", script]
 
 

@@ -1,6 +1,7 @@
 """`envgen smoke IMAGE` for an image envgen did not build: the probe (stdlib-only, Python 3.7+) copied into a
 container of the image that is never committed (``envgen.docker.foreign``), run with the image's own interpreter
-(``--python``, else the first of PATH's python3/python, /opt/conda, a venv), both tiers as this host allows, and the
+(``--python``, else of the image's Pythons, its entrypoint's, PATH's, conda's and the venvs', the one holding the
+most frameworks, which stderr names), both tiers as this host allows, and the
 verdict recorded against the image ID as *inspected*: the image is neither sealed nor tagged."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envgen.docker.foreign import directory_tar, run_with_files, with_python
+from envgen.docker.foreign import directory_tar, entry_interpreter, run_with_files, with_python
 from envgen.errors import GpuRequestRefused, InputError
 from envgen.host.engine_errors import host_incompatible
 from envgen.paths import probe_dir
@@ -26,11 +27,12 @@ PROBE_PARENT = "/tmp"  # exists in every image with a shell; the probe lands in 
 PROBE_NAME = "envgen-probe"
 
 
-def probe_command(tier: str, python: str | None) -> list[str]:
-    """The shell line that finds the interpreter, runs the probe, and prints the marker and the report."""
+def probe_command(tier: str, python: str | None, first: str | None = None) -> list[str]:
+    """The shell line that finds the interpreter (``python``, else the image's Python holding the frameworks,
+    ``first`` its entrypoint's), runs the probe, and prints the marker and the report."""
     option = "" if tier == "all" else f" --tier {tier}"
     return with_python(python, f"{PROBE_PARENT}/{PROBE_NAME}/envgen_probe.py{option} --out /tmp/envgen-smoke.json; "
-                       f"rc=$?; echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc")
+                       f"rc=$?; echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc", first)
 
 
 def smoke_foreign(client: DockerClient, image_id: str, plan: TierChoice, store: ValidationStore,
@@ -38,11 +40,12 @@ def smoke_foreign(client: DockerClient, image_id: str, plan: TierChoice, store: 
     """Probe ``image_id`` with ``plan``'s tiers; where the engine refuses the GPU request, the library tier alone
     (and the returned plan says why)."""
     archive = directory_tar(probe_dir(), PROBE_NAME)
+    first = entry_interpreter(client.api.inspect_image(image_id).get("Config") or {})
 
     def run(tiers: str, gpus: str, chosen: TierChoice) -> SmokeReport:
         keywords = gpu_kwargs(client, image_id, gpus, chosen.route if gpus != "none" else None)
         try:
-            result = run_with_files(client, image_id, probe_command(tiers, python), archive, PROBE_PARENT,
+            result = run_with_files(client, image_id, probe_command(tiers, python, first), archive, PROBE_PARENT,
                                     timeout_s=timeout_s + TIMEOUT_MARGIN_S, **keywords)
         except GpuRequestRefused as refusal:
             raise host_incompatible(refusal) from None

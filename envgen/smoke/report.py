@@ -19,6 +19,8 @@ from envgen.errors import SmokeFailed
 from envgen.paths import probe_dir
 from envgen.vocabulary import TIERS
 
+NOTHING_VALIDATED = "nothing-validated"  # the check a probe run that tried nothing adds (envgen_probe.NOTHING)
+
 SCHEMA = "envgen.smoke/1"
 Status = Literal["pass", "fail", "skipped"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "skipped")
@@ -131,6 +133,8 @@ class SmokeReport:
         gpu_text = ", ".join(f"{g.get('name')} (sm {g.get('compute_capability')})" for g in self.gpus)
         gpu_text = gpu_text or "none"
         tier = f", validated: {self.tier}" if self.tier and self.passed else ""
+        if self.check(NOTHING_VALIDATED) is not None:
+            tier = ", nothing validated"
         head = (f"smoke {self.status.upper()}{tier}: profile {self.profile or '-'}, {self.mode} mode, "
                 f"{self.duration_s:.1f} s; GPUs: {gpu_text}; driver {self.driver or '-'}")
         lines = [head, f"{'check'.ljust(name_width)}  status   message"]

@@ -25,6 +25,9 @@ import probe_tf  # noqa: E402
 import probe_torch  # noqa: E402
 
 PROBE_VERSION = "1.0"
+NOTHING = "nothing-validated"  # the check a run that tried nothing adds
+_NOTHING_TEXT = ("nothing to validate: %s holds no framework or GPU package the probe checks, and no profile names "
+                 "any; no tier is proved (envgen smoke --python names another interpreter)")
 
 
 def parse_args(argv):
@@ -79,6 +82,8 @@ def run_all(ctx, tier="all"):
     if tier == "libraries":
         ctx.mode = "libraries"
         run_extensions(ctx, call=False)
+        if nothing_to_validate(ctx):
+            ctx.checks.append(probe_common.result(NOTHING, None, probe_common.SKIPPED, _NOTHING_TEXT % sys.executable))
         return
     probe_common.run_check(ctx, "devices", None, probe_system.check_devices)
     if ctx.mode is None:
@@ -91,12 +96,22 @@ def run_all(ctx, tier="all"):
             probe_common.run_check(ctx, name, module.FRAMEWORK, func)
         module.facts_after(ctx)
     run_extensions(ctx, call=True)
+    if nothing_to_validate(ctx):
+        ctx.checks.append(probe_common.result(NOTHING, None, probe_common.SKIPPED, _NOTHING_TEXT % sys.executable))
+
+
+def nothing_to_validate(ctx):
+    """True when, without a profile, this Python held no framework and no GPU extension check passed: a run
+    that tried nothing proves no tier (issue #38: a venv off PATH, /usr/bin/python3 probed, "validated: gpu")."""
+    if ctx.has_expect or ctx.frameworks:
+        return False
+    return not any(c["framework"] == probe_ext.TIER and c["status"] == probe_common.PASS for c in ctx.checks)
 
 
 def reached_tier(ctx, tiers, failed):
     """What the run proves: "libraries" (only that tier ran and passed), "gpu" (both tiers passed on a
     GPU), "cpu" (a CPU-only run passed), None when a check failed."""
-    if failed:
+    if failed or any(c["name"] == NOTHING for c in ctx.checks):
         return None
     if tiers == "libraries":
         return "libraries"

@@ -136,7 +136,11 @@ class Context(object):
         self.has_expect = bool(expect)
         self.expectations = expectations(self.expect)
         self.arch_override = arch_override
-        self.diagnoses = diagnoses if diagnoses is not None else load_diagnoses()
+        table = diagnoses if diagnoses is not None else load_diagnoses()
+        # a CPU-only profile is never told a cause about CUDA, a driver or a GPU (issue #38: a Keras 3 import
+        # error was blamed on "silently runs every op on the CPU" from TensorFlow's no-driver log line)
+        cpu_only = self.gpu_required() is False
+        self.diagnoses = [entry for entry in table if not (cpu_only and entry.get("gpu_only"))]
         self.started = started if started is not None else time.time()
         smoke = self.expect.get("smoke") or {}
         self.matmul_size = int(smoke.get("matmul_size") or 4096)

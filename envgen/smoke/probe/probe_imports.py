@@ -1,27 +1,34 @@
-"""The import check: every Python distribution the plan expects is imported, each in a child interpreter.
+"""The import check: every Python distribution the plan expects is imported, each module in a child interpreter.
 
 "Installed" is not "usable": a wheel built against NumPy 1.x under NumPy 2, TensorFlow's generated protobuf
 code under protobuf 4, Jinja2 2.x under MarkupSafe 2.1 install cleanly and fail (or print a warning and fail
 later) on import. For each distribution of the plan's ``expected.distributions`` (the frameworks, the
-``packages.pip`` lines, the conda packages that are Python distributions) the check finds its top-level modules
-from its installed metadata (``top_level.txt``, else ``RECORD``), imports them in a child ``python -c`` (a crash
-in a native module cannot take the probe down), and matches the child's output against ``diagnoses.json``. All distributions are
-imported in one child first (shared imports are paid once: torch, torchvision and torchaudio one child each
-took 14.8 s of a 33.6 s probe run on the H200); only when that child fails or shows a break does each distribution
-get a child of its own, so one failure names its distribution. A diagnosis marked ``import_break`` fails the check even when
-the import returned (torch < 2.3 under NumPy 2 only warns at import, then ``torch.from_numpy`` raises).
-Standard library only, Python 3.7+.
+``packages.pip`` lines, the conda packages that are Python distributions) the check finds the top-level modules it
+installs (probe_imports_names: RECORD, never ``*.libs`` or a ``top_level.txt`` name nothing backs), imports them
+in a child ``python`` (a crash in a native module cannot take the probe down) and matches each module's output
+against ``diagnoses.json``. One child imports every module, each on its own (shared imports are paid once: torch,
+torchvision and torchaudio one child each took 14.8 s of a 33.6 s probe run on the H200); the modules that fail
+there are imported once more in a child of their own, apart from the others, so a failure costs one more child
+whether 1 or 100 fail (probe_imports_run), and the verdict names each failing module with its error. A module
+that fails only for want of an extra the image does not hold (black's ``blackd`` without ``black[d]``) is noted,
+not failed. A diagnosis marked ``import_break`` fails the check even when the import returned (torch < 2.3 under
+NumPy 2 only warns at import, then ``torch.from_numpy`` raises). Standard library only, Python 3.7+.
 """
 
 import os
 import re
 import subprocess
 import sys
+import time
 
 import probe_common
+import probe_imports_run
+from probe_imports_names import (across_note, canonical, extra_only_requirements, needs_extra,
+                                 top_level_modules)
+
+__all__ = ["canonical", "top_level_modules"]  # the names the unit tests read from here
 
 TIER = "imports"
-CHILD_TIMEOUT_S = 180
 # after the imports: a call that shows a break the import only warns about (torch.from_numpy under NumPy 2)
 AFTER_IMPORT = {
     "torch": ("import torch\ntry:\n    import numpy\nexcept ImportError:\n    numpy = None\n"
@@ -30,17 +37,6 @@ AFTER_IMPORT = {
 # a native module linked against the driver's library fails to load where no driver is mounted (the library tier
 # runs without a GPU): that is no break of the package, and the GPU tier's own checks load the driver
 _NO_DRIVER = re.compile(r"lib(cuda|nvidia-ml)\.so(\.1)?: cannot open shared object file")
-_CHILD = (
-    "import importlib, sys, warnings\n"
-    "warnings.simplefilter('always')\n"
-    "for name in sys.argv[1:]:\n"
-    "    importlib.import_module(name)\n"
-)
-
-
-def canonical(name):
-    return re.sub(r"[-_.]+", "-", name).lower()
-
 
 def marker_holds(marker):
     """An environment marker evaluated by this interpreter (pip's own packaging, else packaging); True without a
@@ -94,33 +90,6 @@ def installed_metadata(paths=None):
     return found
 
 
-def top_level_modules(meta_dir):
-    """The importable top-level names a distribution installs, from top_level.txt, else its RECORD."""
-    names = []
-    top = os.path.join(meta_dir, "top_level.txt")
-    if os.path.isfile(top):
-        with open(top, "r", encoding="utf-8") as handle:
-            names = [line.strip().replace("/", ".") for line in handle if line.strip()]
-    else:
-        record = os.path.join(meta_dir, "RECORD")
-        if os.path.isfile(record):
-            with open(record, "r", encoding="utf-8") as handle:
-                names = [_module_of(line.split(",", 1)[0]) for line in handle]
-    public = [n for n in names if n and re.match(r"^[A-Za-z][A-Za-z0-9_]*$", n.split(".")[0])]
-    return sorted(set(n.split(".")[0] for n in public))
-
-
-def _module_of(path):
-    """The top-level module a RECORD path belongs to: "pkg/sub/x.py" -> "pkg", "mod.cpython-311-x86_64.so" ->
-    "mod"; "" for metadata, scripts and files outside site-packages."""
-    parts = path.split("/")
-    if parts[0].endswith((".dist-info", ".data", ".egg-info")) or parts[0] in ("..", "bin", "__pycache__"):
-        return ""
-    if len(parts) > 1:
-        return parts[0]
-    return parts[0].split(".")[0] if parts[0].endswith((".py", ".so", ".pyd")) else ""
-
-
 def child_path():
     """``sys.path`` of the interpreter the imports run in (the probe itself may run with -S or -I)."""
     try:
@@ -131,84 +100,144 @@ def child_path():
     return done.stdout.decode("utf-8", "replace").splitlines() or sys.path
 
 
-def import_in_child(dists, modules, timeout_s):
-    """(returncode, combined output) of importing ``modules`` (then the after-import calls of ``dists``) in a
-    child."""
-    code = _CHILD + "".join("\n" + AFTER_IMPORT[d] + "\n" for d in dists if d in AFTER_IMPORT)
-    try:
-        done = subprocess.run([sys.executable, "-c", code] + modules, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return -9, "import of %s did not finish within %d s" % (", ".join(modules), timeout_s)
-    return done.returncode, done.stdout.decode("utf-8", "replace")
+def _labels(dist, modules):
+    """The child's step labels of one distribution: its modules, then its after-import call."""
+    return list(modules) + ([dist + "@after"] if dist in AFTER_IMPORT else [])
 
 
-def _budget(ctx):
-    """Seconds one child may take: what is left of the probe's time, within [10, CHILD_TIMEOUT_S]."""
-    return max(10.0, min(CHILD_TIMEOUT_S, ctx.timeout_s - ctx.elapsed()))
+def _steps(present):
+    """[label, module, code] for every module of ``present`` ((dist, metadata, modules)), each once."""
+    steps, seen = [], set()
+    for dist, _, modules in present:
+        for label in _labels(dist, modules):
+            if label not in seen:
+                seen.add(label)
+                steps.append([label, None, AFTER_IMPORT[dist]] if label.endswith("@after") else [label, label, None])
+    return steps
 
 
-def _broken(code, found, breaks):
-    return code != 0 or (found is not None and found["id"] in breaks)
+def _deadline(ctx, share):
+    """When a pass must end: ``share`` of what is left of the probe's time from now, at least 10 s."""
+    return time.time() + max(10.0, share * (ctx.timeout_s - ctx.elapsed()))
 
 
-def _all_at_once(ctx, present, breaks):
-    """True when every distribution of ``present`` ((dist, modules) pairs) imports in one child, its
-    after-import calls included, with no break in the output."""
-    if len(present) < 2:
-        return False
-    code, output = import_in_child([d for d, _ in present], [m for _, mods in present for m in mods], _budget(ctx))
-    return not _broken(code, probe_common.diagnose(output, ctx.diagnoses), breaks)
+def _bad(result, ctx, breaks):
+    """(is a break, diagnosis) of one step's (status, output)."""
+    found = probe_common.diagnose(result[1], ctx.diagnoses)
+    return result[0] != "ok" or (found is not None and found["id"] in breaks), found
+
+
+def import_steps(ctx, steps, breaks):
+    """{label: (status, output)}: every step in one child; the steps that failed there once more, apart."""
+    results = probe_imports_run.run_steps(steps, _deadline(ctx, 0.75))
+    again = [s for s in steps if _bad(results[s[0]], ctx, breaks)[0]]
+    if again:
+        results.update(probe_imports_run.run_steps(again, _deadline(ctx, 1.0)))
+    return results, [s[0] for s in again]
+
+
+def _with_note(dist, output, found, ctx, metadata, owners):
+    """(output, diagnosis) with the probe's line naming both packages first where the traceback itself has no
+    diagnosis and the import failed on a part of another installed distribution (probe_imports_names.across_note);
+    what a framework logged before the traceback (TensorFlow's "Could not find cuda drivers") is no cause."""
+    start = output.rfind("Traceback (most recent call last)")
+    if probe_common.diagnose(output[max(start, 0):], ctx.diagnoses) is not None:
+        return output, found
+    note = across_note(dist, output, metadata, owners)
+    if not note:
+        return output, found
+    output = note + "\n" + output
+    return output, probe_common.diagnose(output, ctx.diagnoses)
+
+
+def _judge(dist, modules, results, ctx, breaks, metadata, owners):
+    """(failing [(module, output, diagnosis)], needs the driver, [(module, extra, missing module)])."""
+    failing, driver, extras, wants = [], False, None, []
+    meta = metadata[dist]
+    for label in _labels(dist, modules):
+        bad, found = _bad(results[label], ctx, breaks)
+        status, output = results[label]
+        if not bad:
+            continue
+        if status != "ok" and _NO_DRIVER.search(output) and not os.path.exists("/dev/nvidiactl"):
+            driver = True
+            continue
+        if status != "ok":
+            extras = extra_only_requirements(meta) if extras is None else extras
+            need = needs_extra(output, extras, metadata)
+            if need:
+                wants.append((label, need[0], need[1]))
+                continue
+            output, found = _with_note(dist, output, found, ctx, metadata, owners)
+        failing.append((label, output, found))
+    return failing, driver, wants
 
 
 def import_all(ctx, wanted):
-    """(passed, failed as (dist, modules, output, diagnosis), missing, needs_driver) over ``wanted``."""
+    """The outcome over ``wanted``: a dict of passed, failed ((dist, [(module, output, diagnosis)])), missing,
+    needs_driver, needs_extra ((dist, module, extra, missing module)), the modules' results and those retried."""
     metadata = installed_metadata(child_path())
-    failed, passed, missing, no_driver = [], [], [], []
-    breaks = set(d["id"] for d in ctx.diagnoses if d.get("import_break"))
+    out = {"passed": [], "failed": [], "missing": [], "needs_driver": [], "needs_extra": []}
     present = []
+    owners = {}  # module -> distribution, made at the first import that fails on another's module
     for dist, framework in wanted:
         meta = metadata.get(dist)
         if meta is None:
             if framework is False:
-                missing.append(dist)  # frameworks: their own checks say so; conda: maybe not a Python package
+                out["missing"].append(dist)  # frameworks: their own checks say so; conda: maybe not Python
             continue
         modules = top_level_modules(meta)
         if modules:
-            present.append((dist, modules))
-    if _all_at_once(ctx, present, breaks):
-        return [d for d, _ in present], failed, missing, no_driver
-    for dist, modules in present:
-        code, output = import_in_child([dist], modules, _budget(ctx))
-        found = probe_common.diagnose(output, ctx.diagnoses)
-        if code != 0 and _NO_DRIVER.search(output) and not os.path.exists("/dev/nvidiactl"):
-            no_driver.append(dist)
-        elif _broken(code, found, breaks):
-            failed.append((dist, modules, output, found))
+            present.append((dist, meta, modules))
+    breaks = set(d["id"] for d in ctx.diagnoses if d.get("import_break"))
+    out["results"], out["retried"] = import_steps(ctx, _steps(present), breaks)
+    for dist, _, modules in present:
+        failing, driver, wants = _judge(dist, modules, out["results"], ctx, breaks, metadata, owners)
+        out["needs_extra"] += [(dist,) + want for want in wants]
+        if failing:
+            out["failed"].append((dist, failing))
+        elif driver:
+            out["needs_driver"].append(dist)
         else:
-            passed.append(dist)
-    return passed, failed, missing, no_driver
+            out["passed"].append(dist)
+    return out
+
+
+def _figures(out):
+    skipped = set(module for _, module, _, _ in out["needs_extra"])
+    bad = set(module for _, failing in out["failed"] for module, _, _ in failing)
+    labels = [label for label in out["results"] if not label.endswith("@after")]
+    return {"imported": out["passed"], "failed": [d for d, _ in out["failed"]], "missing": out["missing"],
+            "needs_driver": out["needs_driver"],
+            "diagnoses": dict((d, f[0][2]["id"]) for d, f in out["failed"] if any(x[2] for x in f[:1])),
+            "needs_extra": ["%s of %s needs %s[%s] (no %s)" % (m, d, d, e, x) for d, m, e, x in out["needs_extra"]],
+            "modules": {"ok": sorted(m for m in labels if m not in bad and m not in skipped),
+                        "failed": sorted(m for m in labels if m in bad),
+                        "needs_extra": sorted(m for m in labels if m in skipped)},
+            "modules_total": len(labels), "retried": len(out["retried"])}
 
 
 def check_imports(ctx):
-    """Import every distribution of the profile; fail naming each that does not import cleanly."""
+    """Import every distribution of the profile; fail naming each module that does not import, with its error."""
     wanted = distributions_to_import(ctx.expect)
     if not wanted:
         raise probe_common.Skip("the profile names no Python distributions")
-    passed, failed, missing, no_driver = import_all(ctx, wanted)
-    figures = {"imported": passed, "failed": [d for d, _, _, _ in failed], "missing": missing,
-               "needs_driver": no_driver,
-               "diagnoses": dict((d, found["id"]) for d, _, _, found in failed if found)}
+    out = import_all(ctx, wanted)
+    figures = _figures(out)
+    notes = ""
+    if out["needs_driver"]:
+        notes += "; %s load the NVIDIA driver's library, which this run has not got" % ", ".join(out["needs_driver"])
+    if out["needs_extra"]:
+        notes += "; not imported, for want of an extra the image does not hold: " + ", ".join(figures["needs_extra"])
+    failed, missing, passed = out["failed"], out["missing"], out["passed"]
     if failed or missing:
-        parts = ["%s (import %s): %s" % (d, ", ".join(m), _last_line(out)) for d, m, out, _ in failed]
+        parts = ["%s (%s): %s" % (m, d, _last_line(o)) for d, failing in failed for m, o, _ in failing]
         parts += ["%s is named by the profile but not installed" % d for d in missing]
-        log = "\n".join("--- %s\n%s" % (d, out) for d, _, out, _ in failed)
-        raise probe_common.Fail("%d of %d distributions do not import: %s"
+        log = "\n".join("--- %s (%s)\n%s" % (m, d, o) for d, failing in failed for m, o, _ in failing)
+        raise probe_common.Fail("%d of %d distributions do not import: %s%s"
                                 % (len(failed) + len(missing), len(passed) + len(failed) + len(missing),
-                                   "; ".join(parts)), figures, log)
-    note = "; %s load the NVIDIA driver's library, which this run has not got" % ", ".join(no_driver) if no_driver \
-        else ""
-    return "%d distributions import: %s%s" % (len(passed), ", ".join(passed), note), figures
+                                   "; ".join(parts), notes), figures, log)
+    return "%d distributions import: %s%s" % (len(passed), ", ".join(passed), notes), figures
 
 
 def _last_line(output):

@@ -40,7 +40,7 @@ def check_python(ctx):
     mismatches, figures = compare_versions([("python", ctx.expected("python"), actual, None)])
     if mismatches:
         raise Fail("version mismatch: " + "; ".join(mismatches), figures)
-    return "Python %s" % actual, figures
+    return "Python %s (%s)" % (actual, sys.executable), figures
 
 
 # --- GPUs ------------------------------------------------------------------------------------------
