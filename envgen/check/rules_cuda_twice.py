@@ -10,7 +10,6 @@ from collections import defaultdict
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
-from envgen.kb.versions import vtuple
 from envgen.plan.libraries import BASE, Provider
 
 SOURCE = "cuda_libraries.yaml, nvidia_wheel_files.yaml"
@@ -84,12 +83,17 @@ def _wheels_twice(ctx: CheckContext, wheels: list[Provider]) -> list[Finding]:
     if not twice:
         return []
     extra = [p for ps in twice.values() for p in ps]
-    newest = max(extra, key=lambda p: vtuple(str(p.cuda_major or 0)))
+    loaded = {n.cuda_major for n in ctx.libraries.needs if n.family in twice}
+    if len(loaded) == 1:
+        major = loaded.pop()
+        unused = sorted({p.distribution or "" for p in extra if p.cuda_major != major})
+        fix = f"drop {', '.join(unused)}: the frameworks load the CUDA {major} copies"
+    else:
+        fix = "pin the frameworks to one CUDA major and keep one wheel per library"
     return [finding(
         "warning", "cuda-twice",
         f"the CUDA libraries {', '.join(sorted(twice))} arrive twice, from "
-        f"{', '.join(sorted({p.distribution or '' for p in extra}))} ({_megabytes(ctx, extra)})",
-        f"keep one CUDA {newest.cuda_major} wheel per library: pin the frameworks to one CUDA major", SOURCE)]
+        f"{', '.join(sorted({p.distribution or '' for p in extra}))} ({_megabytes(ctx, extra)})", fix, SOURCE)]
 
 
 RULES = (cuda_twice,)

@@ -47,3 +47,15 @@ def test_a100_pypi_on_a_cuda_11_8_base_says_drop_the_wheels(kb: KnowledgeBase) -
 def test_cpu_and_ngc_profiles_have_no_warning(kb: KnowledgeBase) -> None:
     for name in ("cpu-smoke", "ngc-tensorflow", "legacy-maxwell"):
         assert twice(check_profile(load_profile(name), kb)) == [], name
+
+
+def test_two_wheels_of_one_library_in_two_directories_warn_and_keep_the_loaded_major(kb: KnowledgeBase) -> None:
+    """CUDA 13's runtime wheel (site-packages/nvidia/cu13/lib) beside a100-pypi's cu11 one (nvidia/cuda_runtime/lib):
+    TensorFlow 2.12 loads the CUDA 11 copy; the other is dead weight. Its size is not recorded: named, not counted."""
+    pins = [*load_profile("a100-pypi").packages.pip, "nvidia-cuda-runtime==13.0.96"]
+    found = twice(check_profile(variant("a100-pypi", packages={"apt": [], "pip": pins}), kb))
+    assert len(found) == 1 and "cudart" in found[0].message
+    size = _size(kb, "nvidia-cuda-runtime-cu11", "11.8.89")
+    assert f"{size / 1e6:.0f} MB of wheels" in found[0].message
+    assert "not counted, no recorded size or pin: nvidia-cuda-runtime==13.0.96" in found[0].message
+    assert found[0].fix == "drop nvidia-cuda-runtime: the frameworks load the CUDA 11 copies"
