@@ -50,10 +50,24 @@ def load_cmd(bundle: Path = typer.Argument(..., help="Bundle file written by `en
     typer.echo(load(bundle, echo=typer.echo))
 
 
-def images_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+def images_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    size: str | None = typer.Option(None, "--size", metavar="IMAGE|PROFILE",
+                                    help="What one image's bytes are: its layers, largest Python distributions and "
+                                         "files, and what a runtime image could leave out (nothing is removed)."),
+) -> None:
     """Built and pulled images: profile, hash, size, age, validation status."""
     from envgen.pipeline.image_list import image_rows, rows_table
 
+    if size is not None:
+        from envgen.pipeline.sizes import report_text, size_report
+
+        report = size_report(size)
+        if as_json:
+            echo_json(report)
+        else:
+            typer.echo(report_text(report))
+        return
     rows = image_rows()
     if as_json:
         echo_json(rows)

@@ -25,3 +25,21 @@ class PinnedRelease(Row):
 
     def installs(self, python: str) -> bool:
         return self.sdist or python in self.pythons
+
+
+class NvidiaWheelFile(Row):
+    """One Linux x86_64 file of an NVIDIA CUDA wheel release (``nvidia_wheel_files.yaml``, read from PyPI's simple
+    index by ``envgen.kb.refresh.wheel_sizes``): what a second copy of its libraries costs to download."""
+
+    FILE: ClassVar[str] = "nvidia_wheel_files.yaml"
+
+    name: str  # PEP 503
+    version: str
+    filename: str
+    url: str
+    sha256: str
+    size: int  # bytes (PEP 700)
+
+    @property
+    def key(self) -> str:
+        return self.filename

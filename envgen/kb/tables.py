@@ -9,7 +9,7 @@ from envgen.kb.distributions import FrameworkConda, FrameworkPip, FrameworkRefus
 from envgen.kb.engines import EngineArches, EngineArchesUnread, EngineRequires, EngineTrap, EngineUnread
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.families import BaseFamily, PythonSetup
-from envgen.kb.indexed import PinnedRelease
+from envgen.kb.indexed import NvidiaWheelFile, PinnedRelease
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     CudaImageRow,
@@ -56,6 +56,7 @@ class Tables:
     package_breaks: list[PackageBreak] = field(default_factory=list)
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
     pinned_releases: list[PinnedRelease] = field(default_factory=list)
+    nvidia_wheel_files: list[NvidiaWheelFile] = field(default_factory=list)
     engine_requires: list[EngineRequires] = field(default_factory=list)
     engine_unread: list[EngineUnread] = field(default_factory=list)
     engine_traps: list[EngineTrap] = field(default_factory=list)
@@ -123,6 +124,7 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "python_packages": (PackageBreak, "package_breaks"),
     "framework_requires": (FrameworkRequires, "framework_requires"),
     "pinned_releases": (PinnedRelease, "pinned_releases"),
+    "nvidia_wheel_files": (NvidiaWheelFile, "nvidia_wheel_files"),
     "engine_requires": (EngineRequires, "engine_requires"),
     "engine_unread": (EngineUnread, "engine_unread"),
     "engine_traps": (EngineTrap, "engine_traps"),

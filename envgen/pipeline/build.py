@@ -335,6 +335,11 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
                                    outcome, echo, env)
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
+    final = inspect_image(client, final_id)
+    if final is not None:
+        from envgen.pipeline.sizes import against_previous
+
+        outcome.notes.append(against_previous(profile.name, final_id, final.size, env))
     if push:
         _push(client, config, tag, profile.name, registry, outcome)
     return outcome
