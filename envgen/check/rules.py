@@ -28,6 +28,7 @@ from envgen.check import (
     rules_python,
     rules_pytorch,
     rules_refusals,
+    rules_secrets,
     rules_tensorflow,
 )
 from envgen.check.context import CheckContext
@@ -60,4 +61,5 @@ RULES: tuple[Rule, ...] = (
     *rules_names.RULES,
     *rules_extras.RULES,
     *rules_refusals.RULES,
+    *rules_secrets.RULES,
 )
