@@ -169,8 +169,12 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     returns the new image ID. The environment is byte-for-byte the one that was tested."""
     files = {Path(SEALED_REPORT).name: json.dumps(report.raw, indent=2, sort_keys=True).encode(),
              Path(SEALED_FREEZE).name: frozen.encode()}
-    # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit.
-    container = client.containers.create(image_id)
+    # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit. Owned by its name (a
+    # label would be committed into the image): the next envgen removes it if this one is killed.
+    from envgen.docker.owner import remove_orphans, seal_name
+
+    remove_orphans(client)
+    container = client.containers.create(image_id, name=seal_name())
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()

@@ -37,7 +37,7 @@ from envgen.config import load_config
 from envgen.docker import connect, inspect_image, remove_image
 from envgen.docker.archive import load_archive, read_file, save_stream
 from envgen.docker.images import ImageSummary, tag_all
-from envgen.errors import BundleError, EnvgenError, ImageNotValidated
+from envgen.errors import BundleError, EnvgenError, ImageNotValidated, no_space
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.smoke import SEALED_REPORT
@@ -152,6 +152,12 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
             for member in (MANIFEST, VALIDATION, REPORT, IMAGE):
                 _add(tar, member, work / member)
         os.replace(staged, out)
+    except OSError as exc:
+        full = no_space(exc, out, f"the bundle {out.name}", fix=f"free space there ({out.parent}), or save to a "
+                                                                     "file system with room for the bundle")
+        if full is None:
+            raise
+        raise full from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     size = out.stat().st_size
@@ -225,7 +231,14 @@ def _unpack_image(tar: tarfile.TarFile, entry: FileEntry, path: Path, dest: Path
     try:
         with gzip.GzipFile(fileobj=_member(tar, IMAGE, path), mode="rb") as gz, dest.open("wb") as sink:
             shutil.copyfileobj(gz, sink, CHUNK)
-    except (OSError, EOFError, zlib.error) as exc:
+    except OSError as exc:  # the unpacked image fills the temporary directory: the bundle is not to blame
+        full = no_space(exc, dest.parent, f"the unpacked image of {path.name} (the temporary directory, TMPDIR)",
+                        fix=f"free space in {dest.parent.parent} or point TMPDIR at a file system with room for the "
+                            f"unpacked image (about {entry.size * 3 / 1e6:.0f} MB), then load it again")
+        if full is not None:
+            raise full from None
+        raise _bad(path, f"has a damaged image archive ({type(exc).__name__}: {exc})") from None
+    except (EOFError, zlib.error) as exc:
         raise _bad(path, f"has a damaged image archive ({type(exc).__name__}: {exc})") from None
 
 
@@ -236,11 +249,12 @@ def _archive_config(archive: Path, path: Path) -> tuple[str, dict[str, str]]:
             index = json.loads(_member(tar, "manifest.json", path).read())
             config_name = index[0]["Config"]
             raw = _member(tar, config_name, path).read()
-    except (tarfile.TarError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise _bad(path, f"has an image archive without a readable image config ({exc})") from None
-    config = json.loads(raw)
-    labels = (config.get("config") or {}).get("Labels") or {}
-    return "sha256:" + hashlib.sha256(raw).hexdigest(), dict(labels)
+            config = json.loads(raw)
+            labels = (config.get("config") or {}).get("Labels") or {}
+            labels = {str(k): str(v) for k, v in labels.items()}
+    except (tarfile.TarError, ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise _bad(path, f"has an image archive without a readable image config ({type(exc).__name__})") from None
+    return "sha256:" + hashlib.sha256(raw).hexdigest(), labels
 
 
 def _read_manifest(tar: tarfile.TarFile, path: Path) -> Manifest:

@@ -42,6 +42,8 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
         tier = tier_of(record, image.labels)
         if record is not None:
             status = f"{record.status} ({record.mode})"
+        elif store.damaged(image.id):
+            status = "record damaged: `envgen smoke` validates it again"
         elif image.labels.get(LABEL_SMOKE):
             status = f"sealed {image.labels[LABEL_SMOKE]}, not validated on this host"
         else:
