@@ -30,6 +30,7 @@ from envgen.check import (
     rules_refusals,
     rules_secrets,
     rules_tensorflow,
+    rules_user,
 )
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
@@ -62,4 +63,5 @@ RULES: tuple[Rule, ...] = (
     *rules_extras.RULES,
     *rules_refusals.RULES,
     *rules_secrets.RULES,
+    *rules_user.RULES,
 )

@@ -24,9 +24,9 @@ import pytest
 from typer.testing import CliRunner
 
 from envgen.cli import app
-from envgen.docker import inspect_image, remove_image
+from envgen.docker import inspect_image
 from envgen.pipeline.build import build
-from tests.pipeline.conftest import alias
+from tests.pipeline.conftest import alias, minimal_profile
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -37,19 +37,7 @@ USER = f"alice-{secrets.token_hex(3)}"
 TOKEN = f"tok-{secrets.token_hex(12)}"
 WHEEL = "envgen_credtest-0.1-py3-none-any.whl"
 
-PROFILE = """\
-description: a pip index behind a login
-base: debian:bookworm-slim
-local_base: true
-installer: pip
-python: "3.11"
-gpu: {required: false}
-smoke: {matmul_size: 128, train_steps: 2}
-packages:
-  pip: ["envgen-credtest==0.1"]
-mirrors:
-  pip_extra_index_urls: ["INDEX"]
-"""
+PROFILE = minimal_profile('"envgen-credtest==0.1"') + 'mirrors:\n  pip_extra_index_urls: ["INDEX"]\n'
 
 
 def _wheel() -> bytes:
@@ -116,14 +104,6 @@ def index() -> Iterator[tuple[str, list[tuple[str, bool]]]]:
     server.server_close()
 
 
-@pytest.fixture(scope="module")
-def made_tags(docker_client: DockerClient) -> Iterator[list[str]]:
-    tags: list[str] = []
-    yield tags
-    for tag in tags:
-        remove_image(docker_client, tag, force=True)
-
-
 def _holds_no_login(docker_client: DockerClient, tag: str, *texts: str) -> None:
     """Neither the history, the config and labels, any layer's files, nor ``texts`` hold the user or the token."""
     history = subprocess.run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", tag],
@@ -157,7 +137,7 @@ def test_check_warns_of_a_login_in_a_profile(index: tuple[str, list[tuple[str, b
 
 def test_buildkit_gets_the_login_as_a_secret(index: tuple[str, list[tuple[str, bool]]], envgen_home: Path,
                                              write_profile: Callable[[str, str], str], tmp_path: Path,
-                                             docker_client: DockerClient, made_tags: list[str]) -> None:
+                                             docker_client: DockerClient, cleanup_tags: list[str]) -> None:
     url, seen = index
     name = write_profile("login-buildkit", PROFILE.replace("INDEX", url))
     out = tmp_path / "context"
@@ -167,7 +147,7 @@ def test_buildkit_gets_the_login_as_a_secret(index: tuple[str, list[tuple[str, b
     assert "--secret id=netrc,src=" in line and "PIP_EXTRA_INDEX_URL=http://127.0.0.1:" in line
     assert not _tree_holds(out, TOKEN) and not _tree_holds(out, USER)
     tag = line.split(" -t ", 1)[1].split()[0]
-    made_tags.append(tag)
+    cleanup_tags.append(tag)
     command = line.removeprefix("build it with: ").replace(" build ", " build --network host --progress=plain ", 1)
     seen.clear()
     done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
@@ -182,13 +162,13 @@ def test_buildkit_gets_the_login_as_a_secret(index: tuple[str, list[tuple[str, b
 
 def test_classic_builder_never_gets_the_login(index: tuple[str, list[tuple[str, bool]]], envgen_home: Path,
                                               write_profile: Callable[[str, str], str],
-                                              docker_client: DockerClient, made_tags: list[str]) -> None:
+                                              docker_client: DockerClient, cleanup_tags: list[str]) -> None:
     url, seen = index
     name = write_profile("login-classic", PROFILE.replace("INDEX", url))
     lines: list[str] = []
     seen.clear()
     outcome = build(name, builder="classic", echo=lines.append)
-    made_tags += [outcome.tag, alias(name)]
+    cleanup_tags += [outcome.tag, alias(name)]
     assert outcome.validated, outcome.summary()
     assert (f"/files/{WHEEL}", True) in seen  # the host's download used the login
     state = envgen_home / "state"

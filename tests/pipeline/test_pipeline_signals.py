@@ -85,3 +85,22 @@ def test_a_killed_envgens_probe_is_removed_by_the_next(tag: str, docker_client: 
     from envgen.docker.owner import _dead, owner_value
 
     assert not _dead(*owner_value().split("/"))
+
+
+def test_a_killed_envgens_seal_container_is_removed_by_the_next(tag: str, docker_client: DockerClient) -> None:
+    """The seal's container is owned by its name (a label would be committed into the image): one left by a process
+    that is gone (a real process, ended) is removed; one of this live process is kept."""
+    from envgen.docker.owner import _host, remove_orphans, seal_name
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = docker_client.containers.create(tag, name=f"envgen-seal.{gone.pid}.1.{_host()}.aaaaaa")
+    alive = docker_client.containers.create(tag, name=seal_name())
+    try:
+        assert dead.name in remove_orphans(docker_client)
+        names = {c.name for c in docker_client.containers.list(all=True, filters={"name": "envgen-seal."})}
+        assert dead.name not in names and alive.name in names
+        image = docker_client.images.get(tag)
+        assert LABEL_OWNER not in (image.labels or {})  # the sealed image carries no owner
+    finally:
+        alive.remove(force=True)

@@ -98,3 +98,18 @@ def test_a_readable_image_config_gives_its_labels(tmp_path: Path) -> None:
     archive = _save_archive(tmp_path / "image.tar", b'{"config": {"Labels": {"a": "b"}}}')
     image_id, labels = _archive_config(archive, tmp_path / "x.envgen")
     assert image_id.startswith("sha256:") and labels == {"a": "b"}
+
+
+@pytest.mark.parametrize("name, taken", [("root", True), ("www-data", True), ("backup", True), ("alice", False)])
+def test_a_user_name_the_base_holds_is_a_check_error(tmp_path: Path, name: str, taken: bool) -> None:
+    from envgen.check import check_profile
+    from envgen.kb import load_kb
+
+    text = (REPO / "profiles" / "cpu-minimal.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "cpu-minimal.yaml"
+    path.write_text(text + f"user: {{name: {name!r}}}\n", encoding="utf-8")
+    kb = load_kb()
+    found = [f for f in check_profile(load_profile(path), kb) if f.code == "user-name-taken"]
+    assert bool(found) is taken
+    if taken:
+        assert found[0].severity == "error" and repr(name) in found[0].message and "recorded run" in found[0].source
