@@ -113,3 +113,19 @@ def test_a_user_name_the_base_holds_is_a_check_error(tmp_path: Path, name: str, 
     assert bool(found) is taken
     if taken:
         assert found[0].severity == "error" and repr(name) in found[0].message and "recorded run" in found[0].source
+
+
+def test_a_bake_export_keeps_the_login_out_of_its_folder(tmp_path: Path) -> None:
+    """`envgen export --format bake` writes contexts: the netrc of a login in the user's mirrors goes to the state
+    directory (named by the bake file's secret), never into the export folder."""
+    token = "tok-4d1b0e"
+    (tmp_path / "config.yaml").write_text(
+        f"state_dir: {tmp_path / 'state'}\nmirrors: {{pip_extra_index_urls: ['https://bob:{token}@idx.example/s/']}}\n",
+        encoding="utf-8")
+    done = _envgen("export", "cpu-minimal", "--format", "bake", "-o", "out", cache=tmp_path / "cache", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    held = [p for p in (tmp_path / "out").rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
+    assert held == [] and token not in done.stdout + done.stderr
+    bake = next((tmp_path / "out").rglob("docker-bake.hcl")).read_text(encoding="utf-8")
+    assert f"id=netrc,src={tmp_path / 'state' / 'secrets'}" in bake
+    assert token in next((tmp_path / "state" / "secrets").iterdir()).read_text(encoding="utf-8")
