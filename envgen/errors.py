@@ -11,6 +11,8 @@ refused the login or the push, has no such image), 130 interrupted.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class EnvgenError(Exception):
     """Base class. ``exit_code`` is what the CLI exits with."""
@@ -146,6 +148,10 @@ class ResolverUnavailable(EnvgenError):
     exit_code = 4
 
 
+class DiskFull(EnvgenError):
+    """No space left (ENOSPC, or the quota: EDQUOT) where envgen writes; what was being written was not kept. Exit 1."""
+
+
 class BundleError(InputError):
     """An offline bundle (`envgen load`) that is truncated, altered, or not a bundle at all."""
 
@@ -158,3 +164,22 @@ def shown(value: object, limit: int = 60) -> str:
         return text
     size = f" ({len(value)} characters)" if isinstance(value, (str, bytes, list, dict)) else ""
     return text[:limit] + "…" + size
+
+
+def no_space(exc: OSError, path: Path, what: str, fix: str = "") -> DiskFull | None:
+    """The one-line error for ``exc`` when it says the file system of ``path`` is full (ENOSPC, EDQUOT): the path,
+    the space left there and what was not kept; None for any other OSError (the caller raises it as it is)."""
+    import errno
+    import shutil
+
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    where = path
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        free = f"{shutil.disk_usage(where).free / 1e6:.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    return DiskFull(f"no space left on the file system of {path} ({free}) while writing {what}; nothing half-written "
+                    "was kept", fix=fix or f"free space on the file system of {where}, then run the command again")

@@ -35,14 +35,16 @@ BASE_CONSTRAINTS = "constraints.base.txt"
 # --- build secrets (`docker build --secret id=...`): read during a RUN, in no layer ----------------------------
 SECRET_CA_BUNDLE = "ca_bundle"  # the proxy's CA bundle
 SECRET_PIP_CONF = "pip_conf"  # a pip.conf
-SECRET_IDS = (SECRET_CA_BUNDLE, SECRET_PIP_CONF)
+SECRET_NETRC = "netrc"  # the logins written in mirror URLs (pip, uv: NETRC), never a build arg
+SECRET_IDS = (SECRET_CA_BUNDLE, SECRET_PIP_CONF, SECRET_NETRC)
 
 
 # what the build scripts read (templates/sh/layout.sh, sourced by lib.sh): a variable set beforehand wins (tests)
 SHELL_NAMES = {"ENVGEN_ENV": ENV, "ENVGEN_EXTRAS": EXTRAS, "ENVGEN_BUILDTOOLS": BUILDTOOLS, "ENVGEN_WORK": WORK,
                "ENVGEN_WHEELS": WHEELS, "ENVGEN_UV_DIR": UV_DIR, "ENVGEN_MICROMAMBA": MICROMAMBA_ROOT,
                "ENVGEN_SECRETS": SECRETS, "ENVGEN_BASE_CONSTRAINTS": f"{WORK}/{BASE_CONSTRAINTS}",
-               "ENVGEN_SECRET_CA": SECRET_CA_BUNDLE, "ENVGEN_SECRET_PIP_CONF": SECRET_PIP_CONF}
+               "ENVGEN_SECRET_CA": SECRET_CA_BUNDLE, "ENVGEN_SECRET_PIP_CONF": SECRET_PIP_CONF,
+               "ENVGEN_SECRET_NETRC": SECRET_NETRC}
 
 
 def shell_assignments() -> str:

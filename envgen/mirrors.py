@@ -11,8 +11,10 @@ Tags and digests are kept as they are, so a digest-pinned reference stays digest
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from envgen.imageref import registry_host
 
@@ -75,5 +77,48 @@ def pytorch_shell(url: str) -> str:
     return url
 
 
-__all__ = ["DOCKER_HUB", "PYTORCH_WHEELS", "MirroredRef", "mirror_ref", "pytorch_route", "pytorch_shell",
-           "split_registry"]
+# ``scheme://user:password@`` (or ``scheme://token@``) in a URL: a credential. Shown as ``scheme://***@``.
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s]+)@")
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A login written into a mirror URL: the machine (host, no port: what netrc names), login and password."""
+    host: str
+    login: str
+    password: str
+
+
+def split_credential(url: str) -> tuple[str, Credential | None]:
+    """``url`` without its ``user:password@``, and that credential (None when the URL has none)."""
+    parts = urlsplit(url)
+    if parts.username is None or parts.hostname is None:
+        return url, None
+    netloc = parts.netloc.rpartition("@")[2]
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, Credential(parts.hostname, unquote(parts.username), unquote(parts.password or ""))
+
+
+def has_credential(url: str) -> bool:
+    return split_credential(url)[1] is not None
+
+
+def redact(text: str) -> str:
+    """``text`` with every URL's ``user:password@`` shown as ``***@``: what envgen prints and logs of a URL."""
+    return _USERINFO.sub(lambda m: f"{m.group('scheme')}***@", text)
+
+
+def netrc_text(credentials: Iterable[Credential]) -> str:
+    """A netrc file (pip, uv and curl read it: NETRC / --netrc-file) for ``credentials``, one machine a line; a
+    second login for the same host is refused by the caller (netrc has one per machine)."""
+    def quoted(word: str) -> str:  # quoted only where it must be (Python's netrc reads quotes, not every tool does)
+        if word and not re.search(r'[\s"\\]', word):
+            return word
+        return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    return "".join(f"machine {c.host} login {quoted(c.login)} password {quoted(c.password)}\n"
+                   for c in sorted(set(credentials), key=lambda c: c.host))
+
+
+__all__ = ["DOCKER_HUB", "PYTORCH_WHEELS", "Credential", "MirroredRef", "has_credential", "mirror_ref",
+           "netrc_text", "pytorch_route", "pytorch_shell", "redact", "split_credential", "split_registry"]

@@ -15,6 +15,9 @@ LABEL_SMOKE = "io.envgen.smoke"  # sealed: the smoke report's status
 LABEL_SMOKE_MODE = "io.envgen.smoke-mode"  # sealed: the report's mode
 LABEL_SMOKE_TIER = "io.envgen.smoke-tier"  # sealed: what a pass proves (TIERS)
 LABEL_SMOKE_TESTED_IMAGE = "io.envgen.smoke-tested-image"  # sealed: the image ID the probe ran in
+# on the containers envgen starts for itself (the smoke probe), never on an image: which envgen process owns it
+# ("HOST/PID/START": its start time in clock ticks, so that a reused PID is not taken for the owner)
+LABEL_OWNER = "io.envgen.owner"
 LABEL_FREEZE_SHA256 = "io.envgen.freeze-sha256"  # sealed: sha256 of /etc/envgen/requirements.freeze.txt
 # what only the seal sets (a rendered Dockerfile empties them, so that no image inherits its base's)
 SEALED_LABELS = (LABEL_SMOKE, LABEL_SMOKE_MODE, LABEL_SMOKE_TIER, LABEL_SMOKE_TESTED_IMAGE, LABEL_FREEZE_SHA256)

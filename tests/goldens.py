@@ -24,7 +24,7 @@ SECRET_PATTERNS = {
     "a path of the rendering machine": re.compile(r"/(?:work/wt|home/[^/\s]+|tmp/pytest-of-[^/\s]+)/"),
 }
 # The build secrets: named only as BuildKit secret mounts (never copied, never a build argument or variable).
-BUILD_SECRETS = ("ca_bundle", "pip_conf")
+BUILD_SECRETS = ("ca_bundle", "pip_conf", "netrc")
 SECRET_MOUNT = re.compile(r"--mount=type=secret,id=(\w+)")
 EXACT_CONDA = re.compile(r"[A-Za-z0-9_.-]+(==[0-9][0-9A-Za-z.+_-]*|=[0-9][0-9A-Za-z.+_-]*=[A-Za-z0-9._+-]+)")
 

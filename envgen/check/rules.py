@@ -28,7 +28,9 @@ from envgen.check import (
     rules_python,
     rules_pytorch,
     rules_refusals,
+    rules_secrets,
     rules_tensorflow,
+    rules_user,
     rules_wheel_libraries,
 )
 from envgen.check.context import CheckContext
@@ -62,4 +64,6 @@ RULES: tuple[Rule, ...] = (
     *rules_lock.RULES,
     *rules_names.RULES,
     *rules_refusals.RULES,
+    *rules_secrets.RULES,
+    *rules_user.RULES,
 )

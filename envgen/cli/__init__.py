@@ -18,6 +18,11 @@ def main() -> None:
     # envgen runs no pydantic plugins; without this, the first model build scans every installed distribution's
     # entry points (importlib.metadata, ~25 ms of a 0.3 s `envgen check`)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # SIGTERM (a job scheduler, `timeout`, `docker stop` of a CI runner) ends envgen as Ctrl-C does: the containers
+    # and files it was making are removed on the way out, and it exits with one line
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminated)
     argv = sys.argv[1:]
     fast = _fast_path(argv[0]) if argv else None
     if fast is not None:
@@ -27,6 +32,10 @@ def main() -> None:
     from envgen.cli.commands import command
 
     command()(prog_name="envgen")
+
+
+def _terminated(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _fast_path(name: str) -> Callable[[list[str]], int | None] | None:

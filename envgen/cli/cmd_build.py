@@ -64,13 +64,15 @@ def run_cmd(
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
     workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
+    as_root: bool = typer.Option(False, "--as-root", help="Run as uid 0 when envgen runs as root (default: the "
+                                                          "image's own user)."),
     gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Start a container from a validated image, with GPUs, the working directory and your UID."""
     from envgen.pipeline.run import run
 
     code = run(target, command=list(ctx.args), gpus=gpus, workdir=workdir, force=force,
-               out=sys.stdout.write, env=route_env(gpu_route))
+               out=sys.stdout.write, env=route_env(gpu_route), as_root=as_root)
     raise typer.Exit(code)
 
 

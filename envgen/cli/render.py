@@ -28,6 +28,8 @@ def render(profile: str, out: str | None, wheelhouse: str | None, offline: bool,
     prepared = prepare(profile, out=Path(out) if out else None, wheelhouse=Path(wheelhouse) if wheelhouse else None,
                        offline=offline, check=False)
     result = prepared.render
+    for note in prepared.notes:
+        echo(note, err=True)
     if as_json:
         import json
 

@@ -32,7 +32,7 @@ from envgen.docker.buildlog import (
 from envgen.docker.client import connect, engine_url
 from envgen.docker.images import tag_all
 from envgen.docker.progress import NullSink, ProgressSink
-from envgen.errors import BuildFailed, DockerUnavailable, InputError
+from envgen.errors import BuildFailed, DockerUnavailable, InputError, no_space
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -78,6 +78,22 @@ def build_image(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     sink.start(f"building {context_dir / dockerfile} with {builder.kind}")
+    try:
+        return _build_logged(context_dir, dockerfile, builder, log_path, tags, secrets, build_args, labels, sink,
+                             client, env, no_cache, started)
+    except OSError as exc:  # the log's disk is full: the half-written log is removed, nothing was tagged
+        full = no_space(exc, log_path, "the build log (the build stopped; nothing was tagged)")
+        if full is None:
+            raise
+        log_path.unlink(missing_ok=True)
+        sink.finish(False, full.message)
+        raise full from None
+
+
+def _build_logged(context_dir: Path, dockerfile: str, builder: BuilderInfo, log_path: Path, tags: Sequence[str],
+                  secrets: Mapping[str, Path] | None, build_args: Mapping[str, str] | None,
+                  labels: Mapping[str, str] | None, sink: ProgressSink, client: DockerClient,
+                  env: Mapping[str, str] | None, no_cache: bool, started: float) -> BuildResult:
     with open(log_path, "w", encoding="utf-8", errors="replace") as log:
         try:
             if builder.uses_buildkit:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def create_args(image: str, command: Sequence[str] | None, kwargs: Mapping[str, Any],
                 cdi_devices: Sequence[str]) -> list[str]:
     """``podman create`` arguments for the SDK keywords run.py builds (shm_size, environment, volumes,
-    working_dir, user, entrypoint), with one ``--device`` per CDI name."""
+    working_dir, user, entrypoint, labels), with one ``--device`` per CDI name."""
     args = ["create"]
     if kwargs.get("shm_size"):
         args += ["--shm-size", str(kwargs["shm_size"])]
@@ -45,6 +45,8 @@ def create_args(image: str, command: Sequence[str] | None, kwargs: Mapping[str, 
         args += ["--user", str(kwargs["user"])]
     if kwargs.get("entrypoint") is not None:
         args += ["--entrypoint", json.dumps(list(kwargs["entrypoint"]))]
+    for key, value in sorted((kwargs.get("labels") or {}).items()):
+        args += ["--label", f"{key}={value}"]
     for device in cdi_devices:
         args += ["--device", device]
     return [*args, image, *(command or ())]

@@ -85,6 +85,11 @@ def run_container(
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
     if not preflight:
         kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
+    if remove:  # envgen's own container (the probe): owned, and a dead owner's ones go first
+        from envgen.docker.owner import owner_labels, remove_orphans
+
+        remove_orphans(client)
+        kwargs["labels"] = owner_labels()
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)

@@ -281,6 +281,10 @@ class OsImageRow(Row):
     digest: str | None = None
     # The C library's version: the newest manylinux_2_X wheel the OS can load is X = its minor.
     glibc: Ver | None = None
+    # The user and group names the image's /etc/passwd and /etc/group hold (a profile's user.name must be another);
+    # empty: not recorded. ``accounts_source`` says how they are known.
+    accounts: list[str] = field(default_factory=list)
+    accounts_source: str | None = None
 
     @property
     def key(self) -> str:

@@ -195,6 +195,11 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
     uv_env = dict(environ)
     if config.ca_bundle and "SSL_CERT_FILE" not in uv_env:
         uv_env["SSL_CERT_FILE"] = str(config.ca_bundle)
+    if written.netrc:  # the mirrors' logins: a netrc for pip and uv, never in an argument or the lock
+        from envgen.render.core import write_netrc
+
+        pip_env["NETRC"] = uv_env["NETRC"] = str(write_netrc(written.netrc, config.state_dir / "secrets",
+                                                             f"lock-{profile.name}"))
     glibc = kb.glibc(profile.base)
     return Route(written, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
                  index_urls, written.build_args.get("PIP_INDEX_URL"),

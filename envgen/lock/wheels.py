@@ -77,16 +77,18 @@ def download_command(requirements: list[Path], dest: Path, python_minor: str, *,
 
 def prefetch(requirements: list[Path], dest: Path, python_minor: str, *, find_links: list[str],
              index_urls: list[str], platforms: tuple[str, ...], log_path: Path, offline: bool = False,
-             constraints: Path | None = None) -> list[Path]:
+             constraints: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
     """Download the wheels for ``requirements`` into ``dest``; raise BuildFailed with pip's tail. ``offline``: from
     ``find_links`` (the wheelhouse) alone; a requirement none of them holds is one line naming both.
-    ``constraints``: the base's versions (base_provides); a requirement that needs another is one line naming it."""
+    ``constraints``: the base's versions (base_provides); a requirement that needs another is one line naming it.
+    ``env``: set for pip beside the process's own (the mirrors' indexes, NETRC: their logins, never an argument)."""
     dest.mkdir(parents=True, exist_ok=True)
     command = download_command(requirements, dest, python_minor, find_links=find_links, index_urls=index_urls,
                                platforms=platforms, offline=offline, constraints=constraints)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w", encoding="utf-8") as log:
-        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, check=False)
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, check=False,
+                              env={**os.environ, **env} if env else None)
     if done.returncode != 0:
         text = log_path.read_text(encoding="utf-8", errors="replace")
         tail = "\n".join(text.splitlines()[-15:])

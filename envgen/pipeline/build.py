@@ -113,9 +113,10 @@ def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: User
         if not builder.uses_buildkit:
             echo("note: the classic builder has no build secrets; conda downloads inside the build will not "
                  "see a proxy CA bundle")
-        return write_context(context, context_dir)
-    # Classic builder: the host downloads every wheel (it trusts the proxy), the build installs offline.
-    first = write_context(context, context_dir)
+        return write_context(context, context_dir, config.state_dir / "secrets")
+    # Classic builder: the host downloads every wheel (it trusts the proxy; the mirrors' logins reach its pip as a
+    # netrc), the build installs offline and gets no login.
+    first = write_context(context, context_dir, config.state_dir / "secrets")
     house = config.state_dir / "wheelhouse" / f"{profile.name}-{first.content_hash[:12]}"
     find_links = [str(wheelhouse)] if wheelhouse else []
     echo(f"classic builder: downloading wheels on the host into {house}")
@@ -123,8 +124,18 @@ def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: User
              profile.python_minor, find_links=[*find_links, *context.plan.pip.find_links],
              index_urls=list(context.plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
              log_path=log_dir / f"{log_name}-wheels.log", offline=offline,
-             constraints=first.dir / layout.BASE_CONSTRAINTS if context.plan.pins.base else None)
+             constraints=first.dir / layout.BASE_CONSTRAINTS if context.plan.pins.base else None,
+             env=_host_pip_env(first))
     return write_context(reroute(context, config, house, offline=True), context_dir)
+
+
+def _host_pip_env(first: RenderResult) -> dict[str, str]:
+    """The mirrors' pip route for the host's download: their indexes (no login in them) and NETRC, the logins."""
+    env = {k: v for k, v in first.build_args.items() if k in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
+                                                                   "PIP_TRUSTED_HOST")}
+    if layout.SECRET_NETRC in first.secrets:
+        env["NETRC"] = first.secrets[layout.SECRET_NETRC]
+    return env
 
 
 def freeze(client: DockerClient, image_id: str) -> str:
@@ -158,8 +169,12 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     returns the new image ID. The environment is byte-for-byte the one that was tested."""
     files = {Path(SEALED_REPORT).name: json.dumps(report.raw, indent=2, sort_keys=True).encode(),
              Path(SEALED_FREEZE).name: frozen.encode()}
-    # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit.
-    container = client.containers.create(image_id)
+    # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit. Owned by its name (a
+    # label would be committed into the image): the next envgen removes it if this one is killed.
+    from envgen.docker.owner import remove_orphans, seal_name
+
+    remove_orphans(client)
+    container = client.containers.create(image_id, name=seal_name())
     try:
         container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
         freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
@@ -303,7 +318,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
     # Looked up under the lock: a build of the same content that just finished left its image here.
     cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
-                     smoke=smoke, push=push, registry=registry)
+                     smoke=smoke, push=push, registry=registry, echo=echo)
     if cached is not None:
         return cached
     _ensure_fetchable(planned, config, wheelhouse, offline, echo)
@@ -358,7 +373,7 @@ def _push(client: DockerClient, config: UserConfig, tag: str, target: str, regis
 
 def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: DockerClient, store: ValidationStore,
             content_hash: str, planned_tag: str, *, smoke: bool, push: bool,
-            registry: str | None) -> BuildOutcome | None:
+            registry: str | None, echo: Callable[[str], None] = lambda _line: None) -> BuildOutcome | None:
     """The image a build of the same content left (validated, or no smoke test asked for); None: build."""
     current = inspect_image(client, planned_tag)
     if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash:
@@ -366,6 +381,9 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
     from envgen.pipeline.validity import image_verdict
 
     verdict = image_verdict(config.state_dir, current)  # a record alone (an older envgen's) is built again
+    damaged = store.damaged(current.id) if store.get(current.id) is None else None
+    if damaged and smoke:
+        echo(f"note: {planned_tag} is built, but {damaged}; building and validating it again")
     if not (verdict.validated or not smoke):
         return None
     outcome = BuildOutcome(profile.name, planned_tag, current.id, info.kind, cached=True,

@@ -40,7 +40,7 @@ from envgen.config import load_config
 from envgen.docker import connect, inspect_image, remove_image
 from envgen.docker.archive import load_archive, read_file, save_stream
 from envgen.docker.images import ImageSummary, tag_all
-from envgen.errors import BundleError, EnvgenError, ImageNotValidated
+from envgen.errors import BundleError, EnvgenError, ImageNotValidated, no_space
 from envgen.pipeline.attest import AttestationStore
 from envgen.pipeline.bundle_trust import archive_facts, refuse_names, trusted_verdict
 from envgen.pipeline.naming import alias_ref, image_ref
@@ -163,6 +163,12 @@ def save(target: str, out: Path, *, env: Mapping[str, str] | None = None,
             for member in (MANIFEST, *MEMBERS):
                 _add(tar, member, work / member)
         os.replace(staged, out)
+    except OSError as exc:
+        full = no_space(exc, out, f"the bundle {out.name}", fix=f"free space there ({out.parent}), or save to a "
+                                                                     "file system with room for the bundle")
+        if full is None:
+            raise
+        raise full from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     size = out.stat().st_size
@@ -236,7 +242,14 @@ def _unpack_image(tar: tarfile.TarFile, entry: FileEntry, path: Path, dest: Path
     try:
         with gzip.GzipFile(fileobj=_member(tar, IMAGE, path), mode="rb") as gz, dest.open("wb") as sink:
             shutil.copyfileobj(gz, sink, CHUNK)
-    except (OSError, EOFError, zlib.error) as exc:
+    except OSError as exc:  # the unpacked image fills the temporary directory: the bundle is not to blame
+        full = no_space(exc, dest.parent, f"the unpacked image of {path.name} (the temporary directory, TMPDIR)",
+                        fix=f"free space in {dest.parent.parent} or point TMPDIR at a file system with room for the "
+                            f"unpacked image (about {entry.size * 3 / 1e6:.0f} MB), then load it again")
+        if full is not None:
+            raise full from None
+        raise _bad(path, f"has a damaged image archive ({type(exc).__name__}: {exc})") from None
+    except (EOFError, zlib.error) as exc:
         raise _bad(path, f"has a damaged image archive ({type(exc).__name__}: {exc})") from None
 
 

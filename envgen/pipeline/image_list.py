@@ -44,6 +44,8 @@ def image_rows(env: Mapping[str, str] | None = None, now: datetime | None = None
         tier = (here or verdict.tier or None) if verdict.validated else None
         if record is not None and not record.passed:
             status = f"{record.status} ({record.mode})"
+        elif record is None and store.damaged(image.id):
+            status = "record damaged: `envgen smoke` validates it again"
         elif not verdict.validated:
             status = f"not validated: {verdict.reason}"
         elif record is not None:

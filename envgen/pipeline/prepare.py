@@ -48,6 +48,7 @@ class Prepared:
     config: UserConfig
     findings: Sequence[Any]  # Finding, or a cached verdict's row (code, severity)
     render: RenderResult
+    notes: Sequence[str] = ()  # what was repaired on the way (a damaged cache), one line each
 
 
 def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None,
@@ -95,9 +96,10 @@ def _cached(ref: str, env: Mapping[str, str] | None) -> tuple[KnowledgeBase, Pro
 
 
 def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key: str,
-                    env: Mapping[str, str] | None) -> list[Any]:
+                    env: Mapping[str, str] | None, notes: list[str]) -> list[Any]:
     """The errors `envgen check` finds in ``profile`` (no host), for render's note: kept in check's cache directory
-    under the KB's key, the profile's hash and its lock files, so that a warm render imports no check."""
+    under the KB's key, the profile's hash and its lock files, so that a warm render imports no check. A cached
+    verdict that cannot be read (cut short, edited) is judged again and rewritten, with a line in ``notes``."""
     import hashlib
     import json
     from types import SimpleNamespace
@@ -115,7 +117,12 @@ def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key
     directory = cache_dir(os.environ if env is None else env)
     target = directory / f"verdict-{key.hexdigest()[:32]}.json" if directory and kb_key else None
     if target is not None and target.is_file():
-        return [SimpleNamespace(**row) for row in json.loads(target.read_text(encoding="utf-8"))]
+        try:
+            rows = json.loads(target.read_text(encoding="utf-8"))
+            return [SimpleNamespace(code=str(row["code"]), severity=str(row["severity"])) for row in rows]
+        except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+            notes.append(f"note: the cached check verdict {target} could not be read ({type(exc).__name__}); "
+                         "the profile was checked again and the cache rewritten")
     from envgen.check import check_profile
 
     errors = [f for f in check_profile(profile, kb, plan=plan) if f.severity == "error"]
@@ -140,6 +147,7 @@ def prepare(
     directory = cache_dir(os.environ if env is None else env)
     restored = compiled.restore(directory, _COMPILED)  # a render from the caches then imports no pydantic
     config = load_config(env)
+    notes: list[str] = []
     if check:
         kb = load_kb()
         plan, findings = checked_plan(ref, kb)
@@ -147,13 +155,13 @@ def prepare(
         # fresh; judged all the same, so that what is written can say it (check_notes)
         kb, loaded, kb_key = _cached(ref, env)
         plan = plan_image(loaded, kb)
-        findings = _render_verdict(loaded, kb, plan, kb_key, env)
+        findings = _render_verdict(loaded, kb, plan, kb_key, env, notes)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
     if not restored:
         compiled.keep(directory, _COMPILED)
-    return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result)
+    return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result, notes=notes)
 
 
 def check_notes(ref: str, profile: Profile, findings: Sequence[Any]) -> list[str]:

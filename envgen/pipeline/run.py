@@ -38,8 +38,30 @@ def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None
     return store.get(image.id)
 
 
+def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | None,
+                  out: Callable[[str], object]) -> tuple[str | None, Path | None]:
+    """The container's user (``uid:gid``; None: the image's own) and the host directory at /workspace (None: none).
+    Run as root, the image's user unless ``as_root``; from ``/`` or the home directory without ``--workdir``, nothing
+    mounted: the whole host root, or every key and config in the home, would be writable in the container."""
+    user: str | None = f"{os.getuid()}:{os.getgid()}"
+    if os.getuid() == 0 and not as_root:
+        user = None
+        out("envgen: warning: envgen runs as root here: the container runs as the image's own user, not uid 0; "
+            "pass --as-root to run as root\n")
+    if workdir is None:
+        here = Path.cwd().resolve()
+        home = Path((os.environ if env is None else env).get("HOME") or Path.home()).resolve()
+        if here in (Path("/"), home):
+            out(f"envgen: warning: the current directory is {'/' if here == Path('/') else 'your home ' + str(here)}: "
+                "it is not mounted at /workspace (all of it would be writable in the container); pass --workdir DIR "
+                "to mount a directory\n")
+            return user, None
+        return user, here
+    return user, workdir
+
+
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
-        out: Callable[[str], object] = print, env: Mapping[str, str] | None = None) -> int:
+        out: Callable[[str], object] = print, env: Mapping[str, str] | None = None, as_root: bool = False) -> int:
     config = load_config(env)
     client = connect()
     image = resolve_image(client, target, env)
@@ -52,8 +74,12 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     name = image.tags[0] if image.tags else image.id[:19]
     if not force and (record is None or not record.passed):
         state = "failed" if record else "has not passed"
-        raise ImageNotValidated(f"image {name} {state} its smoke test on this host",
-                                fix=f"run `envgen smoke {target}` first, or pass --force to run it anyway")
+        damaged = store.damaged(image.id) if record is None else None
+        raise ImageNotValidated(
+            f"image {name} " + (damaged if damaged else f"{state} its smoke test on this host"),
+            fix=f"run `envgen smoke {target}` " + ("to validate it again (the record is rewritten)" if damaged
+                                                   else "first") + ", or pass --force to run it anyway",
+        )
     if not force:
         from envgen.pipeline.validity import image_verdict
 
@@ -72,9 +98,9 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         route = _gate_and_route(image.labels, gpus, config.gpu_route, env)
         if not force and record is not None and record.tier == LIBRARIES:
             gpu_tier_first(client, image.id, image.labels, gpus, store, out, route)
+    user, mounted = who_and_where(workdir, as_root, env, out)
     result = start_container(
-        client, image.id, command or None, gpus=gpus, route=route,
-        workdir=(workdir or Path.cwd()), user=f"{os.getuid()}:{os.getgid()}",
+        client, image.id, command or None, gpus=gpus, route=route, workdir=mounted, user=user,
         on_output=lambda line: None if out(line + "\n") else None,
         # the image's preflight runs before the command, unless --gpus none was asked (warned about above)
         preflight=gpus != "none",

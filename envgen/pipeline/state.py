@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from envgen.errors import no_space
 from envgen.files import write_atomically
 
 
@@ -43,11 +44,21 @@ class ValidationStore:
         return self.dir / (image_id.replace("sha256:", "") + ".json")
 
     def record(self, validation: Validation) -> Path:
+        """Write the record atomically (a full disk keeps the old record or none, never half of one)."""
         path = self._path(validation.image_id)
-        write_atomically(path, json.dumps(asdict(validation), indent=2, sort_keys=True))
+        try:
+            write_atomically(path, json.dumps(asdict(validation), indent=2, sort_keys=True))
+        except OSError as exc:
+            full = no_space(exc, path, f"the smoke test's record of image {validation.image_id[:19]} ("
+                                       f"{validation.status}); the image is not counted as validated",
+                            fix=f"free space on the file system of {self.dir}, then run `envgen smoke` on the image")
+            if full is None:
+                raise
+            raise full from None
         return path
 
     def get(self, image_id: str) -> Validation | None:
+        """The record of ``image_id``; None when there is none, or it cannot be read (``damaged`` says which)."""
         path = self._path(image_id)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -64,3 +75,12 @@ class ValidationStore:
             if record is not None and record.profile == profile and record.content_hash == content_hash:
                 found.append(record)
         return max(found, key=lambda r: r.checked_at, default=None)
+
+    def damaged(self, image_id: str) -> str | None:
+        """One line when ``image_id`` has a record that cannot be read (cut short by a full disk, edited): what it
+        means and how to validate the image again; None when its record reads, or there is none."""
+        path = self._path(image_id)
+        if not path.is_file() or self.get(image_id) is not None:
+            return None
+        return (f"its validation record {path} is damaged (not a record envgen wrote), so whether it passed its smoke "
+                "test cannot be told: it counts as not validated")

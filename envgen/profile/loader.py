@@ -157,7 +157,6 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, 
              used: list[tuple[str, Path]]) -> tuple[dict[str, Any], Origins]:
     """The merged data, and for every key path the file and line that supplied it; ``used`` gains each
     `extends` reference and the file it found."""
-    from envgen.profile.yamlsrc import load_yaml
 
     parent_ref = doc.data.get("extends")
     if parent_ref is None:
@@ -167,17 +166,33 @@ def _resolve(doc: LocatedDoc, env: Mapping[str, str] | None, chain: tuple[Path, 
     if len(chain) > MAX_EXTENDS_DEPTH:
         raise ProfileError(f"{doc.path}: 'extends' chain is deeper than {MAX_EXTENDS_DEPTH}")
     ref = _parent_ref(doc, parent_ref)
+    where = f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {shown(parent_ref)}"
     source = find_profile(ref, env)
+    if source.path.resolve().suffix not in (".yaml", ".yml"):  # only a profile, never any file (/etc/shadow)
+        raise ProfileError(f"{where} names {source.path.resolve()}, which is no profile (a profile is a .yaml file)",
+                           fix="extend a profile by name, or by the path of its .yaml file")
     used.append((ref, source.path))
     if source.path.resolve() in chain:
-        raise ProfileError(
-            f"{doc.path}:{doc.line_of(('extends',))}: field 'extends' = {shown(parent_ref)} makes a cycle",
-            fix="remove the circular extends",
-        )
-    parent, origins = _resolve(load_yaml(source.path), env, chain + (source.path.resolve(),), used)
+        raise ProfileError(f"{where} makes a cycle", fix="remove the circular extends")
+    parent, origins = _resolve(_parent_doc(source.path, where), env, chain + (source.path.resolve(),), used)
     merged = deep_merge(parent, doc.data)
     merged.pop("extends", None)
     return merged, {**origins, **_origins(doc)}
+
+
+def _parent_doc(path: Path, where: str) -> LocatedDoc:
+    """The profile `extends` names, read as YAML; a file that does not read as a profile's mapping is one line that
+    names it, never a line of its text."""
+    from envgen.profile.yamlsrc import load_yaml
+
+    try:
+        doc = load_yaml(path)
+    except ProfileError:
+        doc = None
+    if doc is None or not isinstance(doc.data, dict):
+        raise ProfileError(f"{where}: {path} does not read as a profile (a YAML mapping of profile fields)",
+                           fix=f"extend a profile; `envgen check {path}` says what is wrong in that file")
+    return doc
 
 
 def load_profile(ref: str | Path, env: Mapping[str, str] | None = None,

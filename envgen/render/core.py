@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
+from envgen import layout
 from envgen.config import DEFAULT_NAMESPACE, UserConfig
 from envgen.errors import RenderError
 from envgen.kb.knowledge import KnowledgeBase
@@ -80,7 +81,9 @@ def docker_build_command(result: RenderResult, builder: BuilderInfo) -> tuple[st
         note = (f"classic builder ({builder.reason}): no build secrets, so the proxy's CA bundle and pip.conf do "
                 "not reach the build, and pip downloads inside it; `envgen build --builder classic` downloads the "
                 "wheels on the host instead")
-    return " ".join([*env, *(shlex.quote(w) for w in [*words, str(result.dir)])]), note
+    from envgen.mirrors import redact  # a login never printed, whatever carried it
+
+    return redact(" ".join([*env, *(shlex.quote(w) for w in [*words, str(result.dir)])])), note
 
 
 def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE) -> str:
@@ -137,7 +140,7 @@ def render(
 ) -> RenderResult:
     """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
     return write_context(render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan),
-                         out_dir)
+                         out_dir, (config or UserConfig()).state_dir / "secrets")
 
 
 def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path | None,
@@ -151,10 +154,16 @@ def reroute(context: RenderedContext, config: UserConfig, wheelhouse: Path | Non
     return replace(context, plan=rerouted(context.plan, mirrors, wheelhouse, offline))
 
 
-def write_context(context: RenderedContext, out_dir: Path) -> RenderResult:
-    """Write a rendered context to ``out_dir`` (replaced atomically), with the wheels of its wheelhouse."""
+def write_context(context: RenderedContext, out_dir: Path, secrets_dir: Path | None = None) -> RenderResult:
+    """Write a rendered context to ``out_dir`` (replaced atomically), with the wheels of its wheelhouse. The mirrors'
+    logins (a netrc, private to the user) go to ``secrets_dir`` (else beside ``out_dir``), never into the context:
+    the build reads them as the secret layout.SECRET_NETRC."""
     wheels = wheelhouse_files(context.plan.wheelhouse)
     replace_directory(out_dir, context.files, context.executable, wheels)
+    secrets = dict(context.plan.secrets)
+    if context.plan.netrc:
+        secrets[layout.SECRET_NETRC] = str(write_netrc(context.plan.netrc, secrets_dir or out_dir.parent,
+                                                       out_dir.name))
     return RenderResult(
         dir=out_dir.absolute(),
         files=tuple(context.files),
@@ -162,6 +171,16 @@ def write_context(context: RenderedContext, out_dir: Path) -> RenderResult:
         content_hash=context.content_hash,
         tag=context.tag,
         build_args=dict(context.plan.build_args),
-        secrets=dict(context.plan.secrets),
+        secrets=secrets,
         wheels=tuple(w.name for w in wheels),
     )
+
+
+def write_netrc(text: str, directory: Path, name: str) -> Path:
+    """``text`` as ``directory/.NAME.netrc``, readable by the user alone (0600, the directory 0700)."""
+    from envgen.files import write_atomically
+
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = directory / f".{name}.netrc"
+    write_atomically(path, text)  # a temporary file's 0600 kept
+    return path.absolute()

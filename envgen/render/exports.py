@@ -138,16 +138,18 @@ def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserC
 def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
           env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     """Renders each profile's context into out/contexts/<profile>/ and one docker-bake.hcl."""
-    items = []
+    items: list[ExportItem] = []
+    secrets: dict[str, str] = {}
     for ctx in ctxs:
-        result = write_context(ctx, out / "contexts" / ctx.plan.profile.name)
+        # the mirrors' logins (a netrc) go to the user's state directory, never into the export
+        result = write_context(ctx, out / "contexts" / ctx.plan.profile.name, config.state_dir / "secrets")
+        secrets.update(result.secrets)
         base = _item(ctx, config)
         items.append(ExportItem(base.profile, image_tag(base.profile.name, result.content_hash, config.namespace),
                                 result.content_hash, base.gpu, base.target,
                                 f"contexts/{ctx.plan.profile.name}"))
-    secrets = sorted(ctxs[0].plan.secrets.items()) if ctxs else []
     context = {"items": items, "version": __version__, "registry": config.registry, "arg_names": BAKE_ARGS,
-               "secrets": secrets, "label_profile": LABEL_PROFILE}
+               "secrets": sorted(secrets.items()), "label_profile": LABEL_PROFILE}
     return {"docker-bake.hcl": render_template(env, "exports/docker-bake.hcl.j2", context)}
 
 

@@ -19,7 +19,7 @@ from envgen.errors import InputError, RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.cache import cache_dir
 from envgen.kb.knowledge import KnowledgeBase
-from envgen.mirrors import mirror_ref
+from envgen.mirrors import Credential, mirror_ref, netrc_text, redact, split_credential
 from envgen.parsed import parse_yaml
 from envgen.plan.base import base_refusals, lock_target_refusals, python_setup_row
 from envgen.plan.condalock import conda_lock_of, conda_python_spec
@@ -108,6 +108,9 @@ class TemplateInput:
     build_args: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     wheelhouse: Path | None = None
+    # The logins written in the mirrors' URLs, as a netrc file: written beside the context, never into it, and
+    # handed to the build as the secret layout.SECRET_NETRC (the URLs in build_args carry no login).
+    netrc: str | None = field(default=None, repr=False)
     # The profile's lock file (pip profiles with `<profile>.lock.txt` beside them): when set,
     # requirements.lock / requirements.extra.txt hold its hashed sets, installed with --no-deps.
     lock: Lock | None = None
@@ -209,11 +212,50 @@ def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str]
     return tuple(sorted(values.items()))
 
 
+# The mirrors whose logins reach the build as the netrc secret (pip and uv read it); a login in any other is refused.
+_NETRC_MIRRORS = ("pip_index_url", "pip_extra_index_urls", "pytorch_wheels")
+
+
+def mirror_logins(mirrors: Mirrors) -> tuple[Mirrors, str | None]:
+    """``mirrors`` with the logins taken out of their URLs, and those logins as a netrc file (None: none). A login
+    in a mirror that neither pip nor uv reaches (apt, conda, micromamba, a proxy) would be a build argument, kept in
+    the image's history: refused, one line naming the setting."""
+    from dataclasses import replace
+
+    found: list[Credential] = []
+
+    def clean(key: str, url: str) -> str:
+        bare, login = split_credential(url)
+        if login is None:
+            return url
+        if key not in _NETRC_MIRRORS:
+            raise RenderError(f"mirrors.{key} holds a login ({redact(url)}): it would reach the build as a "
+                              "build argument, which the image's history keeps",
+                              fix=f"give mirrors.{key} without user:password@ (an index that needs a login can be "
+                                  "mirrors.pip_index_url, pip_extra_index_urls or pytorch_wheels)")
+        if any(c.host == login.host and c != login for c in found):
+            raise RenderError(f"two logins for {login.host} in the mirrors' URLs: a netrc holds one per host",
+                              fix=f"use one login for {login.host}")
+        found.append(login)
+        return bare
+
+    changes: dict[str, Any] = {}
+    for key in ("pip_index_url", "conda_channel_alias", "apt_mirror", "micromamba_url", "pytorch_wheels",
+                "http_proxy", "https_proxy"):
+        value = getattr(mirrors, key)
+        if value:
+            changes[key] = clean(key, value)
+    changes["pip_extra_index_urls"] = [clean("pip_extra_index_urls", u) for u in mirrors.pip_extra_index_urls]
+    changes["conda_channels"] = {k: clean("conda_channels", v) for k, v in mirrors.conda_channels.items()}
+    return replace(mirrors, **changes), (netrc_text(found) if found else None)
+
+
 def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
                base_ref: str | None = None) -> dict[str, str]:
     """Build args for the builder; none of them reaches a rendered file. ``base_ref`` is the
     reference the Dockerfile's ``ARG BASE_IMAGE`` defaults to; a registry mirror for it becomes
     ``BASE_IMAGE`` (tag and digest kept)."""
+    mirrors = mirror_logins(mirrors)[0]  # the logins reach the build as the netrc secret, never as an argument
     mirrored = mirror_ref(base_ref, mirrors.registries) if base_ref else None
     args = {
         "BASE_IMAGE": mirrored.ref if mirrored else None,
@@ -299,8 +341,9 @@ def rerouted(plan: TemplateInput, mirrors: Mirrors, wheelhouse: Path | None, off
 
     wheelhouse = _wheelhouse(wheelhouse, mirrors, offline)
     framework_index = not wheelhouse_covers(wheelhouse, plan.pins.pip)
-    return replace(plan, wheelhouse=wheelhouse, build_args=build_args(mirrors, offline, framework_index=framework_index,
-                                                                      base_ref=plan.base.from_ref))
+    netrc = None if offline else mirror_logins(mirrors)[1]
+    args = build_args(mirrors, offline, framework_index=framework_index, base_ref=plan.base.from_ref)
+    return replace(plan, wheelhouse=wheelhouse, netrc=netrc, build_args=args)
 
 
 def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:

@@ -12,3 +12,4 @@
 : "${ENVGEN_BASE_CONSTRAINTS:=/tmp/envgen/constraints.base.txt}"
 : "${ENVGEN_SECRET_CA:=ca_bundle}"
 : "${ENVGEN_SECRET_PIP_CONF:=pip_conf}"
+: "${ENVGEN_SECRET_NETRC:=netrc}"

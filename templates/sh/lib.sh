@@ -8,7 +8,8 @@
 . "$here/layout.sh"
 ENVGEN_MOUNTINFO=${ENVGEN_MOUNTINFO:-/proc/self/mountinfo}
 
-# envgen_secrets: point downloaders at the CA bundle and pip at pip.conf, when the build was given them
+# envgen_secrets: point downloaders at the CA bundle, pip at pip.conf and pip/uv at the mirrors' logins (netrc),
+# when the build was given them
 # (BuildKit secret mounts: read during the RUN, in no layer; the classic builder has none).
 envgen_secrets() {
     if [ -f "$ENVGEN_SECRETS/$ENVGEN_SECRET_CA" ]; then
@@ -21,6 +22,10 @@ envgen_secrets() {
     if [ -f "$ENVGEN_SECRETS/$ENVGEN_SECRET_PIP_CONF" ]; then
         PIP_CONFIG_FILE="$ENVGEN_SECRETS/$ENVGEN_SECRET_PIP_CONF"
         export PIP_CONFIG_FILE
+    fi
+    if [ -f "$ENVGEN_SECRETS/$ENVGEN_SECRET_NETRC" ]; then  # the mirrors' logins: pip and uv read NETRC
+        NETRC="$ENVGEN_SECRETS/$ENVGEN_SECRET_NETRC"
+        export NETRC
     fi
 }
 
