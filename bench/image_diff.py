@@ -85,11 +85,11 @@ class _Hashing:
 def _read_layer(blob: IO[bytes]) -> Layer:
     """A layer blob (tar, or gzip of one) indexed file by file, with its diff ID."""
     head = blob.read(2)
-    rest: IO[bytes] = _Prefixed(head, blob)
+    rest: Any = _Prefixed(head, blob)
     if head == b"\x1f\x8b":
         import gzip
 
-        rest = gzip.GzipFile(fileobj=rest, mode="rb")  # type: ignore[assignment]
+        rest = gzip.GzipFile(fileobj=rest, mode="rb")
     hashing = _Hashing(rest)
     files: dict[str, Entry] = {}
     order: list[str] = []
