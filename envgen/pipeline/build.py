@@ -6,11 +6,7 @@ test), so an interrupted or failed build leaves no tag pointing at a half-made i
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import os
-import tarfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,7 +36,8 @@ from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import check_base_labels, checked_plan
-from envgen.pipeline.smoke import SEALED_REPORT, run_planned
+from envgen.pipeline.seal import seal
+from envgen.pipeline.smoke import run_planned
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import host_plan
 from envgen.plan.image import ImagePlan, plan_image
@@ -50,11 +47,6 @@ from envgen.render.core import reroute, write_context
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
-    LABEL_FREEZE_SHA256,
-    LABEL_SMOKE,
-    LABEL_SMOKE_MODE,
-    LABEL_SMOKE_TESTED_IMAGE,
-    LABEL_SMOKE_TIER,
 )
 
 if TYPE_CHECKING:
@@ -152,40 +144,6 @@ def freeze(client: DockerClient, image_id: str) -> str:
         ).with_tail(result.output)
     lines = sorted(line for line in result.output.splitlines() if line and not line.startswith("WARNING"))
     return "\n".join(lines) + "\n"
-
-
-def _tar(files: dict[str, bytes]) -> bytes:
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w") as tar:
-        for name, payload in sorted(files.items()):
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(payload), 0o644
-            tar.addfile(info, io.BytesIO(payload))
-    return archive.getvalue()
-
-
-def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) -> str:
-    """A child image that carries its smoke report and its resolved package list (files + labels);
-    returns the new image ID. The environment is byte-for-byte the one that was tested."""
-    files = {Path(SEALED_REPORT).name: json.dumps(report.raw, indent=2, sort_keys=True).encode(),
-             Path(SEALED_FREEZE).name: frozen.encode()}
-    # Created, never started: the image's own CMD/USER/ENV stay as they are in the commit. Owned by its name (a
-    # label would be committed into the image): the next envgen removes it if this one is killed.
-    from envgen.docker.owner import remove_orphans, seal_name
-
-    remove_orphans(client)
-    container = client.containers.create(image_id, name=seal_name())
-    try:
-        container.put_archive(str(Path(SEALED_REPORT).parent), _tar(files))
-        freeze_hash = hashlib.sha256(frozen.encode()).hexdigest()
-        # one label per change: Podman's commit reads everything after the first key as its value
-        labels = [f'LABEL {key}="{value}"' for key, value in (
-            (LABEL_SMOKE, report.status), (LABEL_SMOKE_MODE, report.mode), (LABEL_SMOKE_TIER, report.tier or ""),
-            (LABEL_SMOKE_TESTED_IMAGE, image_id), (LABEL_FREEZE_SHA256, freeze_hash))]
-        committed = container.commit(changes=labels, message="envgen: smoke report sealed into the image")
-    finally:
-        container.remove(force=True)
-    return str(committed.id)
 
 
 def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[str], None]) -> None:

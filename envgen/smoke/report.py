@@ -154,6 +154,30 @@ class SmokeReport:
         return "\n".join(lines)
 
 
+# What the seal carries of a report (envgen.pipeline.seal): the verdict alone, so that the same build and the same
+# verdict seal the same bytes. Left out: times (started, duration_s), the host that ran the probe (host, gpus, driver),
+# and what checks measured or printed (message, figures, log: rates, losses, errors that vary from run to run). The
+# whole report stays in the validation record of the state directory, where `envgen smoke`/`images` read it.
+SEALED_KEYS = ("schema", "probe_version", "profile", "status", "mode", "tier", "tiers_run", "gpu_required", "summary")
+SEALED_CHECK_KEYS = ("name", "framework", "status")
+
+
+def sealed_verdict(raw: dict[str, Any]) -> dict[str, Any]:
+    """The report's verdict (SEALED_KEYS; each check's SEALED_CHECK_KEYS, message ""; versions of Python and of the
+    frameworks): still a report of this schema (``SmokeReport.from_dict`` reads it), the same for the same verdict."""
+    verdict = {key: raw[key] for key in SEALED_KEYS if key in raw}
+    verdict["checks"] = [{**{key: check.get(key) for key in SEALED_CHECK_KEYS}, "message": ""}
+                         for check in raw.get("checks") or [] if isinstance(check, dict)]
+    python = raw.get("python")
+    if isinstance(python, dict):
+        verdict["python"] = {"version": python.get("version")}
+    frameworks = raw.get("frameworks")
+    if isinstance(frameworks, dict):
+        verdict["frameworks"] = {name: {"version": value.get("version")} for name, value in frameworks.items()
+                                 if isinstance(value, dict)}
+    return verdict
+
+
 def load_diagnoses(path: Path | None = None) -> list[dict[str, Any]]:
     """The probe's diagnosis table (``probe/diagnoses.json``), for errors seen on the host side."""
     source = path or probe_dir() / "diagnoses.json"

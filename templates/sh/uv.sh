@@ -2,7 +2,7 @@
 # uv.sh ARGS...: uv (bind-mounted at ENVGEN_UV_DIR) with envgen's download settings. uv reads no pip.conf: pip's
 # settings (lib-pip.sh's envgen_pip_env) become uv's variables; `pip install` gets the wheelhouse and ENVGEN_FIND_LINKS as
 # --find-links, and --no-index when PIP_NO_INDEX is set. ENVGEN_CACHE_ID (build arg) picks a sub-directory
-# of the uv cache mount: a fresh id is a cold cache (bench).
+# of the uv cache mount: a fresh id is a cold cache (bench). After `pip install`, uv's uv_cache.json files go (below).
 set -eu
 here=$(dirname "$0")
 # shellcheck source=lib.sh
@@ -27,5 +27,16 @@ if [ "${1:-} ${2:-}" = "pip install" ]; then
     done
     set +f
     if [ -n "${PIP_NO_INDEX:-}" ]; then set -- "$@" --no-index; fi
+    "${ENVGEN_UV:-$ENVGEN_UV_DIR/uv}" "$@"
+    # uv writes <name>.dist-info/uv_cache.json for a wheel it installs from a local file (the wheelhouse): that file's
+    # ctime, the moment the build context reached the builder, so the layer changed with every clean build (issue
+    # #45). Nothing in the image reads it (uv is not in the image; pip ignores it): it goes, with its RECORD line.
+    [ ! -d "$ENVGEN_ENV" ] || find "$ENVGEN_ENV" -path '*.dist-info/uv_cache.json' -type f | while read -r stamp; do
+        info=${stamp%/uv_cache.json}
+        grep -vF "${info##*/}/uv_cache.json," "$info/RECORD" >"$info/RECORD.envgen" || true
+        cat "$info/RECORD.envgen" >"$info/RECORD"
+        rm -f "$info/RECORD.envgen" "$stamp"
+    done
+    exit 0
 fi
 exec "${ENVGEN_UV:-$ENVGEN_UV_DIR/uv}" "$@"

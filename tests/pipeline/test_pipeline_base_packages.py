@@ -24,6 +24,7 @@ import pytest
 from envgen import layout
 from envgen.docker.archive import read_file
 from envgen.pipeline.build import build
+from envgen.pipeline.state import ValidationStore
 from tests.pipeline.conftest import alias, built_base
 
 if TYPE_CHECKING:
@@ -77,11 +78,16 @@ def test_lines_the_base_holds_build_offline_without_the_network_and_the_probe_re
     houses = list((envgen_home / "state" / "wheelhouse").glob("held-top-*"))
     assert [sorted(p.name for p in house.iterdir()) for house in houses] == [["tomli-2.0.1-py3-none-any.whl"]]
     # read from the image (a created container's archive), not through a started container's log stream: the
-    # log of `cat` came back cut once (a JSONDecodeError in a full run on 2026-12-02)
-    sealed = read_file(docker_client, alias(name), layout.SEALED_REPORT)
+    # log of `cat` came back cut once (a JSONDecodeError in a full run on 2026-12-02). The image seals the verdict
+    # (issue #45); the check's message and figures are in the validation record of the state directory.
+    image_id = docker_client.images.get(alias(name)).id
+    sealed = read_file(docker_client, image_id, layout.SEALED_REPORT)
     assert sealed is not None
-    report = json.loads(sealed)
-    base = next(c for c in report["checks"] if c["name"] == "libraries.base")
+    verdict = next(c for c in json.loads(sealed)["checks"] if c["name"] == "libraries.base")
+    assert verdict["status"] == "pass", verdict
+    record = ValidationStore(envgen_home / "state").get(image_id)
+    assert record is not None and record.passed
+    base = next(c for c in record.report["checks"] if c["name"] == "libraries.base")
     assert base["status"] == "pass" and "from the base image: colorama 0.4.6, six 1.16.0" in base["message"], base
     assert base["figures"]["packages"]["six"]["found"] == "1.16.0"
     # the image holds the base's copies and tomli on top

@@ -121,6 +121,25 @@ def test_uv_gets_pips_mirrors_and_the_wheelhouse(tmp_path: Path) -> None:
     assert args == "venv /opt/env"  # find-links are pip install's
 
 
+def test_uv_pip_install_leaves_no_uv_cache_json(tmp_path: Path) -> None:
+    """uv's uv_cache.json (a local wheel's ctime: a new one in every clean build, issue #45) goes, with its RECORD
+    line; the rest of RECORD stays as uv wrote it. The fake uv writes what uv 0.13.9 wrote for the wheelhouse's torch
+    (docs/benchmarks.md, "Reproducible as users build")."""
+    info = "torch-2.13.0+cpu.dist-info"
+    record = (f"torch/__init__.py,sha256=abc,10\n{info}/INSTALLER,sha256=5hh,2\n{info}/RECORD,,\n"
+              f"{info}/uv_cache.json,sha256=oM4,127\n")
+    uv = _fake(tmp_path, "uv", '#!/bin/sh\necho "ARGS $*"\nd="$ENVGEN_ENV/lib/python3.11/site-packages/' + info
+               + '"\nmkdir -p "$d"\nprintf \'{"timestamp":{"secs_since_epoch":1796327389}}\' >"$d/uv_cache.json"\n'
+               f"printf '{record}' >\"$d/RECORD\"\n")
+    _mountinfo(tmp_path, "/")
+    env_dir = tmp_path / "env"
+    args, _ = _sh(tmp_path, "uv.sh", "pip", "install", "-r", "r.txt", ENVGEN_UV=str(uv), ENVGEN_ENV=str(env_dir))
+    assert args.startswith("pip install -r r.txt")
+    site = env_dir / "lib" / "python3.11" / "site-packages" / info
+    assert sorted(p.name for p in site.iterdir()) == ["RECORD"]
+    assert (site / "RECORD").read_text() == record.replace(f"{info}/uv_cache.json,sha256=oM4,127\n", "")
+
+
 def test_conda_env_rewrites_mirrored_channels_in_a_copy_and_cleans_without_cache_mounts(tmp_path: Path) -> None:
     _fake(tmp_path, "micromamba", '#!/bin/sh\necho "ARGS $*"\nif [ "$1" = create ]; then cat condarc "${8}";'
                                   ' env | sort; fi\n')
