@@ -10,24 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from typer.testing import CliRunner
 
 from envgen.check import HostSpec, check_profile
-from envgen.cli import app
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor, vtuple
 from envgen.profile import load_profile
 from envgen.suggest.adopt.fit import build_from_check
+from tests.unit.test_adopt_kinds import _adopt
 
 
 def _init(tmp_path: Path, text: str, *options: str, name: str = "requirements.txt") -> tuple[int, str, dict]:
-    source = tmp_path / name
-    source.write_text(text, encoding="utf-8")
-    out = tmp_path / "adopted.yaml"
-    result = CliRunner().invoke(app, ["init", "--from", str(source), "-o", str(out), *options])
-    data = yaml.safe_load(out.read_text(encoding="utf-8")) if out.exists() else {}
-    return result.exit_code, result.output, data
+    return _adopt(tmp_path, name, text, *options)
 
 
 def _newest_with_torchvision(kb: KnowledgeBase, python: str = "3.11") -> str:

@@ -20,15 +20,7 @@ from envgen.profile import load_profile
 from envgen.render import export
 from envgen.render.exports import ExportOptions, pyxis_image
 from envgen.render.selection import cel_selector, node_affinity_terms, selection
-
-TORCH_113 = """name: torch-113
-base: debian:bookworm-slim
-local_base: true
-python: "3.10"
-cuda: "11.7"
-frameworks: {pytorch: "1.13.1"}
-gpu: {targets: ["8.0"]}
-"""
+from tests.unit.test_preflight import TORCH_113
 
 
 def _tool(name: str) -> str:
