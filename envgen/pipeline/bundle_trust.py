@@ -66,8 +66,12 @@ def archive_facts(archive: Path, bad: Callable[[str], BundleError]) -> ArchiveFa
         raise bad(f"has an image archive without a readable image config ({type(exc).__name__}: {exc})") from None
     if not isinstance(config, dict):
         raise bad("has an image archive whose image config is not a JSON object")
-    labels = (config.get("config") or {}).get("Labels") or {}
-    diff_ids = (config.get("rootfs") or {}).get("diff_ids") or []
+    inner, rootfs = config.get("config") or {}, config.get("rootfs") or {}
+    labels = inner.get("Labels") or {} if isinstance(inner, dict) else None
+    diff_ids = rootfs.get("diff_ids") or [] if isinstance(rootfs, dict) else None
+    if not isinstance(labels, dict) or not isinstance(diff_ids, list):
+        raise bad("has an image archive without a readable image config (its labels or layers are not what an "
+                  "image config holds)")
     return ArchiveFacts("sha256:" + hashlib.sha256(raw).hexdigest(), {str(k): str(v) for k, v in labels.items()},
                         tuple(str(d) for d in diff_ids), tags)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from envgen.errors import BundleError, ProfileError
-from envgen.pipeline.bundle import _archive_config
+from envgen.pipeline.bundle import _bad
+from envgen.pipeline.bundle_trust import archive_facts
 from envgen.profile import load_profile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,15 +90,15 @@ def _save_archive(path: Path, config: bytes) -> Path:
 def test_a_bundle_whose_image_config_is_not_json_is_one_line(tmp_path: Path, config: bytes) -> None:
     archive = _save_archive(tmp_path / "image.tar", config)
     with pytest.raises(BundleError) as info:
-        _archive_config(archive, tmp_path / "x.envgen")
+        archive_facts(archive, lambda what: _bad(tmp_path / "x.envgen", what))
     line = info.value.one_line()
-    assert "without a readable image config" in line and "nothing was loaded" in line, line
+    assert "image config" in line and "nothing was loaded" in line and "\n" not in line, line
 
 
 def test_a_readable_image_config_gives_its_labels(tmp_path: Path) -> None:
     archive = _save_archive(tmp_path / "image.tar", b'{"config": {"Labels": {"a": "b"}}}')
-    image_id, labels = _archive_config(archive, tmp_path / "x.envgen")
-    assert image_id.startswith("sha256:") and labels == {"a": "b"}
+    facts = archive_facts(archive, lambda what: _bad(tmp_path / "x.envgen", what))
+    assert facts.image_id.startswith("sha256:") and facts.labels == {"a": "b"}
 
 
 @pytest.mark.parametrize("name, taken", [("root", True), ("www-data", True), ("backup", True), ("alice", False)])
