@@ -73,7 +73,9 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
 
         echo(format_findings(findings))
         echo(scope_line(ctx))
-        echo(statement(downloads(ctx.plan, loaded.mirrors)))
+        from envgen.profile.loader import profile_arg
+
+        echo(statement(downloads(ctx.plan, loaded.mirrors), profile_arg(loaded)))
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 

@@ -54,6 +54,7 @@ def set_key(plan: ImagePlan, environ: Mapping[str, str]) -> str:
     parts = [VERSION, plan.profile.python_minor, plan.kb.glibc(plan.profile.base) or "",
              plan.profile.base, list(pins.pip), list(pins.pip_extra), list(pins.base), list(plan.pip_index_urls),
              list(plan.pip_find_links), sorted(plan.profile.packages.apt), config.decode("utf-8", "replace"),
+             repr(plan.profile.mirrors),  # a profile's own index (mirrors.pip_index_url) answers for its set
              [environ.get(k, "") for k in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "ENVGEN_WHEELHOUSE")]]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 

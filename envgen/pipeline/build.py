@@ -258,8 +258,11 @@ def _ensure_fetchable(planned: RenderedContext, config: UserConfig, wheelhouse: 
     from envgen.render.downloads import downloads
 
     mirrors = merge_mirrors(planned.plan.profile.mirrors, config.mirrors)
+    from envgen.profile.loader import profile_arg
+
     ensure_fetchable(downloads(planned.plan.image, mirrors, wheelhouse), config.state_dir, wheelhouse=wheelhouse,
-                     offline=offline, echo=echo, probe=probe_for(mirrors.http_proxy, mirrors.https_proxy))
+                     offline=offline, echo=echo, probe=probe_for(mirrors.http_proxy, mirrors.https_proxy),
+                     profile_arg=profile_arg(planned.plan.profile))
 
 
 def _log_name(profile: Profile, content_hash: str) -> str:

@@ -83,7 +83,7 @@ def probe_for(http_proxy: str | None, https_proxy: str | None) -> Probe:
 
 
 def ensure_fetchable(found: list[Download], state_dir: Path, *, wheelhouse: Path | None, offline: bool,
-                     echo: Callable[[str], None], probe: Probe = try_url) -> None:
+                     echo: Callable[[str], None], probe: Probe = try_url, profile_arg: str = "PROFILE") -> None:
     """Raise BuildFailed naming each download this host cannot reach, before the build starts. With --offline and
     a wheelhouse, pip's downloads come from the wheelhouse; with a wheelhouse alone, pip still asks its index, so
     an unreachable package index is said (pip retries it) but does not stop the build (the wheelhouse may hold all
@@ -100,6 +100,6 @@ def ensure_fetchable(found: list[Download], state_dir: Path, *, wheelhouse: Path
             "the build needs " + "; ".join(f"{d.line()} ({why})" for d, why in failed)
             + ", which this host cannot reach: the build would fail at its first download",
             fix="route it: " + ", ".join(dict.fromkeys(d.route for d, _ in failed))
-            + (" or `envgen build PROFILE --wheelhouse DIR --offline` (wheels fetched where the index is reachable)"
-               if any(d.pip for d, _ in failed) else "")
-            + "; `envgen doctor PROFILE` says what this host reaches")
+            + (f" or `envgen build {profile_arg} --wheelhouse DIR --offline` (wheels fetched where the index is "
+               "reachable)" if any(d.pip for d, _ in failed) else "")
+            + f"; `envgen doctor --profile {profile_arg}` says what this host reaches")

@@ -65,11 +65,13 @@ def downloads(plan: ImagePlan, mirrors: Mirrors, wheelhouse: Path | None = None)
     return out
 
 
-def statement(found: list[Download]) -> str:
-    """check's offline line: what the build fetches, and where each can come from instead."""
+def statement(found: list[Download], profile_arg: str) -> str:
+    """check's offline line: what the build fetches, and where each can come from instead (``profile_arg``: the
+    profile as a printed command names it)."""
     if not found:
         return "the build downloads no packages (apt aside)"
     routes = sorted({d.route for d in found} | ({"--wheelhouse DIR --offline"} if any(d.pip for d in found)
                                                  else set()))
     return ("the build downloads from: " + "; ".join(d.line() for d in found)
-            + f" (not tried here: `envgen doctor PROFILE` tries each; elsewhere from: {', '.join(routes)})")
+            + f" (not tried here: `envgen doctor --profile {profile_arg}` tries each; elsewhere from: "
+            f"{', '.join(routes)})")

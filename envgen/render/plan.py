@@ -218,8 +218,8 @@ _NETRC_MIRRORS = ("pip_index_url", "pip_extra_index_urls", "pytorch_wheels")
 
 def mirror_logins(mirrors: Mirrors) -> tuple[Mirrors, str | None]:
     """``mirrors`` with the logins taken out of their URLs, and those logins as a netrc file (None: none). A login
-    in a mirror that neither pip nor uv reaches (apt, conda, micromamba, a proxy) would be a build argument, kept in
-    the image's history: refused, one line naming the setting."""
+    in a mirror that neither pip nor uv reaches (apt, conda, micromamba) would be a build argument, kept in the image's
+    history: refused, one line naming the setting. A proxy's login stays (a predefined proxy argument: not kept)."""
     from dataclasses import replace
 
     found: list[Credential] = []
@@ -240,8 +240,10 @@ def mirror_logins(mirrors: Mirrors) -> tuple[Mirrors, str | None]:
         return bare
 
     changes: dict[str, Any] = {}
-    for key in ("pip_index_url", "conda_channel_alias", "apt_mirror", "micromamba_url", "pytorch_wheels",
-                "http_proxy", "https_proxy"):
+    # http_proxy/https_proxy keep their logins: they reach the build as Docker's predefined proxy build arguments,
+    # which the image's history leaves out (Docker's Dockerfile reference, "Predefined ARGs"), and a firewall's
+    # proxy often needs one
+    for key in ("pip_index_url", "conda_channel_alias", "apt_mirror", "micromamba_url", "pytorch_wheels"):
         value = getattr(mirrors, key)
         if value:
             changes[key] = clean(key, value)
