@@ -85,7 +85,7 @@ def test_the_tier_is_sealed_recorded_and_shown(outcome: BuildOutcome, docker_cli
     shown = runner.invoke(app, ["images"])
     assert shown.exit_code == 0, shown.output
     row = next(line for line in shown.output.splitlines() if outcome.tag in line)
-    assert row.rstrip().endswith(expected_tier)
+    assert row.split()[-2] == expected_tier  # TIER, then SIGNED BY (this state directory's key)
     rows = json.loads(runner.invoke(app, ["images", "--json"]).output)
     assert next(r for r in rows if outcome.tag in r["tags"])["tier"] == expected_tier
     smoked = runner.invoke(app, ["smoke", outcome.tag, "--json"])
@@ -97,7 +97,7 @@ def test_push_says_the_tier_and_pull_runs_what_this_host_can(outcome: BuildOutco
                                                              expected_tier: str) -> None:
     registry = publish_registry(local_registry)  # removed with the session's namespace
     pushed = push("a100-pypi", registry=registry)
-    assert "@sha256:" in pushed and f"(validated: {expected_tier})" in pushed
+    assert "@sha256:" in pushed and f"(validated: {expected_tier}; signed attestation: " in pushed
     pulled = pull("a100-pypi", registry=registry)
     assert f"smoke test on this host: pass ({'libraries' if expected_tier == 'libraries' else 'gpu'}" in pulled
     if expected_tier == "libraries":
