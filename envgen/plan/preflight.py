@@ -42,6 +42,8 @@ def _kernels(stack: Stack, tf_cuda: str | None) -> list[dict[str, Any]]:
 def preflight_document(stack: Stack, kb: KnowledgeBase, tf_cuda: str | None) -> dict[str, Any]:
     """The ``preflight`` facts of /etc/envgen/profile.json (a CPU image's: no GPU needed, nothing to check)."""
     gpu = stack.gpu
-    return {"schema": PREFLIGHT_SCHEMA, "profile": stack.profile.name, "gpu_required": gpu,
+    # what the fix's `envgen suggest --frameworks` names (it takes tensorflow and pytorch)
+    frameworks = [name for name in ("tensorflow", "pytorch") if getattr(stack.profile.frameworks, name)]
+    return {"schema": PREFLIGHT_SCHEMA, "profile": stack.profile.name, "gpu_required": gpu, "frameworks": frameworks,
             "forward_compat": gpu and stack.ngc is not None,
             "drivers": _drivers(stack, kb) if gpu else [], "kernels": _kernels(stack, tf_cuda) if gpu else []}

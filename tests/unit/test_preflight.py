@@ -66,6 +66,7 @@ def _no_gpu_here() -> None:
 def test_the_plan_seals_the_driver_each_cuda_needs_and_the_gpu_code_of_each_framework() -> None:
     facts = facts_of("a100-pypi")
     assert facts["schema"] == "envgen.preflight/1" and facts["gpu_required"] is True
+    assert facts["frameworks"] == ["tensorflow"]
     # cuda.yaml's row of CUDA 11.8 (NVIDIA's release notes, Table 3)
     assert facts["drivers"] == [{"cuda": "11.8", "why": "the profile's CUDA", "driver_min": "520.61.05",
                                  "minor_compat_min": "450.80.02"}]
@@ -94,6 +95,8 @@ def test_a_requirement_above_the_hosts_driver_refuses_in_one_line_before_the_com
     assert len(lines) == 1, err
     assert lines[0].startswith("envgen preflight: refused: GPU 0 NVIDIA H200 (sm_90): driver 580.159.04 is too old")
     assert "needs driver >= 600.10" in lines[0] and "fix: run on a host with driver >= 600.10" in lines[0]
+    assert ("(envgen suggest --compute-capability 9.0 --driver 580.159.04 --frameworks tensorflow)"
+            in lines[0]), lines[0]
     assert lines[0].endswith("(ENVGEN_PREFLIGHT=0 skips this check)")
     assert run(tmp_path, facts, mode="warn")[:2] == (0, err.replace("refused", "warning").replace(
         " (ENVGEN_PREFLIGHT=0 skips this check)", ""))
@@ -119,7 +122,12 @@ def test_a_gpu_the_frameworks_ship_no_code_for_is_refused(tmp_path: Path) -> Non
     assert code == 78 and len(err.splitlines()) == 1, err
     assert err.startswith("envgen preflight: refused: GPU 0 NVIDIA H200 (sm_90): torch 1.13.1+cu117 ships GPU "
                           "code for sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 only"), err
-    assert "envgen suggest --compute-capability 9.0" in err
+    printed = "envgen suggest --compute-capability 9.0 --driver 580.159.04 --frameworks pytorch"
+    assert f"({printed})" in err
+    # the command runs as printed: a stack for the H200 on that driver
+    ran = subprocess.run([sys.executable, "-m", "envgen", *printed.split()[1:], "-o", str(tmp_path / "s.yaml")],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and (tmp_path / "s.yaml").is_file(), ran.stderr
 
 
 def test_no_gpu_is_one_line_an_error_for_a_gpu_image_and_nothing_for_a_cpu_image(tmp_path: Path) -> None:

@@ -133,6 +133,14 @@ def _no_gpu(facts, host):
                    "image %s needs one; %s" % (facts.get("profile", "?"), _start_hint()))
 
 
+def _suggest(facts, cc, driver):
+    """The `envgen suggest` line that finds a stack for this GPU and driver (None without a framework to name)."""
+    frameworks = facts.get("frameworks") or []
+    if not frameworks or not cc:
+        return None
+    return "envgen suggest --compute-capability %s --driver %s --frameworks %s" % (cc, driver, ",".join(frameworks))
+
+
 def _gpu_names(host):
     return ", ".join("GPU %s %s (sm_%s)" % (i, name, (cc or "?").replace(".", "")) for i, name, cc in host["gpus"])
 
@@ -155,11 +163,12 @@ def _driver_findings(facts, host):
         level = "warn" if facts.get("forward_compat") else "refuse"
         extra = (" (a data-centre GPU may still run it through the image's CUDA forward-compatibility libraries)"
                  if level == "warn" else "")
+        suggest = _suggest(facts, host["gpus"][0][2] if host["gpus"] else None, driver)
         out.append((level, "%s: driver %s is too old for this image's %s, which needs driver >= %s%s%s; fix: run "
-                           "on a host with driver >= %s, or rebuild the profile for an older CUDA (envgen suggest "
-                           "--driver %s)" % (_gpu_names(host) or "this host", driver, what, floor,
-                                              " (minor-version compatibility: >= %s)" % compat if compat else "",
-                                              extra, floor, driver)))
+                           "on a host with driver >= %s, or rebuild the profile for an older CUDA%s"
+                           % (_gpu_names(host) or "this host", driver, what, floor,
+                              " (minor-version compatibility: >= %s)" % compat if compat else "", extra, floor,
+                              " (%s)" % suggest if suggest else "")))
     return out
 
 
@@ -172,14 +181,15 @@ def _kernel_findings(facts, host):
         for index, name, cc in host["gpus"]:
             if not cc or not code:
                 continue
+            suggest = _suggest(facts, cc, host["driver"])
             major, _, minor = cc.partition(".")
             sass, ptx = kernel_support((major, minor or "0"), code)
             if not sass and not ptx:
                 out.append(("refuse", "GPU %s %s (sm_%s): %s ships GPU code for %s only, none of which runs on it "
                                       "(\"no kernel image is available for execution on the device\"); fix: run on "
-                                      "a GPU it serves, or rebuild the profile for this GPU (envgen suggest "
-                                      "--compute-capability %s)" % (index, name, cc.replace(".", ""),
-                                                                    kernels["what"], " ".join(code), cc)))
+                                      "a GPU it serves, or rebuild the profile for this GPU%s"
+                                      % (index, name, cc.replace(".", ""), kernels["what"], " ".join(code),
+                                         " (%s)" % suggest if suggest else "")))
     return out
 
 
