@@ -23,6 +23,7 @@ from envgen.pipeline.image_list import image_rows
 from envgen.pipeline.run import run
 from envgen.pipeline.smoke import smoke
 from envgen.pipeline.state import ValidationStore
+from tests.conftest import unavailable
 from tests.pipeline.conftest import alias, minimal_profile
 
 if TYPE_CHECKING:
@@ -36,9 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 def full_fs(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
     """Mount a small tmpfs at a directory, filled (ENOSPC for the next write there) or with ``room`` left."""
     if os.geteuid() != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("the full-disk tests mount a tmpfs: run them as root")
-        pytest.skip("mounting a tmpfs needs root")
+        unavailable("the full-disk tests mount a tmpfs: run them as root")
     mounted: list[Path] = []
 
     def mount(where: Path, room: str = "") -> Path:
@@ -154,7 +153,7 @@ def test_run_as_root_from_root_and_home_warns_and_mounts_nothing(built: tuple[st
                                                                   monkeypatch: pytest.MonkeyPatch,
                                                                   tmp_path: Path) -> None:
     if os.geteuid() != 0:
-        pytest.skip("runs as root")
+        unavailable("this test is about running envgen as root: run it as root")
     _, outcome = built
     home = tmp_path / "home"
     home.mkdir()
