@@ -23,6 +23,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run with -I: the script's folder is not on the path
 from probe_kernels import kernel_support  # noqa: E402
+from probe_versions import version_parts  # noqa: E402
+
+
+def _version(text):
+    """'580.159.04' -> (580, 159, 4): the probe's own reading of a version (probe_versions)."""
+    return tuple(version_parts(text))
 
 REFUSED = 78  # sysexits' EX_CONFIG: the image and this host's GPU or driver do not fit
 SKIP = ("0", "off", "false", "no")
@@ -30,14 +36,6 @@ NVML_NAMES = ("libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1", 
 # the query envgen.host reads too (compute_cap: drivers from 510 on; older ones refuse the query)
 QUERY = ["nvidia-smi", "--query-gpu=index,name,driver_version,memory.total,compute_cap",
          "--format=csv,noheader,nounits"]
-
-
-def _vtuple(version):
-    out = []
-    for part in str(version).split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        out.append(int(digits) if digits else 0)
-    return tuple(out)
 
 
 def _nvml():
@@ -151,10 +149,10 @@ def _driver_findings(facts, host):
     driver, out = host["driver"], []
     for need in facts.get("drivers", []):
         floor, compat = need.get("driver_min"), need.get("minor_compat_min")
-        if not floor or _vtuple(driver) >= _vtuple(floor):
+        if not floor or _version(driver) >= _version(floor):
             continue
         what = "CUDA %s (%s)" % (need["cuda"], need.get("why", ""))
-        if compat and _vtuple(driver) >= _vtuple(compat):
+        if compat and _version(driver) >= _version(compat):
             out.append(("warn", "%s: driver %s is below %s's minimum %s but within minor-version compatibility "
                                 "(>= %s): it runs, but PTX JIT of newer code and some features fail; fix: upgrade "
                                 "the driver to >= %s" % (_gpu_names(host) or "this host", driver, what, floor,
