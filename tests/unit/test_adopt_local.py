@@ -31,6 +31,29 @@ def test_init_from_a_venv_pins_what_it_holds(tmp_path: Path) -> None:
     assert all(line.count("==") == 1 for line in data["packages"]["pip"])  # every one pinned at its version
 
 
+def test_init_from_a_venv_reads_it_without_this_shells_pythonpath(tmp_path: Path, monkeypatch) -> None:
+    """Found on the H200 (docs/validation/2026-12-04-h200-adopt): envgen ran from a PYTHONPATH folder, and the venv
+    read with that PYTHONPATH gained envgen's own 8 dependencies, which the image's venv does not hold. The image's
+    interpreter runs without this shell's PYTHONPATH: the environment is read without it, and the note says so."""
+    import typer
+
+    env = _venv(tmp_path / "env")
+    extra = tmp_path / "elsewhere"
+    extra.mkdir()
+    dist = Path(typer.__file__).parent.parent / f"typer-{typer.__version__}.dist-info"
+    subprocess.run(["cp", "-r", str(dist), str(extra)], check=True)
+    monkeypatch.setenv("PYTHONPATH", str(extra))
+    assert "typer" in subprocess.run([str(env / "bin" / "python"), "-c", "import importlib.metadata as m; "
+                                      "print([d.metadata['Name'] for d in m.distributions()])"],
+                                     capture_output=True, text=True, check=True).stdout  # the folder is seen there
+    out = tmp_path / "adopted.yaml"
+    result = CliRunner().invoke(app, ["init", "--from", str(env), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "typer==" not in text
+    assert f"read without PYTHONPATH={extra} (set in this shell, not in the image)" in text
+
+
 def test_doctor_python_runs_the_probe_with_that_interpreter_and_checks_the_stack(tmp_path: Path) -> None:
     env = _venv(tmp_path / "env")
     result = CliRunner().invoke(app, ["doctor", "--python", str(env)])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,10 @@ from envgen.suggest.adopt.model import Read
 
 # where an environment directory keeps its interpreter (a venv's bin/python, a conda env's bin/python)
 _IN_ENV = ("bin/python", "bin/python3")
+# variables of this shell that would show the interpreter more than its environment holds (PYTHONPATH's folders) or
+# another installation (PYTHONHOME); the image's interpreter runs without them, so the environment is read without
+# them (https://docs.python.org/3/using/cmdline.html#environment-variables)
+_NOT_THE_ENVIRONMENT = ("PYTHONPATH", "PYTHONHOME")
 
 
 def interpreter(path: Path) -> Path:
@@ -31,8 +36,10 @@ def interpreter(path: Path) -> Path:
 
 def python_facts(path: Path) -> dict[str, Any]:
     python = interpreter(path)
+    env = {key: value for key, value in os.environ.items() if key not in _NOT_THE_ENVIRONMENT}
     try:
-        done = subprocess.run([str(python), str(FACTS)], capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run([str(python), str(FACTS)], capture_output=True, text=True, timeout=300, check=False,
+                              env=env)
     except OSError as exc:
         raise InputError(f"{python}: cannot run it ({exc.strerror or exc})", fix="give a Python interpreter") from None
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -44,4 +51,9 @@ def python_facts(path: Path) -> dict[str, Any]:
 
 
 def read_python(path: Path) -> Read:
-    return facts_read(python_facts(path), str(path), "python")
+    read = facts_read(python_facts(path), str(path), "python")
+    unset = [f"{key}={os.environ[key]}" for key in _NOT_THE_ENVIRONMENT if os.environ.get(key)]
+    if unset:
+        read.notes.append(f"{path}: read without {', '.join(unset)} (set in this shell, not in the image): add what "
+                          "those folders hold to packages.pip if the environment needs it")
+    return read
