@@ -59,7 +59,8 @@ def downloads(plan: ImagePlan, mirrors: Mirrors, wheelhouse: Path | None = None)
             url = mirrors.pytorch_wheels.rstrip("/") + url[len(PYTORCH):]
         what = "PyTorch's index" if url.startswith(PYTORCH) or mirrors.pytorch_wheels else "the index"
         out.append(Download(f"{what} ({', '.join(torch) or 'the frameworks'})", url, "mirrors.pytorch_wheels", True))
-    if plan.environment_pip or plan.extras_pip or plan.requirements:
+    # lines the base holds (stage "base") fetch nothing; a source build fetches its sdist
+    if plan.environment_pip or plan.extras_pip or any(r.stage == "source build" for r in plan.requirements):
         out.append(Download("the package index" if mirrors.pip_index_url else "PyPI",
                             mirrors.pip_index_url or PYPI, "mirrors.pip_index_url", True, index=True))
     return out

@@ -69,6 +69,16 @@ def test_a_wheelhouse_holding_the_torch_wheel_drops_its_index(tmp_path: Path, kb
     assert [d.what for d in downloads(plan, plan.profile.mirrors, house)] == ["PyPI"]
 
 
+def test_lines_the_base_holds_fetch_nothing(tmp_path: Path, kb: KnowledgeBase) -> None:
+    """Found on the H200 (docs/validation/2026-12-04-h200-adopt): a venv adopted with --base IMAGE has every
+    packages.pip line under base_provides, so its build installs nothing, yet it was stopped for an unreachable PyPI."""
+    held = ('base_provides: {python: /opt/env/bin/python3, packages: {six: "1.17.0"}}\n'
+            'packages: {pip: ["six==1.17.0"]}\n')
+    assert downloads(_plan(tmp_path, kb, "installer: pip\n" + held), Mirrors()) == []
+    more = _plan(tmp_path, kb, "installer: pip\n" + held.replace('["six==1.17.0"]', '["six==1.17.0", "idna==3.10"]'))
+    assert [d.what for d in downloads(more, Mirrors())] == ["PyPI"]
+
+
 def test_a_conda_build_needs_micromamba_and_its_channels(tmp_path: Path, kb: KnowledgeBase) -> None:
     plan = _plan(tmp_path, kb, "installer: conda\nchannels: [conda-forge, nvidia]\npackages: {conda: [numpy=1.26.4]}\n")
     found = downloads(plan, Mirrors(conda_channels={"nvidia": "https://mirror.example/nvidia"}))
