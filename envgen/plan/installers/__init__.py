@@ -1,0 +1,32 @@
+"""The installers, one module each: how the environment at ``layout.ENV`` is made for a profile's ``installer:``.
+An installer owns its Python setup (which ``python_setups`` row of base_families.yaml), the context files it adds,
+the install stages it runs (``plan.libraries.STAGES``), its lock (file suffix and the tool that resolves it), what a
+build downloads for it and the check rules that judge it alone (named ``module.function`` under ``envgen.check``;
+tests/unit/test_installers.py resolves each). Everything that used to test the installer's name asks the
+registry instead (``installer_of``); a new installer is a module here and a row in ``INSTALLERS``
+(docs/EXTENDING.md)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from envgen.plan.installers.base import ContextFile, Installer
+from envgen.plan.installers.conda import Conda
+from envgen.plan.installers.pip import Pip
+from envgen.plan.installers.uv import Uv
+
+INSTALLERS: dict[str, Installer] = {installer.name: installer for installer in (Pip(), Conda())}
+UV = Uv()  # a locked pip profile's install under BuildKit (``Uv.applies``), not a value of ``installer:``
+
+
+class _Installs(Protocol):
+    @property
+    def installer(self) -> str: ...
+
+
+def installer_of(profile_or_name: _Installs | str) -> Installer:
+    """The installer of a profile (its ``installer:``) or of an installer's name."""
+    return INSTALLERS[profile_or_name if isinstance(profile_or_name, str) else profile_or_name.installer]
+
+
+__all__ = ["INSTALLERS", "UV", "ContextFile", "Installer", "installer_of"]
