@@ -154,7 +154,7 @@ class StagedRuntime(Installer):
                      gap=self.extras_gap)
 
     def source_build_stages(self) -> list[Stage]:
-        """Source builds (render.srcbuild): packages.pip entries PyPI has as an sdist only, each built in a stage of
+        """Source builds (plan.extensions): packages.pip entries PyPI has as an sdist only, each built in a stage of
         its own into the extras directory (srcbuild.sh): in the base's devel twin when the base has no nvcc (the
         environment and the extras copied in), else on the stage before it; with --no-build-isolation (setup.py
         imports torch) and its build requirements in a directory that stays out of the image."""

@@ -17,11 +17,11 @@ from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.plan.selection import cel_selector, node_affinity_terms
 from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render_in_memory, write_context
 from envgen.render.jinja import make_environment, render_template
-from envgen.render.selection import cel_selector, node_affinity_terms, selection
 from envgen.vocabulary import ARGS_FORWARDED, DEFAULT_SHM_SIZE, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
@@ -195,8 +195,8 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
 
 
 def _selection_context(ctx: RenderedContext, kb: KnowledgeBase) -> dict[str, object]:
-    """The node selection of a cluster export (``render.selection``), from the plan's preflight facts."""
-    sel = selection(ctx.plan.preflight, kb)
+    """The node selection of a cluster export, as the plan made it from its preflight facts (``plan.selection``)."""
+    sel = ctx.plan.image.node_selection
     if sel is None:
         return {"affinity": [], "cel": "", "affinity_note": ""}
     served = ", ".join(sel.ccs) if sel.ccs else "any (the frameworks' GPU code was not read)"

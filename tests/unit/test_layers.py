@@ -182,3 +182,58 @@ def test_importing_the_engine_loads_no_profile_kb_config_check_or_plan() -> None
     assert "envgen.docker.run" in loaded
     above = [m for m in loaded if m.split(".")[1] in NOT_UNDER_THE_ENGINE]
     assert not above, f"importing envgen.docker.run loads {above}"
+
+
+# render writes the plan it is given (issue #41): of the knowledge base it imports types only, and the cache's
+# location (kb.cache.cache_dir: Jinja's compiled templates sit beside the KB cache, until the command's session
+# hands the directory down). kb.knowledge is the KnowledgeBase type the entry points are typed with.
+RENDER_KB_TYPES = {"envgen.kb.knowledge", "envgen.kb.families", "envgen.kb.models", "envgen.kb.cache"}
+
+
+def _kb_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "envgen":
+                found += [(node.lineno, "envgen.kb") for alias in node.names if alias.name == "kb"]
+            elif node.module.startswith("envgen.kb"):
+                found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("envgen.kb")]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("envgen.kb"):
+            found.append((node.lineno, node.value))  # importlib.import_module("envgen.kb...")
+    return found
+
+
+def test_render_imports_nothing_of_the_kb_but_types() -> None:
+    wrong = [f"{path.relative_to(PACKAGE.parent)}:{line}: render imports {module}"
+             for path in sorted((PACKAGE / "render").rglob("*.py"))
+             for line, module in _kb_imports(ast.parse(path.read_text(encoding="utf-8")))
+             if module not in RENDER_KB_TYPES]
+    assert not wrong, "\n".join(wrong)
+    # the reader sees what it must: a plain, a lazy and a dynamic import of the KB's code
+    seen = _kb_imports(ast.parse("from envgen.kb.builds import x\ndef f():\n    import envgen.kb.versions\n"
+                                 "importlib.import_module('envgen.kb.cache')\nfrom envgen import kb\n"))
+    assert sorted(m for _, m in seen) == ["envgen.kb", "envgen.kb.builds", "envgen.kb.cache", "envgen.kb.versions"]
+
+
+class _NoKnowledgeBase:
+    """A KB that fails on any use: the render is given the plan, and the plan holds every KB answer it needs."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"render asked the knowledge base for {name!r} after the plan was made")
+
+
+def test_render_asks_the_kb_nothing_once_given_the_plan(kb) -> None:
+    from envgen.plan.image import plan_image
+    from envgen.profile import list_profiles, load_profile
+    from envgen.render.core import render_in_memory
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
+    names = [s.name for s in list_profiles({})] + [str(p) for p in sorted(fixtures.glob("*.yaml"))]
+    for name in names:
+        profile = load_profile(name, env={})
+        plan = plan_image(profile, kb)
+        rendered = render_in_memory(profile, _NoKnowledgeBase(), plan=plan)  # type: ignore[arg-type]
+        assert rendered.plan.image is plan and rendered.files["Dockerfile"]
+    assert len(names) >= 9
