@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from envgen.plan.stack import Stack
 
 
+# The build script that installs OS packages, by the base family's package_manager (base_families.yaml). A family
+# whose manager the KB does not know (a base_provides image, any other image) is tried with apt, the manager of the
+# Debian and Ubuntu images most bases derive from; a new manager is a row here, its script in templates/sh/ and its
+# value in kb/families.py's BaseFamily.package_manager.
+PACKAGE_SCRIPTS = {"apt": "apt-install.sh", "unknown": "apt-install.sh"}
+
+
 @dataclass(frozen=True)
 class BasePin:
     image: str  # as the profile names it
@@ -35,6 +42,7 @@ class BasePin:
     digest: str | None
     local: bool
     user: str = "root"  # the user the base image leaves (its family's row): "non-root" makes each stage USER root
+    packages_with: str = "apt-install.sh"  # the build script that installs packages on it (``PACKAGE_SCRIPTS``)
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,8 @@ class BasePart:
             from_ref = f"{self.reference}@{digest}"
         else:
             from_ref = self.reference
-        return BasePin(image=self.image, from_ref=from_ref, digest=digest, local=self.local, user=self.user)
+        return BasePin(image=self.image, from_ref=from_ref, digest=digest, local=self.local, user=self.user,
+                       packages_with=PACKAGE_SCRIPTS[self.package_manager])
 
 
 @dataclass(frozen=True)

@@ -53,3 +53,14 @@ def test_plan_render_and_check_ask_the_registry_not_the_name() -> None:
     assert not any(_TEST.search(p.read_text(encoding="utf-8")) for p in templates_dir().rglob("*.j2"))
     ast.parse("installer == 'conda'")  # the pattern's own example parses: it is Python the search looks for
     assert _TEST.search("if profile.installer == 'conda':") and not _TEST.search("installer_of(profile).conda_env")
+
+
+def test_every_package_manager_of_a_family_names_a_build_script() -> None:
+    """BaseFamily.package_manager drives which script installs OS packages (plan.parts.PACKAGE_SCRIPTS)."""
+    from envgen.kb.families import BaseFamily
+    from envgen.paths import build_scripts_dir
+    from envgen.plan.parts import PACKAGE_SCRIPTS
+
+    managers = set(get_args(get_type_hints(BaseFamily)["package_manager"]))
+    assert managers == set(PACKAGE_SCRIPTS) and "apt" in managers
+    assert all((build_scripts_dir() / script).is_file() for script in PACKAGE_SCRIPTS.values())
