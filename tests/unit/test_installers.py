@@ -39,11 +39,10 @@ def test_each_installer_names_rules_and_templates_that_exist() -> None:
     assert lock_path(Path("p/x.yaml")).name == "x.lock.txt"
 
 
-# the modules that still test the installer's name as a string (#41): the CLI, the pipeline, the lock commands and the
-# profile model belong to other branches of #41, the adopter writes the installer's name into a new profile, and a
-# distributions.yaml row names the installer it refuses a package for (a KB field)
-STILL_TESTING = {"cli/cmd_render.py", "kb/distributions.py", "lock/lock.py", "lock/lock_conda.py", "pipeline/build.py",
-                 "profile/model.py", "suggest/adopt/compose.py", "suggest/adopt/pythons.py"}
+# the modules that still test the installer's name as a string (#41): the profile model (base_provides needs pip; it
+# ranks below plan/), the adopter (it writes the installer's name into a new profile), and a distributions.yaml row's
+# own field (the installer it refuses a package for)
+STILL_TESTING = {"kb/distributions.py", "profile/model.py", "suggest/adopt/compose.py", "suggest/adopt/pythons.py"}
 _TEST = re.compile(r"""installer\s*(==|!=)\s*["'](pip|conda)["']""")
 
 
