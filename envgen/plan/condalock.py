@@ -97,12 +97,9 @@ def conda_lock_of(profile: Profile, conda_pins: Sequence[str], conda_pip: str | 
 
 def conda_pip_version() -> str:
     """The pip inside conda environments, as the render pins it (render/data/tools.yaml's conda_pip)."""
-    import yaml
+    from envgen.plan.installers.conda import tools
 
-    from envgen.paths import render_data_dir
-
-    tools = yaml.safe_load((render_data_dir() / "tools.yaml").read_text(encoding="utf-8"))
-    return str(tools["conda_pip"]["version"])
+    return str(tools()["conda_pip"]["version"])
 
 
 def conda_lock_refusals(profile: Profile, user_conda: Sequence[str]) -> list[Refused]:

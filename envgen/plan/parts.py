@@ -5,18 +5,17 @@ refusals, the lock's target. Made here from the stack's rows; the render reads t
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from envgen.errors import RenderError
 from envgen.imageref import parse_ref
 from envgen.kb.families import PythonSetup as SetupRow
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.base import base_refusals, lock_target_check, python_setup_row
 from envgen.plan.condalock import conda_python_spec
 from envgen.plan.installers import UV, ContextFile, Installer, installer_of
+from envgen.plan.installers.conda import tools
 from envgen.plan.lockfile import Lock, find_lock, lock_target
 from envgen.plan.refusals import Refused, refuse
 from envgen.plan.requirements import provided_conflicts
@@ -121,19 +120,6 @@ class InstallerPart:
     def files(self, uv: bool) -> tuple[ContextFile, ...]:
         """The context files this installer adds (uv's when it installs with uv)."""
         return self.context_files + (UV.context_files if uv else ())
-
-
-def tools() -> dict[str, Any]:
-    """render/data/tools.yaml (micromamba's pin, conda's pip), parsed once per content (``envgen.parsed``)."""
-    from envgen.kb.cache import cache_dir
-    from envgen.parsed import parse_yaml
-    from envgen.paths import render_data_dir
-
-    path = render_data_dir() / "tools.yaml"
-    loaded = parse_yaml(path.read_text(encoding="utf-8"), cache_dir(os.environ), c_loader=True)
-    if not isinstance(loaded, dict):
-        raise RenderError(f"render data file {path} must be a mapping")
-    return loaded
 
 
 def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:

@@ -224,7 +224,7 @@ class _NoKnowledgeBase:
         raise AssertionError(f"render asked the knowledge base for {name!r} after the plan was made")
 
 
-def test_render_asks_the_kb_nothing_once_given_the_plan(kb) -> None:
+def test_render_asks_the_kb_nothing_once_given_the_plan(kb, tmp_path: Path) -> None:
     from envgen.plan.image import plan_image
     from envgen.profile import list_profiles, load_profile
     from envgen.render.core import render_in_memory
@@ -237,3 +237,10 @@ def test_render_asks_the_kb_nothing_once_given_the_plan(kb) -> None:
         rendered = render_in_memory(profile, _NoKnowledgeBase(), plan=plan)  # type: ignore[arg-type]
         assert rendered.plan.image is plan and rendered.files["Dockerfile"]
     assert len(names) >= 9
+    # the exports too, given the command's plans (the cluster node selection is the plan's)
+    from envgen.render.exports import export
+
+    profiles = [load_profile(name, env={}) for name in ("modern-a100", "cpu-smoke")]
+    written = export(profiles, _NoKnowledgeBase(), "k8s", tmp_path,  # type: ignore[arg-type]
+                     plans=[plan_image(p, kb) for p in profiles])
+    assert {p.name for p in written} >= {"modern-a100.job.yaml", "modern-a100.dra.yaml", "cpu-smoke.job.yaml"}

@@ -115,7 +115,7 @@ def test_envgen_lock_writes_the_explicit_list_and_the_render_installs_it(channel
 
     from envgen.cli import app
     from envgen.kb import load_kb
-    from envgen.plan.parts import tools
+    from envgen.plan.installers.conda import tools
     from envgen.profile import load_profile
     from envgen.render.core import render_in_memory
 

@@ -4,6 +4,10 @@ environment.yml, packages.conda and the Python the profile names, the frameworks
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
+from envgen.errors import RenderError
 from envgen.kb.families import BaseFamily
 from envgen.plan.installers.base import ContextFile, Installer
 
@@ -23,3 +27,16 @@ class Conda(Installer):
     def python_setup_key(self, family: BaseFamily, base_provided: bool) -> str:
         """The conda environment brings its own Python on any base: the ``conda`` python_setups row."""
         return "conda"
+
+
+def tools() -> dict[str, Any]:
+    """render/data/tools.yaml (micromamba's pin, conda's pip), parsed once per content (``envgen.parsed``)."""
+    from envgen.kb.cache import cache_dir
+    from envgen.parsed import parse_yaml
+    from envgen.paths import render_data_dir
+
+    path = render_data_dir() / "tools.yaml"
+    loaded = parse_yaml(path.read_text(encoding="utf-8"), cache_dir(os.environ), c_loader=True)
+    if not isinstance(loaded, dict):
+        raise RenderError(f"render data file {path} must be a mapping")
+    return loaded
