@@ -17,7 +17,7 @@ from envgen.profile.model import Profile
 def python_setup_key(profile: Profile, kb: KnowledgeBase) -> str:
     """The python_setups row (base_families.yaml) the environment is made with: the installer's answer
     (``plan.installers``: the conda installer's own, else the base family's)."""
-    return installer_of(profile).python_setup_key(kb.base_family(profile), profile.base_provides is not None)
+    return installer_of(profile).python_setup_key(kb.base_family(profile))
 
 
 def python_setup_row(profile: Profile, kb: KnowledgeBase) -> PythonSetup:

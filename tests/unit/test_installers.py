@@ -12,7 +12,7 @@ from typing import get_args, get_type_hints
 import envgen
 from envgen.check.rules import RULES
 from envgen.paths import templates_dir
-from envgen.plan.installers import INSTALLERS, UV, installer_of
+from envgen.plan.installers import BASE_PROVIDED, INSTALLERS, UV, installer_of
 from envgen.plan.lockfile import lock_path
 from envgen.profile.model import Profile
 
@@ -25,9 +25,21 @@ def test_the_registry_holds_every_installer_a_profile_names() -> None:
     assert installer_of("conda") is INSTALLERS["conda"] and installer_of("pip").name == "pip"
 
 
+def test_a_base_provides_profile_gets_the_base_provided_installer(kb) -> None:
+    from envgen.profile import load_profile
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
+    held = load_profile(str(fixtures / "host-torch-held.yaml"), env={})
+    plain = load_profile("cpu-minimal", env={})
+    assert held.base_provides is not None and installer_of(held) is BASE_PROVIDED and BASE_PROVIDED.name == "pip"
+    assert installer_of(plain) is INSTALLERS["pip"]
+    family = kb.base_family(held)
+    assert BASE_PROVIDED.python_setup_key(family) == family.python_provided != family.python
+
+
 def test_each_installer_names_rules_and_templates_that_exist() -> None:
     registered = set(RULES)
-    for installer in (*INSTALLERS.values(), UV):
+    for installer in (*INSTALLERS.values(), UV, BASE_PROVIDED):
         for dotted in installer.check_rules:
             module, _, function = dotted.partition(".")
             rule = getattr(importlib.import_module(f"envgen.check.{module}"), function)

@@ -38,7 +38,7 @@ class Installer:
     # the check rules that judge this installer alone ("module.function" under envgen.check)
     check_rules: ClassVar[tuple[str, ...]] = ()
 
-    def python_setup_key(self, family: BaseFamily, base_provided: bool) -> str:
-        """The python_setups row the environment is made with: the base family's (``python_provided`` where the
-        profile sets base_provides)."""
-        return family.python_provided if base_provided else family.python
+    def python_setup_key(self, family: BaseFamily) -> str:
+        """The python_setups row the environment is made with: the base family's own Python (a base_provides base:
+        ``base_provided.BaseProvided``)."""
+        return family.python

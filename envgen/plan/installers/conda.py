@@ -24,7 +24,7 @@ class Conda(Installer):
                     "needs the conda channels, or --conda-channel NAME=URL for a mirror")
     check_rules = ("rules_lock.conda_lock_state",)
 
-    def python_setup_key(self, family: BaseFamily, base_provided: bool) -> str:
+    def python_setup_key(self, family: BaseFamily) -> str:
         """The conda environment brings its own Python on any base: the ``conda`` python_setups row."""
         return "conda"
 

@@ -3,6 +3,8 @@ installed by pip (render/dockerfile.py: VenvPip); locked by uv (``envgen lock``:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from envgen.plan.installers.base import Installer
 
 
@@ -12,4 +14,4 @@ class Pip(Installer):
     pip_lock = True
     lock_missing = ("its base image, apt and pip packages are resolved at build time",
                     "needs the package indexes and the Docker engine")
-    check_rules = ("rules_python.python_base",)
+    check_rules: ClassVar[tuple[str, ...]] = ("rules_python.python_base",)
