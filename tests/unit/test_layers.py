@@ -244,3 +244,45 @@ def test_render_asks_the_kb_nothing_once_given_the_plan(kb, tmp_path: Path) -> N
     written = export(profiles, _NoKnowledgeBase(), "k8s", tmp_path,  # type: ignore[arg-type]
                      plans=[plan_image(p, kb) for p in profiles])
     assert {p.name for p in written} >= {"modern-a100.job.yaml", "modern-a100.dra.yaml", "cpu-smoke.job.yaml"}
+
+
+# What render still calls outside itself once given the plan, besides reading the plan's own objects (methods of
+# ImagePlan, its parts, the lock, the profile) and the files it ships (paths): the build's route (mirrors, the user's
+# config), where Jinja keeps compiled templates, and whether a wheelhouse given at build time covers the frameworks.
+# Issue #41 counted 22 such calls before the plan held its base and installer parts.
+RENDER_STAYS = {("render/dockerfile.py", "mirrors.py:pytorch_shell"), ("render/jinja.py", "kb/cache.py:cache_dir"),
+                ("render/plan.py", "mirrors.py:mirror_ref"), ("render/plan.py", "config.py:merge_mirrors"),
+                ("render/plan.py", "plan/lockfile.py:wheelhouse_covers")}
+
+
+def test_render_calls_out_only_for_the_route_once_given_the_plan(kb) -> None:
+    from envgen.plan.image import plan_image
+    from envgen.profile import list_profiles, load_profile
+    from envgen.render.core import render_in_memory
+
+    assert {"cpu-minimal", "legacy-maxwell", "modern-a100"} <= {s.name for s in list_profiles({})}
+    root = str(PACKAGE) + "/"
+    stays: set[tuple[str, str]] = set()
+
+    def seen(frame, event: str, arg: object) -> None:  # type: ignore[no-untyped-def]
+        caller = frame.f_back
+        callee = frame.f_code.co_filename
+        if event != "call" or caller is None or not caller.f_code.co_filename.startswith(root + "render/"):
+            return
+        if not callee.startswith(root) or callee.startswith(root + "render/"):
+            return
+        module, name = callee[len(root):], frame.f_code.co_qualname
+        if module in ("paths.py", "records.py") or (module.startswith(("plan/", "profile/")) and "." in name):
+            return  # the files render ships, a record made, the plan's own objects read
+        stays.add((caller.f_code.co_filename[len(root):], f"{module}:{name}"))
+
+    for name in ("cpu-minimal", "legacy-maxwell", "modern-a100"):  # locked pip, conda, a torch index
+        profile = load_profile(name, env={})
+        plan = plan_image(profile, kb)
+        sys.setprofile(seen)
+        try:
+            render_in_memory(profile, kb, plan=plan)
+        finally:
+            sys.setprofile(None)
+    assert stays <= RENDER_STAYS, sorted(stays - RENDER_STAYS)
+    assert ("render/plan.py", "config.py:merge_mirrors") in stays  # the profiler saw render's calls
