@@ -42,10 +42,11 @@ def _read_lock(ctx: CheckContext) -> _LockRead | None:
         return None
     from envgen.errors import InputError
     from envgen.plan.base import lock_target_refusals
+    from envgen.plan.installers import installer_of
     from envgen.plan.lockfile import check_inputs, lock_not_pip, lock_path, read_lock
 
     path = lock_path(source, ctx.profile.installer)
-    if ctx.profile.installer != "pip":
+    if not installer_of(ctx.profile).pip_lock:
         pip_lock = lock_path(source)
         if pip_lock.is_file():  # a pip lock beside a conda profile: the render refuses it
             return _LockRead(pip_lock, None, refused=lock_not_pip(pip_lock, ctx.profile))
@@ -66,7 +67,9 @@ def _read_lock(ctx: CheckContext) -> _LockRead | None:
 
 def conda_lock_state(ctx: CheckContext) -> list[Finding]:
     """The conda lock beside a conda profile: what the render would refuse in it (plan.condalock)."""
-    if ctx.profile.installer != "conda":
+    from envgen.plan.installers import installer_of
+
+    if not installer_of(ctx.profile).conda_env:
         return []
     from envgen.plan.condalock import conda_lock_refusals
 
@@ -88,16 +91,12 @@ def lock_state(ctx: CheckContext) -> list[Finding]:
         return [finding("warning", "lock-stale", f"{read.stale}: the build will refuse this lock",
                         f"run `{command}` again", _SOURCE)]
     if read.lock is None:
-        if profile.installer == "conda":
-            return [finding("warning", "lock-missing",
-                            f"profile {profile.name} has no lock ({path.name}): conda resolves its packages and their "
-                            "dependencies (the frameworks' own too) at build time, so a later build can differ",
-                            f"run `{command}` (needs the conda channels, or --conda-channel NAME=URL for a mirror)",
-                            _SOURCE)]
+        from envgen.plan.installers import installer_of
+
+        why, needs = installer_of(profile).lock_missing
         return [finding("warning", "lock-missing",
-                        f"profile {profile.name} has no lock ({path.name}): its base image, apt and pip packages "
-                        "are resolved at build time, so a later build can differ",
-                        f"run `{command}` (needs the package indexes and the Docker engine)", _SOURCE)]
+                        f"profile {profile.name} has no lock ({path.name}): {why}, so a later build can differ",
+                        f"run `{command}` ({needs})", _SOURCE)]
     if read.lock.inputs.base is None:
         return [finding("warning", "lock-old-format",
                         f"{path.name} pins pip packages only (format 1): the base image and apt packages float",

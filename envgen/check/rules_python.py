@@ -50,7 +50,9 @@ def python_wheels(ctx: CheckContext) -> list[Finding]:
 
 
 def python_base(ctx: CheckContext) -> list[Finding]:
-    if ctx.profile.installer != "pip":
+    from envgen.plan.installers import installer_of
+
+    if not installer_of(ctx.profile).base_python:
         return []
     info = ctx.base
     if info is None or info.python is None:

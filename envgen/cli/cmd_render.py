@@ -79,9 +79,10 @@ def lock_cmd(
     """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
     digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
     from envgen.errors import InputError
+    from envgen.plan.installers import installer_of
     from envgen.profile import load_profile
 
-    if load_profile(profile).installer == "conda":
+    if installer_of(load_profile(profile)).conda_env:
         from envgen.lock.lock_conda import lock_conda
 
         urls = {}

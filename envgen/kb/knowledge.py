@@ -300,10 +300,13 @@ class KnowledgeBase(Tables):
         return found
 
     def base_image(self, image_ref: str) -> BaseImageInfo | None:
+        """The image's row, read from the table its family's ``facts`` names (base_families.yaml): nvidia/cuda's tag
+        scheme, NGC's release table, else the OS images (a family without a table of its own may still be one)."""
         ref = parse_image(image_ref)
-        if ref.repository == "nvidia/cuda":
+        facts = self.base_family(image_ref).facts
+        if facts == "cuda_images":
             return self._cuda_image(image_ref, ref.tag, ref.digest)
-        ngc = self.ngc(image_ref)
+        ngc = self.ngc(image_ref) if facts == "ngc" else None
         if ngc is not None:
             return BaseImageInfo(
                 image=image_ref,

@@ -330,7 +330,9 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     environ = os.environ if env is None else env
     source = find_profile(ref, environ)
     profile = load_profile(ref, environ)
-    if profile.installer != "pip":
+    from envgen.plan.installers import installer_of
+
+    if not installer_of(profile).pip_lock:
         raise InputError(f"envgen lock supports pip profiles; conda profiles ({profile.name!r} has installer: conda) "
                          "resolve from conda channels, which cannot be reached from here",
                          fix="build it unlocked (environment.yml pins every conda package exactly)")

@@ -100,7 +100,9 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     environ = os.environ if env is None else env
     source = find_profile(ref, environ)
     profile = load_profile(ref, environ)
-    if profile.installer != "conda":
+    from envgen.plan.installers import installer_of
+
+    if not installer_of(profile).conda_env:
         raise InputError(f"profile {profile.name!r} has installer: {profile.installer}; conda locks are for conda "
                          "profiles", fix=f"run `envgen lock {profile_arg(profile)}` without --conda-channel")
     config = load_config(env)

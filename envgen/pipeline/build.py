@@ -101,7 +101,9 @@ def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: User
                        log_name: str, offline: bool = False) -> RenderResult:
     """Write the context the build rendered once; the classic builder's pip path gets its wheels first."""
     profile = context.plan.profile
-    if builder.uses_buildkit or profile.installer != "pip":
+    from envgen.plan.installers import installer_of
+
+    if builder.uses_buildkit or not installer_of(profile).pip_lock:
         if not builder.uses_buildkit:
             echo("note: the classic builder has no build secrets; conda downloads inside the build will not "
                  "see a proxy CA bundle")
@@ -150,11 +152,12 @@ def check_locked_base(client: DockerClient, profile: Profile, echo: Callable[[st
     """Before building: the base the lock pins must still be there (a local base: the same image ID; a
     registry base: its digest in the engine or the registry). Says so when the build is unlocked."""
     from envgen.lock.lock_base import check_local_base, check_registry_base
+    from envgen.plan.installers import installer_of
     from envgen.plan.lockfile import lock_path, read_lock
     from envgen.profile.loader import profile_arg, profile_source
 
     source = profile_source(profile)
-    if profile.installer == "conda":
+    if installer_of(profile).conda_env:
         if source is None or not lock_path(source, "conda").is_file():
             missing = lock_path(source, "conda").name if source else f"{profile.name}.conda.txt"
             echo(f"unlocked build: no {missing}; conda resolves the dependencies of the packages environment.yml "

@@ -8,18 +8,16 @@ from collections.abc import Collection
 from envgen.kb.families import PythonSetup
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.environment import ENV_PREFIX
+from envgen.plan.installers import installer_of
 from envgen.plan.lockfile import lock_target
 from envgen.plan.refusals import Refused, base_collisions, refusal
 from envgen.profile.model import Profile
 
 
 def python_setup_key(profile: Profile, kb: KnowledgeBase) -> str:
-    """The python_setups row (base_families.yaml) the environment is made with: the conda installer's own, else
-    the base family's (``python_provided`` where the profile sets base_provides)."""
-    if profile.installer == "conda":
-        return "conda"
-    family = kb.base_family(profile)
-    return family.python_provided if profile.base_provides is not None else family.python
+    """The python_setups row (base_families.yaml) the environment is made with: the installer's answer
+    (``plan.installers``: the conda installer's own, else the base family's)."""
+    return installer_of(profile).python_setup_key(kb.base_family(profile))
 
 
 def python_setup_row(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
@@ -45,8 +43,12 @@ def labelled_base_refusals(profile: Profile, kb: KnowledgeBase, labels: Collecti
 
 def lock_target_refusals(made_for: str | None, where: str, profile: Profile, kb: KnowledgeBase) -> list[Refused]:
     """A lock made for another target than this image's (``plan.refusals``: lock-target)."""
+    return lock_target_check(made_for, where, profile, lock_target(profile.python_minor, kb.glibc(profile.base)))
+
+
+def lock_target_check(made_for: str | None, where: str, profile: Profile, expected: str) -> list[Refused]:
+    """The same against the target the plan settled (``BasePart.lock_target``)."""
     refusal("lock-target")
-    expected = lock_target(profile.python_minor, kb.glibc(profile.base))
     if not made_for or made_for == expected:
         return []
     from envgen.profile.loader import profile_arg

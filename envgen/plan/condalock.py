@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.plan.installers import installer_of
 from envgen.plan.lockfile import exact_conda, lock_path
 from envgen.plan.refusals import Refused, refusal
 from envgen.profile.model import Profile
@@ -88,7 +89,7 @@ def conda_lock_of(profile: Profile, conda_pins: Sequence[str], conda_pip: str | 
     from envgen.profile.loader import profile_arg, profile_source
 
     source = profile_source(profile)
-    if profile.installer != "conda" or source is None or not conda_lock_path(source).is_file():
+    if not installer_of(profile).conda_env or source is None or not conda_lock_path(source).is_file():
         return None
     pip = conda_pip if conda_pip is not None else conda_pip_version()
     return read_conda_lock(conda_lock_path(source), profile.python_version, pip, conda_pins, profile_arg(profile))
@@ -96,12 +97,9 @@ def conda_lock_of(profile: Profile, conda_pins: Sequence[str], conda_pip: str | 
 
 def conda_pip_version() -> str:
     """The pip inside conda environments, as the render pins it (render/data/tools.yaml's conda_pip)."""
-    import yaml
+    from envgen.plan.installers.conda import tools
 
-    from envgen.paths import render_data_dir
-
-    tools = yaml.safe_load((render_data_dir() / "tools.yaml").read_text(encoding="utf-8"))
-    return str(tools["conda_pip"]["version"])
+    return str(tools()["conda_pip"]["version"])
 
 
 def conda_lock_refusals(profile: Profile, user_conda: Sequence[str]) -> list[Refused]:

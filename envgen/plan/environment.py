@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from envgen import layout
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.libraries import nvidia_wheel, wheel_lib_dirs
+from envgen.plan.installers import installer_of
 from envgen.plan.refusals import env_collisions, refuse
 from envgen.profile.model import Profile
 
@@ -17,7 +18,7 @@ ENV_PREFIX = layout.ENV  # where every installer puts the environment
 
 def python_dir(profile: Profile, kb: KnowledgeBase) -> str:
     """lib/pythonX.Y inside the environment (``ENV_PREFIX``): the profile's Python for conda, the base's otherwise."""
-    if profile.installer == "conda":
+    if not installer_of(profile).base_python:
         return f"python{profile.python_minor}"
     info = kb.base_image(profile.base)
     version = info.python if info and info.python else profile.python_version
@@ -51,7 +52,7 @@ def own_environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str]
     Container Toolkit's variables."""
     env: dict[str, str] = {"PATH": f"{ENV_PREFIX}/bin:$PATH"}
     if profile.is_gpu:
-        libs = [f"{ENV_PREFIX}/lib"] if profile.installer == "conda" else []
+        libs = [f"{ENV_PREFIX}/lib"] if installer_of(profile).conda_env else []
         libs += nvidia_lib_dirs(kb, pip_pins, f"{ENV_PREFIX}/lib/{python_dir(profile, kb)}/site-packages")
         if libs:
             env["LD_LIBRARY_PATH"] = ":".join(libs) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
 from envgen.layout import ENV
@@ -22,14 +22,19 @@ from envgen.plan.expected import (
     expected_libraries,
 )
 from envgen.plan.extensions import Extension, SourceBuild, source_build
+from envgen.plan.installers import installer_of
 from envgen.plan.libraries import STAGES
-from envgen.plan.lockfile import Pins, exact_conda
+from envgen.plan.lockfile import Lock, Pins, exact_conda
 from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
+
+if TYPE_CHECKING:  # the render's parts and the exports' selection are imported when asked (a check never asks)
+    from envgen.plan.parts import BasePart, InstallerPart
+    from envgen.plan.selection import Selection
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,7 @@ class ImagePlan:
     @property
     def conda(self) -> list[str]:
         """The conda environment's specs: python=X, then the profile's (installer conda only)."""
-        if self.profile.installer != "conda":
+        if not installer_of(self.profile).conda_env:
             return []
         return [f"python={self.profile.python_version}", *self.user_conda]
 
@@ -173,6 +178,42 @@ class ImagePlan:
     def preflight(self) -> dict[str, Any]:
         """What the image's preflight checks before the user's command (``plan.preflight``)."""
         return preflight_document(self.stack, self.kb, self.cuda.tensorflow)
+
+    @functools.cached_property
+    def base_part(self) -> BasePart:
+        """The base image as planned: FROM reference and digest, family, package manager, paths, user
+        (``plan.parts``)."""
+        from envgen.plan.parts import base_part
+
+        return base_part(self.stack)
+
+    @functools.cached_property
+    def installer_part(self) -> InstallerPart:
+        """The installer as planned: Python setup, runtime apt set, context files, tools, refusals
+        (``plan.parts``)."""
+        from envgen.plan.parts import installer_part
+
+        return installer_part(self.stack, self.requirements, self.installed_extensions)
+
+    def chosen_lock(self) -> Lock | None:
+        """The lock beside the profile, checked against this plan (a lock for another target refused)."""
+        from envgen.plan.parts import chosen_lock
+
+        return chosen_lock(self.profile, self.framework_pip, self.installer_part.runtime_apt,
+                           self.base_part.lock_target)
+
+    def chosen_conda_lock(self) -> str | None:
+        """The explicit list beside a conda profile, checked against this plan's pins; None: none."""
+        from envgen.plan.condalock import conda_lock_of
+
+        return conda_lock_of(self.profile, self.pins.conda, self.installer_part.conda_pip)
+
+    @functools.cached_property
+    def node_selection(self) -> Selection | None:
+        """Which cluster nodes the image runs on, from its preflight facts (``plan.selection``); None: no GPU."""
+        from envgen.plan.selection import selection
+
+        return selection(self.preflight, self.stack.kb)
 
     @functools.cached_property
     def expected(self) -> Expected:
@@ -303,7 +344,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         user_pip=list(profile.packages.pip),
         pip_index_urls=index_urls,
         pip_find_links=find_links,
-        user_conda=list(profile.packages.conda) if profile.installer == "conda" else [],
+        user_conda=list(profile.packages.conda) if installer_of(profile).conda_env else [],
         preinstalled=preinstalled,
         frameworks=frameworks,
         tensorflow_package=stack.tf_package,

@@ -19,6 +19,7 @@ from envgen import layout
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.libraries import CudaLibrary, nvidia_wheel, wheel_rows
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.installers import installer_of
 from envgen.plan.packages import base_cudnn, base_provides_cuda, conda_pins
 from envgen.profile import Profile
 
@@ -166,7 +167,7 @@ def providers(ctx: StackRows, wanted: list[Need]) -> list[Provider]:
             if soname:
                 out.append(Provider(lib.family, soname, base_major, version, f"base image {profile.base}",
                                     "the base image's library directory", True, BASE))
-    if profile.installer == "conda":
+    if installer_of(profile).conda_env:
         for name, version, spec in conda_pins(profile):
             for lib in kb.cuda_libraries:
                 if name not in lib.conda:

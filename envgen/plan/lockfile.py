@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envgen.errors import InputError
+from envgen.plan.installers import installer_of
 from envgen.profile.loader import profile_source
 from envgen.profile.model import Profile
 from envgen.profile.requirements import canonical as canonical_name
 
-LOCK_SUFFIX = ".lock.txt"
-CONDA_LOCK_SUFFIX = ".conda.txt"
+LOCK_SUFFIX = ".lock.txt"  # the pip installer's (plan.installers: lock_suffix)
 LOCK_FORMAT = "envgen.lock/2"
 READABLE_FORMATS = ("envgen.lock/1", LOCK_FORMAT)
 ENVIRONMENT = "environment"
@@ -185,7 +185,7 @@ class Lock:
 def lock_path(profile_file: Path, installer: str = "pip") -> Path:
     """``profiles/cpu-smoke.yaml`` -> ``profiles/cpu-smoke.lock.txt``; a conda profile's lock:
     ``profiles/legacy-maxwell.conda.txt``. Named after the file, not the profile's ``name:``."""
-    return profile_file.with_name(profile_file.stem + (CONDA_LOCK_SUFFIX if installer == "conda" else LOCK_SUFFIX))
+    return profile_file.with_name(profile_file.stem + installer_of(installer).lock_suffix)
 
 
 def sorted_entries(entries: Iterable[LockEntry]) -> tuple[LockEntry, ...]:
@@ -357,7 +357,7 @@ def find_lock(profile: Profile, framework: Sequence[str], apt: Sequence[str] = (
     path = lock_path(source)
     if not path.is_file():
         return None
-    if profile.installer != "pip":
+    if not installer_of(profile).pip_lock:
         raise lock_not_pip(path, profile)
     lock = read_lock(path)
     check_inputs(lock, profile, framework, apt)

@@ -66,13 +66,15 @@ def base_stage(plan: Plan, name: str, *steps: Step) -> Stage:
     return Stage(name, BASE_IMAGE, (Instruction("SHELL", SHELL_FORM), *root, *steps), (base_comment(plan),))
 
 
-def apt_install(packages: Sequence[str], cache: bool = True) -> tuple[Step, ...]:
-    """apt-get install in one RUN (apt-install.sh: APT_MIRROR for this RUN only, the CA secret, the caches);
-    nothing when there are no packages."""
+def apt_install(plan: Plan, packages: Sequence[str], cache: bool = True) -> tuple[Step, ...]:
+    """The base's packages installed in one RUN by the script its family's package manager names
+    (``plan.parts.PACKAGE_SCRIPTS``; apt-install.sh: APT_MIRROR for this RUN only, the CA secret, the caches); nothing
+    when there are no packages."""
     if not packages:
         return ()
+    script = plan.base.packages_with
     return (*args(("DEBIAN_FRONTEND=noninteractive", ARG_APT_MIRROR)),
-            Run(f"sh {layout.SCRIPTS}/apt-install.sh{words(packages)}", ("apt-install.sh",), apt=cache, secrets=True))
+            Run(f"sh {layout.SCRIPTS}/{script}{words(packages)}", (script,), apt=cache, secrets=True))
 
 
 def create_user(plan: Plan) -> Run:
@@ -154,7 +156,7 @@ class StagedRuntime(Installer):
                      gap=self.extras_gap)
 
     def source_build_stages(self) -> list[Stage]:
-        """Source builds (render.srcbuild): packages.pip entries PyPI has as an sdist only, each built in a stage of
+        """Source builds (plan.extensions): packages.pip entries PyPI has as an sdist only, each built in a stage of
         its own into the extras directory (srcbuild.sh): in the base's devel twin when the base has no nvcc (the
         environment and the extras copied in), else on the stage before it; with --no-build-isolation (setup.py
         imports torch) and its build requirements in a directory that stays out of the image."""
@@ -165,7 +167,7 @@ class StagedRuntime(Installer):
             fresh: tuple[Step, ...] = ()
             if sb.stage_base:
                 fresh = (Instruction("SHELL", SHELL_FORM),
-                         *apt_install(SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt)),
+                         *apt_install(plan, SRCBUILD_APT + plan.apt_pins(plan.python_setup.build_apt)),
                          CopyFrom("build", layout.ENV, layout.ENV), CopyFrom(prev, layout.EXTRAS, layout.EXTRAS),
                          *self.constraints_copy())
             env = " ".join(f'{key}="{value}"' for key, value in sb.env) + NEXT_LINE if sb.env else ""
@@ -183,7 +185,8 @@ class StagedRuntime(Installer):
         the base's is already there)."""
         plan = self.plan
         copy_env = plan.python_setup.venv or bool(plan.pins.pip) or bool(plan.lock and plan.lock.environment)
-        return base_stage(plan, "runtime", *apt_install(plan.apt_pins(plan.runtime_apt) if plan.runtime_apt else ()),
+        return base_stage(plan, "runtime",
+                          *apt_install(plan, plan.apt_pins(plan.runtime_apt) if plan.runtime_apt else ()),
                           create_user(plan), *((CopyFrom("build", layout.ENV, layout.ENV),) if copy_env else ()),
                           CopyFrom(extras_from, layout.EXTRAS + "/", layout.ENV + "/"))
 
@@ -217,7 +220,8 @@ class VenvPip(StagedRuntime):
         install = Run("".join(part + NEXT_LINE for part in (venv, site) if part) + command,
                       (*scripts, *(("base-site.sh",) if setup.base_site else ())), (PIP_CACHE,), secrets=True,
                       wheels=True, comment=PIP_LAYER)
-        return base_stage(self.plan, "build", *apt_install(self.plan.apt_pins(setup.build_apt)), *args(ARGS_PIP),
+        return base_stage(self.plan, "build", *apt_install(self.plan, self.plan.apt_pins(setup.build_apt)),
+                          *args(ARGS_PIP),
                           Wheelhouse(), WORKDIR,
                           Instruction("COPY", f"requirements.lock{self.constraints_file} {layout.WORK}/"), install)
 
@@ -240,7 +244,7 @@ class Micromamba(StagedRuntime):
         environment = Run(command, ("conda-env.sh", *(("pip.sh",) if pip else ())),
                           (f"{layout.MICROMAMBA_ROOT}/pkgs", PIP_CACHE), secrets=True, wheels=True, comment=CONDA_LAYER)
         return base_stage(
-            plan, "build", *apt_install(plan.python_setup.build_apt),
+            plan, "build", *apt_install(plan, plan.python_setup.build_apt),
             *args((f"MICROMAMBA_URL={tool['url']}", f"MICROMAMBA_SHA256={tool['sha256']}"), (
                 f"micromamba {tool['version']}, checked against its sha256 (source: {tool['source']}).",
                 "Override both build args together to use another release.")),
@@ -279,7 +283,8 @@ class Uv(Installer):
                     wheels=True, binds=(Bind("envgen/fetch-uv.py", "/tmp/fetch-uv.py"),))
         epoch = self.lock.source_date_epoch or SOURCE_DATE_EPOCH_DEFAULT
         return (
-            base_stage(plan, "system", *apt_install(plan.apt_pins(plan.runtime_apt), cache=False), create_user(plan)),
+            base_stage(plan, "system", *apt_install(plan, plan.apt_pins(plan.runtime_apt), cache=False),
+                       create_user(plan)),
             Stage("uv", "system", (*args(ARGS_PROXY), fetch), (
                 f"uv {self.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
                 "below.",)),

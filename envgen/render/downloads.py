@@ -6,7 +6,6 @@ and `envgen build` try each (``pipeline.fetch``)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,24 +29,15 @@ class Download:
         return f"{self.what} {self.url}"
 
 
-def _micromamba_url() -> str:
-    from envgen.kb.cache import cache_dir
-    from envgen.parsed import parse_yaml
-
-    path = Path(__file__).resolve().parent / "data" / "tools.yaml"
-    tools = parse_yaml(path.read_text(encoding="utf-8"), cache_dir(os.environ), c_loader=True)
-    return str(tools["micromamba"]["url"])
-
-
 def downloads(plan: ImagePlan, mirrors: Mirrors, wheelhouse: Path | None = None) -> list[Download]:
     """Every place the build of ``plan`` fetches from, in the order the build reaches them; a framework index whose
     wheels the ``wheelhouse`` holds is left out, as the render leaves it out (``plan.lockfile.wheelhouse_covers``)."""
     from envgen.plan.lockfile import wheelhouse_covers
 
     profile, out = plan.profile, list[Download]()
-    if profile.installer == "conda":
-        out.append(Download("micromamba", mirrors.micromamba_url or _micromamba_url(), "mirrors.micromamba_url",
-                            False))
+    if plan.installer_part.installer.conda_env:
+        out.append(Download("micromamba", mirrors.micromamba_url or plan.installer_part.micromamba["url"],
+                            "mirrors.micromamba_url", False))
         alias = (mirrors.conda_channel_alias or CONDA).rstrip("/")
         for channel in profile.channels or ["conda-forge"]:
             out.append(Download(f"conda channel {channel}", mirrors.conda_channels.get(channel, f"{alias}/{channel}"),

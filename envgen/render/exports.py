@@ -17,11 +17,12 @@ from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
 from envgen.kb.knowledge import KnowledgeBase
+from envgen.plan.image import ImagePlan
+from envgen.plan.selection import cel_selector, node_affinity_terms
 from envgen.profile.loader import profile_arg
 from envgen.profile.model import Profile
 from envgen.render.core import RenderedContext, image_tag, render_in_memory, write_context
 from envgen.render.jinja import make_environment, render_template
-from envgen.render.selection import cel_selector, node_affinity_terms, selection
 from envgen.vocabulary import ARGS_FORWARDED, DEFAULT_SHM_SIZE, LABEL_CONTENT_HASH, LABEL_PROFILE, LABEL_PROFILE_HASH
 
 # Build args the bake file forwards from the environment (the mirror/proxy args of the Dockerfiles).
@@ -65,10 +66,8 @@ class ExportOptions:
     array: str | None = None
 
 
-Exporter = Callable[
-    [Sequence[RenderedContext], KnowledgeBase, UserConfig, Path, jinja2.Environment, ExportOptions],
-    dict[str, str],
-]
+# Each format writes from the rendered contexts, their plans inside (``RenderedContext.plan.image``): no KB.
+Exporter = Callable[[Sequence[RenderedContext], UserConfig, Path, jinja2.Environment, ExportOptions], dict[str, str]]
 
 
 def _item(ctx: RenderedContext, config: UserConfig) -> ExportItem:
@@ -85,7 +84,7 @@ def _single(ctx: RenderedContext, config: UserConfig) -> dict[str, object]:
             "env": ctx.plan.env, "layout": layout}
 
 
-def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+def _devcontainer(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
                   env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     files = {}
     for ctx in ctxs:
@@ -96,7 +95,7 @@ def _devcontainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: Us
     return files
 
 
-def _compose(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+def _compose(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
              env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     # compose reads a relative volume source from the compose file's directory: the project, seen from there
     project = os.path.relpath(options.project.resolve(), out.resolve()) if options.project else "./"
@@ -117,7 +116,7 @@ def _registry_image(ctx: RenderedContext, config: UserConfig, options: ExportOpt
     return f"{registry}/{profile.name}:{ctx.content_hash[:12]}"
 
 
-def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+def _apptainer(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
                env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     template = "exports/apptainer.def.j2"
     files = {}
@@ -135,7 +134,7 @@ def _apptainer(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserC
     return files
 
 
-def _bake(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+def _bake(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
           env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     """Renders each profile's context into out/contexts/<profile>/ and one docker-bake.hcl."""
     items: list[ExportItem] = []
@@ -194,9 +193,9 @@ def _cluster_context(ctx: RenderedContext, config: UserConfig, options: ExportOp
             "pyxis_image": pyxis_image(_registry_image(ctx, config, options))}
 
 
-def _selection_context(ctx: RenderedContext, kb: KnowledgeBase) -> dict[str, object]:
-    """The node selection of a cluster export (``render.selection``), from the plan's preflight facts."""
-    sel = selection(ctx.plan.preflight, kb)
+def _selection_context(ctx: RenderedContext) -> dict[str, object]:
+    """The node selection of a cluster export, as the plan made it from its preflight facts (``plan.selection``)."""
+    sel = ctx.plan.image.node_selection
     if sel is None:
         return {"affinity": [], "cel": "", "affinity_note": ""}
     served = ", ".join(sel.ccs) if sel.ccs else "any (the frameworks' GPU code was not read)"
@@ -205,13 +204,13 @@ def _selection_context(ctx: RenderedContext, kb: KnowledgeBase) -> dict[str, obj
     return {"affinity": node_affinity_terms(sel), "cel": cel_selector(sel), "affinity_note": note}
 
 
-def _k8s(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+def _k8s(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
          env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     """A Job per profile; for a GPU profile also its DRA variant (``<profile>.dra.yaml``)."""
     files = {}
     for ctx in ctxs:
         name = f"{ctx.plan.profile.name}.job.yaml"
-        context = {**_cluster_context(ctx, config, options, name), **_selection_context(ctx, kb)}
+        context = {**_cluster_context(ctx, config, options, name), **_selection_context(ctx)}
         files[name] = render_template(env, "exports/k8s-job.yaml.j2", context)
         if context["cel"]:
             dra = f"{ctx.plan.profile.name}.dra.yaml"
@@ -219,13 +218,13 @@ def _k8s(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig,
     return files
 
 
-def _slurm(ctxs: Sequence[RenderedContext], kb: KnowledgeBase, config: UserConfig, out: Path,
+def _slurm(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
            env: jinja2.Environment, options: ExportOptions) -> dict[str, str]:
     """An sbatch script per profile, plus the Apptainer definition its SIF is built from (Apptainer runtime)."""
     if options.array is not None and not _ARRAY.fullmatch(options.array):
         raise InputError(f"option --array = {options.array!r} is not an sbatch array",
                          fix="use a range or list of task IDs: 0-9, 1,3,5, or 0-99%10")
-    files = _apptainer(ctxs, kb, config, out, env, options) if options.runtime == "apptainer" else {}
+    files = _apptainer(ctxs, config, out, env, options) if options.runtime == "apptainer" else {}
     for ctx in ctxs:
         name = f"{ctx.plan.profile.name}.sbatch"
         files[name] = render_template(env, "exports/slurm.sbatch.j2", _cluster_context(ctx, config, options, name))
@@ -251,8 +250,10 @@ def export(
     out: Path,
     config: UserConfig | None = None,
     options: ExportOptions | None = None,
+    plans: Sequence[ImagePlan] | None = None,
 ) -> list[Path]:
-    """Write the export files for ``profiles`` under ``out``; returns the paths written."""
+    """Write the export files for ``profiles`` under ``out``; returns the paths written. ``plans``: the command's
+    one plan of each profile, in the same order (made here when not given)."""
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}",
                          fix=f"use one of: {', '.join(sorted(EXPORT_FORMATS))}")
@@ -260,9 +261,12 @@ def export(
         raise InputError("export needs at least one profile")
     config = config or UserConfig()
     env = make_environment()
-    contexts = [render_in_memory(p, kb, config) for p in profiles]
+    if plans is not None and len(plans) != len(profiles):
+        raise InputError(f"export was given {len(plans)} plans for {len(profiles)} profiles")
+    contexts = [render_in_memory(p, kb, config, plan=plans[i] if plans is not None else None)
+                for i, p in enumerate(profiles)]
     options = options or ExportOptions()
-    files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options)
+    files = EXPORT_FORMATS[format](contexts, config, out, env, options)
     changed = sorted(rel for rel, text in files.items()
                      if (out / rel).is_file() and (out / rel).read_text(encoding="utf-8", errors="replace") != text)
     if changed and not options.force:  # before anything is written

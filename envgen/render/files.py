@@ -11,7 +11,6 @@ import jinja2
 
 from envgen import layout
 from envgen.paths import probe_dir
-from envgen.plan.condalock import conda_python_spec
 from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import bytecode_cache, make_environment, render_template
@@ -30,11 +29,8 @@ TEXT_FILES: tuple[tuple[str, str, bool], ...] = (
     ("envgen/envgen-entrypoint", "context/envgen-entrypoint.j2", True),
     ("wheels/README.txt", "context/wheels-README.txt.j2", True),
 )
-CONDA_FILES: tuple[tuple[str, str, bool], ...] = (("environment.yml", "context/environment.yml.j2", True),)
 # A base_provides base: the versions it holds, pip's -c (plan: ImagePlan.base_constraints).
 BASE_FILES: tuple[tuple[str, str, bool], ...] = ((layout.BASE_CONSTRAINTS, "context/constraints.base.txt.j2", True),)
-# Locked profiles that install with uv (BuildKit variant): the script that unpacks uv's pinned wheel.
-UV_FILES: tuple[tuple[str, str, bool], ...] = (("envgen/fetch-uv.py", "context/fetch-uv.py.j2", True),)
 EXECUTABLE = frozenset({"envgen/envgen-smoke", "envgen/envgen-entrypoint"})
 PROBE_PREFIX = "envgen/probe/"
 
@@ -92,8 +88,8 @@ def render_document(plan: TemplateInput) -> dict[str, Any]:
         "pip_sources": {"index_urls": list(plan.pip.index_urls), "find_links": list(plan.pip.find_links)},
         "environment": dict(plan.env),
     }
-    if plan.installer == "conda":
-        doc["pins"]["conda_python"] = conda_python_spec(plan.profile.python_version)
+    if plan.conda_env:
+        doc["pins"]["conda_python"] = plan.image.installer_part.conda_python
         doc["pins"]["conda_pip"] = f"pip=={plan.conda_pip}"
         doc["micromamba"] = dict(plan.micromamba)
     if plan.lock is not None:
@@ -123,8 +119,8 @@ def template_context(plan: TemplateInput, template: str, buildkit: bool) -> dict
 def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> ContextFiles:
     env = env or make_environment(cache=bytecode_cache())
     out: dict[str, bytes] = {}
-    specs = (TEXT_FILES + (CONDA_FILES if plan.installer == "conda" else ()) + (UV_FILES if plan.uv_install else ())
-             + (BASE_FILES if plan.pins.base else ()))
+    # the installer's own files (plan.installers: environment.yml; uv's fetch-uv.py for a locked uv install)
+    specs = TEXT_FILES + plan.image.installer_part.files(plan.uv_install) + (BASE_FILES if plan.pins.base else ())
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, template_context(plan, template, buildkit)).encode("utf-8")
     out.update(build_scripts(out[name].decode("utf-8") for name in ("Dockerfile", "Dockerfile.classic")))

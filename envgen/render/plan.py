@@ -7,7 +7,6 @@ they change neither the rendered files nor the hashes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,21 +15,14 @@ from typing import Any
 from envgen import __version__, layout
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
-from envgen.imageref import parse_ref
-from envgen.kb.cache import cache_dir
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import Credential, mirror_ref, netrc_text, redact, split_credential
-from envgen.parsed import parse_yaml
-from envgen.plan.base import base_refusals, lock_target_refusals, python_setup_row
-from envgen.plan.condalock import conda_lock_of, conda_python_spec
 from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan, plan_image
-from envgen.plan.lockfile import Lock, Pins, find_lock, wheelhouse_covers
-from envgen.plan.refusals import refuse
-from envgen.plan.requirements import provided_conflicts
+from envgen.plan.lockfile import Lock, Pins, wheelhouse_covers
+from envgen.plan.parts import BasePin, PythonSetup
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
-from envgen.render.srcbuild import runtime_compiler_apt
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
     LABEL_GPU_REQUIRED,
@@ -43,39 +35,6 @@ from envgen.vocabulary import (
 # Placeholders the files are rendered and hashed with; the writer swaps in the real hash.
 CONTENT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH@@"
 SHORT_HASH_TOKEN = "@@ENVGEN_CONTENT_HASH_12@@"
-
-
-def _data(name: str) -> dict[str, Any]:
-    """A render data file, parsed once per content (kept beside the KB cache: ``envgen.parsed``)."""
-    path = Path(__file__).resolve().parent / "data" / name
-    loaded = parse_yaml(path.read_text(encoding="utf-8"), cache_dir(os.environ), c_loader=True)
-    if not isinstance(loaded, dict):
-        raise RenderError(f"render data file {path} must be a mapping")
-    return loaded
-
-
-@dataclass(frozen=True)
-class BasePin:
-    image: str  # as the profile names it
-    from_ref: str  # what FROM gets: "image@sha256:..." when a digest is known
-    digest: str | None
-    local: bool
-    user: str = "root"  # the user the base image leaves (its family's row): "non-root" makes each stage USER root
-
-
-@dataclass(frozen=True)
-class PythonSetup:
-    key: str
-    build_apt: tuple[str, ...]
-    runtime_apt: tuple[str, ...]
-    venv_args: tuple[str, ...]
-    interpreter: str = "python3"  # what makes the venv: the base's python3, or base_provides.python
-    # base_provides: the interpreter's own site directories go on /opt/env's path (a .pth), since a venv
-    # made from another venv does not see that venv's packages
-    base_site: bool = False
-    # False: no venv is made; the base's own /opt/env (an image envgen built) is the environment, and the image's
-    # packages go on top of it
-    venv: bool = True
 
 
 @dataclass(frozen=True)
@@ -121,12 +80,15 @@ class TemplateInput:
 
     @property
     def uv_install(self) -> bool:
-        """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no
-        resolution): the lock names uv's wheel, and the base's own Python (Debian or python images) runs it."""
-        # sdist-only extension packages are built in stages of their own: the staged (pip) path
-        return (not self.source_builds and self.installer == "pip" and self.lock is not None
-                and self.lock.uv is not None and self.lock.uv_wheel is not None
-                and self.python_setup.key in ("debian", "python-image"))
+        """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no resolution): the
+        lock names uv's wheel, and the base's own Python (Debian or python images) runs it; sdist-only extension
+        packages are built in stages of their own: the staged (pip) path (``plan.installers.uv``)."""
+        return self.image.installer_part.uv_install(self.lock, bool(self.source_builds))
+
+    @property
+    def conda_env(self) -> bool:
+        """The environment is a conda environment (``plan.installers``: environment.yml, micromamba)."""
+        return self.image.installer_part.installer.conda_env
 
     def apt_pins(self, packages: Sequence[str]) -> tuple[str, ...]:
         """apt-get install arguments: with a lock that pins apt, every package the lock resolved for
@@ -158,7 +120,8 @@ class TemplateInput:
             "pins": self.pins,
             "pip": self.pip,
             "conda_pip": self.conda_pip,
-            "conda_python": conda_python_spec(self.profile.python_version),
+            "conda_python": self.image.installer_part.conda_python,
+            "conda_env": self.conda_env,
             "env": self.env,
             "labels": self.labels,
             "user": self.profile.user,
@@ -166,24 +129,6 @@ class TemplateInput:
             "tool_requirements": self.uv_requirements,
             "layout": layout,
         }
-
-
-def base_pin(profile: Profile, kb: KnowledgeBase, lock: Lock | None = None) -> BasePin:
-    """The FROM reference: ``name:tag@sha256:...`` from the lock (registry digest) or the knowledge base;
-    a locally made base keeps its tag (the lock's image ID is checked by the build instead)."""
-    info = kb.base_image(profile.base)
-    named = parse_ref(profile.base)
-    digest = None if profile.local_base else (info.digest if info else None)
-    if lock is not None and lock.base_digest and named.digest is None:
-        digest = lock.base_digest
-    if named.digest:
-        from_ref, digest = profile.base, named.digest
-    elif digest:
-        from_ref = f"{profile.base}@{digest}"
-    else:
-        from_ref = profile.base
-    return BasePin(image=named.tagged, from_ref=from_ref, digest=digest, local=profile.local_base,
-                   user=kb.base_family(profile).user)
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
@@ -300,37 +245,32 @@ def render_context(
     install = plan_image(profile, kb) if plan is None else plan
     profile = install.profile  # as planned: the values it left to the KB filled in (its hash covers them)
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
-    tools = _data("tools.yaml")
-    conda_pip = str(tools["conda_pip"]["version"])  # what plan.condalock.conda_pip_version reads (once here)
-    refuse(base_refusals(profile, kb))
-    refuse(provided_conflicts(install.requirements))
-    setup = python_setup(profile, kb)
-    pins = install.pins
-    compilers = runtime_compiler_apt(install, kb.python_setup(setup.key))
-    runtime_apt = tuple(sorted(set(setup.runtime_apt) | set(pins.apt) | set(compilers)))
-    lock = _lock_for(profile, kb, install.framework_pip, runtime_apt) if use_lock else None
-    base = base_pin(profile, kb, lock)
+    part = install.installer_part
+    if part.refusals:
+        raise part.refusals[0].error()
+    lock = install.chosen_lock() if use_lock else None
+    base = install.base_part.pin(lock)
     phash = profile_hash(profile)
     written = TemplateInput(
         profile=profile,
         version=__version__,
         profile_hash=phash,
-        installer=profile.installer,
+        installer=part.name,
         base=base,
-        python_setup=setup,
-        pins=pins,
+        python_setup=part.python_setup,
+        pins=install.pins,
         pip=PipSources(tuple(install.pip_index_urls), tuple(install.pip_find_links)),
-        micromamba={k: str(v) for k, v in tools["micromamba"].items()},
-        conda_pip=conda_pip,
+        micromamba=part.micromamba,
+        conda_pip=part.conda_pip,
         env=install.env,
         labels=labels(profile, base, phash),
-        runtime_apt=runtime_apt,
+        runtime_apt=part.runtime_apt,
         expected=install.expected.document(),
         preflight=install.preflight,
         image=install,
         secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,
-        conda_lock=conda_lock_of(profile, pins.conda, conda_pip) if use_lock else None,
+        conda_lock=install.chosen_conda_lock() if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
     return rerouted(written, mirrors, wheelhouse, offline)
@@ -346,24 +286,6 @@ def rerouted(plan: TemplateInput, mirrors: Mirrors, wheelhouse: Path | None, off
     netrc = None if offline else mirror_logins(mirrors)[1]
     args = build_args(mirrors, offline, framework_index=framework_index, base_ref=plan.base.from_ref)
     return replace(plan, wheelhouse=wheelhouse, netrc=netrc, build_args=args)
-
-
-def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:
-    """How the environment gets its Python (the KB's python_setups row for the profile)."""
-    row = python_setup_row(profile, kb)
-    return PythonSetup(row.name, tuple(row.build_apt), tuple(row.runtime_apt), tuple(row.venv_args),
-                       profile.base_provides.python if profile.base_provides else "python3", row.base_site,
-                       row.venv)
-
-
-def _lock_for(profile: Profile, kb: KnowledgeBase, framework: Sequence[str],
-              runtime_apt: tuple[str, ...]) -> Lock | None:
-    """The lock beside the profile, when there is one, checked against the profile's inputs; a lock made for another
-    target is refused (plan.refusals: lock-target)."""
-    lock = find_lock(profile, framework, runtime_apt)
-    if lock is not None:
-        refuse(lock_target_refusals(lock.field("target"), str(lock.path or "lock"), profile, kb))
-    return lock
 
 
 def _wheelhouse(given: Path | None, mirrors: Mirrors, offline: bool) -> Path | None:

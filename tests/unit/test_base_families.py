@@ -16,8 +16,8 @@ from envgen.kb import KnowledgeBase, load_kb
 from envgen.paths import kb_data_dir
 from envgen.plan.base import python_setup_key
 from envgen.plan.extensions import devel_twin, has_nvcc
+from envgen.plan.parts import python_setup
 from envgen.profile import Profile
-from envgen.render.plan import python_setup
 
 
 def _profile(**data: Any) -> Profile:

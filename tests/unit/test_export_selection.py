@@ -16,10 +16,10 @@ import yaml
 
 from envgen.kb import load_kb
 from envgen.plan.image import plan_image
+from envgen.plan.selection import cel_selector, node_affinity_terms, selection
 from envgen.profile import load_profile
 from envgen.render import export
 from envgen.render.exports import ExportOptions, pyxis_image
-from envgen.render.selection import cel_selector, node_affinity_terms, selection
 from tests.unit.test_preflight import TORCH_113
 
 

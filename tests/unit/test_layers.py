@@ -182,3 +182,107 @@ def test_importing_the_engine_loads_no_profile_kb_config_check_or_plan() -> None
     assert "envgen.docker.run" in loaded
     above = [m for m in loaded if m.split(".")[1] in NOT_UNDER_THE_ENGINE]
     assert not above, f"importing envgen.docker.run loads {above}"
+
+
+# render writes the plan it is given (issue #41): of the knowledge base it imports types only, and the cache's
+# location (kb.cache.cache_dir: Jinja's compiled templates sit beside the KB cache, until the command's session
+# hands the directory down). kb.knowledge is the KnowledgeBase type the entry points are typed with.
+RENDER_KB_TYPES = {"envgen.kb.knowledge", "envgen.kb.families", "envgen.kb.models", "envgen.kb.cache"}
+
+
+def _kb_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "envgen":
+                found += [(node.lineno, "envgen.kb") for alias in node.names if alias.name == "kb"]
+            elif node.module.startswith("envgen.kb"):
+                found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("envgen.kb")]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("envgen.kb"):
+            found.append((node.lineno, node.value))  # importlib.import_module("envgen.kb...")
+    return found
+
+
+def test_render_imports_nothing_of_the_kb_but_types() -> None:
+    wrong = [f"{path.relative_to(PACKAGE.parent)}:{line}: render imports {module}"
+             for path in sorted((PACKAGE / "render").rglob("*.py"))
+             for line, module in _kb_imports(ast.parse(path.read_text(encoding="utf-8")))
+             if module not in RENDER_KB_TYPES]
+    assert not wrong, "\n".join(wrong)
+    # the reader sees what it must: a plain, a lazy and a dynamic import of the KB's code
+    seen = _kb_imports(ast.parse("from envgen.kb.builds import x\ndef f():\n    import envgen.kb.versions\n"
+                                 "importlib.import_module('envgen.kb.cache')\nfrom envgen import kb\n"))
+    assert sorted(m for _, m in seen) == ["envgen.kb", "envgen.kb.builds", "envgen.kb.cache", "envgen.kb.versions"]
+
+
+class _NoKnowledgeBase:
+    """A KB that fails on any use: the render is given the plan, and the plan holds every KB answer it needs."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"render asked the knowledge base for {name!r} after the plan was made")
+
+
+def test_render_asks_the_kb_nothing_once_given_the_plan(kb, tmp_path: Path) -> None:
+    from envgen.plan.image import plan_image
+    from envgen.profile import list_profiles, load_profile
+    from envgen.render.core import render_in_memory
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
+    names = [s.name for s in list_profiles({})] + [str(p) for p in sorted(fixtures.glob("*.yaml"))]
+    for name in names:
+        profile = load_profile(name, env={})
+        plan = plan_image(profile, kb)
+        rendered = render_in_memory(profile, _NoKnowledgeBase(), plan=plan)  # type: ignore[arg-type]
+        assert rendered.plan.image is plan and rendered.files["Dockerfile"]
+    assert len(names) >= 9
+    # the exports too, given the command's plans (the cluster node selection is the plan's)
+    from envgen.render.exports import export
+
+    profiles = [load_profile(name, env={}) for name in ("modern-a100", "cpu-smoke")]
+    written = export(profiles, _NoKnowledgeBase(), "k8s", tmp_path,  # type: ignore[arg-type]
+                     plans=[plan_image(p, kb) for p in profiles])
+    assert {p.name for p in written} >= {"modern-a100.job.yaml", "modern-a100.dra.yaml", "cpu-smoke.job.yaml"}
+
+
+# What render still calls outside itself once given the plan, besides reading the plan's own objects (methods of
+# ImagePlan, its parts, the lock, the profile) and the files it ships (paths): the build's route (mirrors, the user's
+# config), where Jinja keeps compiled templates, and whether a wheelhouse given at build time covers the frameworks.
+# Issue #41 counted 22 such calls before the plan held its base and installer parts.
+RENDER_STAYS = {("render/dockerfile.py", "mirrors.py:pytorch_shell"), ("render/jinja.py", "kb/cache.py:cache_dir"),
+                ("render/plan.py", "mirrors.py:mirror_ref"), ("render/plan.py", "config.py:merge_mirrors"),
+                ("render/plan.py", "plan/lockfile.py:wheelhouse_covers")}
+
+
+def test_render_calls_out_only_for_the_route_once_given_the_plan(kb) -> None:
+    from envgen.plan.image import plan_image
+    from envgen.profile import list_profiles, load_profile
+    from envgen.render.core import render_in_memory
+
+    assert {"cpu-minimal", "legacy-maxwell", "modern-a100"} <= {s.name for s in list_profiles({})}
+    root = str(PACKAGE) + "/"
+    stays: set[tuple[str, str]] = set()
+
+    def seen(frame, event: str, arg: object) -> None:  # type: ignore[no-untyped-def]
+        caller = frame.f_back
+        callee = frame.f_code.co_filename
+        if event != "call" or caller is None or not caller.f_code.co_filename.startswith(root + "render/"):
+            return
+        if not callee.startswith(root) or callee.startswith(root + "render/"):
+            return
+        module, name = callee[len(root):], frame.f_code.co_qualname
+        if module in ("paths.py", "records.py") or (module.startswith(("plan/", "profile/")) and "." in name):
+            return  # the files render ships, a record made, the plan's own objects read
+        stays.add((caller.f_code.co_filename[len(root):], f"{module}:{name}"))
+
+    for name in ("cpu-minimal", "legacy-maxwell", "modern-a100"):  # locked pip, conda, a torch index
+        profile = load_profile(name, env={})
+        plan = plan_image(profile, kb)
+        sys.setprofile(seen)
+        try:
+            render_in_memory(profile, kb, plan=plan)
+        finally:
+            sys.setprofile(None)
+    assert stays <= RENDER_STAYS, sorted(stays - RENDER_STAYS)
+    assert ("render/plan.py", "config.py:merge_mirrors") in stays  # the profiler saw render's calls

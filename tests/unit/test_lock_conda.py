@@ -115,11 +115,11 @@ def test_envgen_lock_writes_the_explicit_list_and_the_render_installs_it(channel
 
     from envgen.cli import app
     from envgen.kb import load_kb
+    from envgen.plan.installers.conda import tools
     from envgen.profile import load_profile
     from envgen.render.core import render_in_memory
-    from envgen.render.plan import _data
 
-    conda_pip = str(_data("tools.yaml")["conda_pip"]["version"])
+    conda_pip = str(tools()["conda_pip"]["version"])
     work = tmp_path / "work"
     for name, version in (("python", "3.11"), ("pip", conda_pip)):
         _package(channel, work, name, version, [], ".conda")

@@ -1,0 +1,41 @@
+"""The installers, one module each: how the environment at ``layout.ENV`` is made for a profile's ``installer:``.
+An installer owns its Python setup (which ``python_setups`` row of base_families.yaml), the context files it adds,
+the install stages it runs (``plan.libraries.STAGES``), its lock (file suffix and the tool that resolves it), what a
+build downloads for it and the check rules that judge it alone (named ``module.function`` under ``envgen.check``;
+tests/unit/test_installers.py resolves each). Everything that used to test the installer's name asks the
+registry instead (``installer_of``); a new installer is a module here and a row in ``INSTALLERS``
+(docs/EXTENDING.md)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from envgen.plan.installers.base import ContextFile, Installer
+from envgen.plan.installers.base_provided import BaseProvided
+from envgen.plan.installers.conda import Conda
+from envgen.plan.installers.pip import Pip
+from envgen.plan.installers.uv import Uv
+
+INSTALLERS: dict[str, Installer] = {installer.name: installer for installer in (Pip(), Conda())}
+UV = Uv()  # a locked pip profile's install under BuildKit (``Uv.applies``), not a value of ``installer:``
+BASE_PROVIDED = BaseProvided()  # the pip installer on a base_provides base (``installer_of``)
+
+
+class _Installs(Protocol):
+    @property
+    def installer(self) -> str: ...
+
+    @property
+    def base_provides(self) -> object | None: ...
+
+
+def installer_of(profile_or_name: _Installs | str) -> Installer:
+    """The installer of a profile (its ``installer:``; pip on a base_provides base: ``BASE_PROVIDED``) or of an
+    installer's name."""
+    if isinstance(profile_or_name, str):
+        return INSTALLERS[profile_or_name]
+    found = INSTALLERS[profile_or_name.installer]
+    return BASE_PROVIDED if found.pip_lock and profile_or_name.base_provides is not None else found
+
+
+__all__ = ["BASE_PROVIDED", "INSTALLERS", "UV", "ContextFile", "Installer", "installer_of"]

@@ -1,0 +1,44 @@
+"""What every installer module gives (``plan.installers``): the answers the plan, the render and the check read
+where they used to test the installer's name."""
+
+from __future__ import annotations
+
+from typing import ClassVar, NamedTuple
+
+from envgen.kb.families import BaseFamily
+
+
+class ContextFile(NamedTuple):
+    """A file the installer adds to the build context: its path there, the template, the BuildKit flag it is
+    rendered with."""
+
+    path: str
+    template: str
+    buildkit: bool = True
+
+
+class Installer:
+    """One way of making the environment. Class attributes are the answers; a subclass sets those it changes."""
+
+    name: ClassVar[str] = ""
+    # the environment is a conda environment made from packages.conda (micromamba); its prefix holds CUDA libraries
+    conda_env: ClassVar[bool] = False
+    # the environment's Python is the base image's (its version is read from the base's KB row), not the profile's
+    base_python: ClassVar[bool] = True
+    # the stages (plan.libraries.STAGES) this installer may run; which of them a profile runs is the plan's
+    stages: ClassVar[tuple[str, ...]] = ("base", "environment", "extras")
+    context_files: ClassVar[tuple[ContextFile, ...]] = ()
+    # the lock beside the profile's YAML file: its suffix, and the tool `envgen lock` resolves it with
+    lock_suffix: ClassVar[str] = ".lock.txt"
+    lock_tool: ClassVar[str] = ""
+    # a pip lock file (read_lock's format) is what this installer installs from
+    pip_lock: ClassVar[bool] = False
+    # what check says when the lock is missing: (why a later build can differ, what `envgen lock` needs)
+    lock_missing: ClassVar[tuple[str, str]] = ("", "")
+    # the check rules that judge this installer alone ("module.function" under envgen.check)
+    check_rules: ClassVar[tuple[str, ...]] = ()
+
+    def python_setup_key(self, family: BaseFamily) -> str:
+        """The python_setups row the environment is made with: the base family's own Python (a base_provides base:
+        ``base_provided.BaseProvided``)."""
+        return family.python

@@ -1,0 +1,42 @@
+"""conda: micromamba (pinned and checksummed: render/data/tools.yaml) makes a conda environment from
+environment.yml, packages.conda and the Python the profile names, the frameworks' pins on top with pip
+(render/dockerfile.py: Micromamba); locked by py-rattler as an explicit list (``envgen lock``: lock/lock_conda.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from envgen.errors import RenderError
+from envgen.kb.families import BaseFamily
+from envgen.plan.installers.base import ContextFile, Installer
+
+
+class Conda(Installer):
+    name = "conda"
+    conda_env = True
+    base_python = False
+    stages = ("base", "conda", "environment", "extras")
+    context_files = (ContextFile("environment.yml", "context/environment.yml.j2"),)
+    lock_suffix = ".conda.txt"
+    lock_tool = "py-rattler"
+    lock_missing = ("conda resolves its packages and their dependencies (the frameworks' own too) at build time",
+                    "needs the conda channels, or --conda-channel NAME=URL for a mirror")
+    check_rules = ("rules_lock.conda_lock_state",)
+
+    def python_setup_key(self, family: BaseFamily) -> str:
+        """The conda environment brings its own Python on any base: the ``conda`` python_setups row."""
+        return "conda"
+
+
+def tools() -> dict[str, Any]:
+    """render/data/tools.yaml (micromamba's pin, conda's pip), parsed once per content (``envgen.parsed``)."""
+    from envgen.kb.cache import cache_dir
+    from envgen.parsed import parse_yaml
+    from envgen.paths import render_data_dir
+
+    path = render_data_dir() / "tools.yaml"
+    loaded = parse_yaml(path.read_text(encoding="utf-8"), cache_dir(os.environ), c_loader=True)
+    if not isinstance(loaded, dict):
+        raise RenderError(f"render data file {path} must be a mapping")
+    return loaded
