@@ -14,7 +14,7 @@ from envgen.host.doctor import DoctorReport, Reason, doctor
 from envgen.host.gate import gate
 from envgen.host.model import HostFacts
 from envgen.host.report import format_report
-from envgen.kb import load_kb
+from envgen.pipeline.session import Session
 from envgen.profile import Profile, list_profiles, load_profile
 from envgen.vocabulary import LABEL_PROFILE
 
@@ -30,14 +30,16 @@ class DoctorOutput:
         return format_report(self.report)
 
 
-def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = None) -> DoctorOutput:
-    kb = load_kb()
+def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = None,
+                  session: Session | None = None) -> DoctorOutput:
+    session = Session.of(session, env)
+    env, kb = session.env, session.kb
     facts = collect(RealProvider(env), kb)
     refs = [profile] if profile else [source.name for source in list_profiles(env)]
     profiles: list[Profile] = []
     for ref in refs:
         try:
-            profiles.append(load_profile(ref, env))
+            profiles.append(load_profile(ref, env, kb=kb))
         except EnvgenError:
             if profile:  # the one the user asked for: say why
                 raise
@@ -149,5 +151,5 @@ def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, 
         profile = load_profile(name, env)
     except EnvgenError:
         return None
-    kb = kb if kb is not None else load_kb()
+    kb = kb if kb is not None else Session(env).kb
     return gate(facts if facts is not None else collect(RealProvider(env), kb), profile, kb)

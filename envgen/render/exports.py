@@ -251,8 +251,10 @@ def export(
     out: Path,
     config: UserConfig | None = None,
     options: ExportOptions | None = None,
+    contexts: Sequence[RenderedContext] | None = None,
 ) -> list[Path]:
-    """Write the export files for ``profiles`` under ``out``; returns the paths written."""
+    """Write the export files for ``profiles`` under ``out``; returns the paths written. ``contexts``: the profiles'
+    renders, when the caller made them (one plan per profile and command)."""
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}",
                          fix=f"use one of: {', '.join(sorted(EXPORT_FORMATS))}")
@@ -260,7 +262,7 @@ def export(
         raise InputError("export needs at least one profile")
     config = config or UserConfig()
     env = make_environment()
-    contexts = [render_in_memory(p, kb, config) for p in profiles]
+    contexts = list(contexts) if contexts is not None else [render_in_memory(p, kb, config) for p in profiles]
     options = options or ExportOptions()
     files = EXPORT_FORMATS[format](contexts, kb, config, out, env, options)
     changed = sorted(rel for rel, text in files.items()
