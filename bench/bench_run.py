@@ -37,7 +37,9 @@ def _time(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     waiting for a core; the CPU figure is what the command itself costs (the engine daemon's work is in neither)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    # `python -m` puts the working directory first on sys.path: each checkout runs from its own root
+    done = subprocess.run(cmd, env=env, cwd=env.get("BENCH_CWD", REPO), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
@@ -83,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             "engine: docker run --rm": (["docker", "run", "--rm", tag, "true"], env),
         }
         if args.baseline:
-            old = {**env, "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()])}
+            old = {**env, "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()]),
+                   "BENCH_CWD": args.baseline}
             python = [sys.executable, "-S", "-m", "envgen"]
             cases["before: envgen check"] = ([*python, "check", args.profile], old)
             cases["before: envgen run"] = ([*python, "run", args.profile, "--", "true"], old)
