@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.baseline:
             old = {**env, "PYTHONPATH": os.pathsep.join([args.baseline, *site.getsitepackages()]),
-                   "BENCH_CWD": args.baseline}
+                   "BENCH_CWD": args.baseline,  # its own cache: the KB cache's key differs by code, and a
+                   "ENVGEN_CACHE_DIR": str(Path(tmp) / "cache-baseline")}  # writer drops the other's
             python = [sys.executable, "-S", "-m", "envgen"]
             cases["before: envgen check"] = ([*python, "check", args.profile], old)
             cases["before: envgen run"] = ([*python, "run", args.profile, "--", "true"], old)
