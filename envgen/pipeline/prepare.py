@@ -89,8 +89,7 @@ def _cached(ref: str, session: Session) -> Profile:
     return load_profile_cached(ref, session.cache_dir if kb_key else None, kb, kb_key, session.env)
 
 
-def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key: str,
-                    env: Mapping[str, str] | None, notes: list[str]) -> list[Any]:
+def _render_verdict(profile: Profile, plan: ImagePlan, session: Session, notes: list[str]) -> list[Any]:
     """The errors `envgen check` finds in ``profile`` (no host), for render's note: kept in check's cache directory
     under the KB's key, the profile's hash and its lock files, so that a warm render imports no check. A cached
     verdict that cannot be read (cut short, edited) is judged again and rewritten, with a line in ``notes``."""
@@ -100,15 +99,15 @@ def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key
 
     from envgen import __version__
     from envgen.files import write_atomically
-    from envgen.kb.cache import cache_dir
     from envgen.plan.lockfile import lock_path
     from envgen.profile.loader import profile_source
     from envgen.render.hashing import profile_hash
 
     source = profile_source(profile)
     locks = [p.read_bytes() for p in ((lock_path(source), lock_path(source, "conda")) if source else ()) if p.is_file()]
+    kb, kb_key = session.keyed_kb
     key = hashlib.sha256(b"\0".join([kb_key.encode(), __version__.encode(), profile_hash(profile).encode(), *locks]))
-    directory = cache_dir(os.environ if env is None else env)
+    directory = session.cache_dir
     target = directory / f"verdict-{key.hexdigest()[:32]}.json" if directory and kb_key else None
     if target is not None and target.is_file():
         try:
@@ -143,14 +142,14 @@ def prepare(
     restored = compiled.restore(directory, _COMPILED)  # a render from the caches then imports no pydantic
     config = load_config(session.env)
     notes: list[str] = []
-    kb, kb_key = session.keyed_kb
+    kb = session.kb
     if check:
         plan, findings = checked_plan(ref, kb)
     else:  # `envgen render`: the KB and the profile as `envgen check` reads them, from the caches when they are
         # fresh; judged all the same, so that what is written can say it (check_notes)
         loaded = _cached(ref, session)
         plan = plan_image(loaded, kb)
-        findings = _render_verdict(loaded, kb, plan, kb_key, session.env, notes)
+        findings = _render_verdict(loaded, plan, session, notes)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
