@@ -49,10 +49,12 @@ def smoke_cmd(
 ) -> None:
     """Run the built-in smoke test inside an image (any image with a Python: the probe is copied into a container
     that is never committed) and record the result against its image ID."""
+    from envgen.pipeline.session import Session
     from envgen.pipeline.smoke import report_json
     from envgen.pipeline.smoke_foreign import smoke_any
 
-    report = smoke_any(target, gpus=gpus, tier=tier, env=route_env(gpu_route), python=python)
+    env = route_env(gpu_route)
+    report = smoke_any(target, gpus=gpus, tier=tier, env=env, python=python, session=Session(env))
     typer.echo(report_json(report) if as_json else report.table())
     if not report.passed:
         raise typer.Exit(1)
