@@ -1,8 +1,8 @@
 """The `envgen` command line: a thin layer over the library (the Typer app: ``envgen.cli.commands``).
 
-``main`` runs a plain, well-formed `envgen check` or `envgen render` without starting Typer
-(``envgen.cli.check.fast``, ``envgen.cli.render.fast``); every other command line, and any line a fast path is not
-sure of, goes to the Typer app. Nothing here imports
+``main`` runs a plain, well-formed `envgen check`, `envgen render` or `envgen run` without starting Typer
+(``envgen.cli.check.fast``, ``envgen.cli.render.fast``, ``envgen.cli.run.fast``); every other command line, and any
+line a fast path is not sure of, goes to the Typer app. Nothing here imports
 Typer at import time; ``app``, ``command`` and ``handles_errors`` are served from ``envgen.cli.commands`` on first use.
 """
 
@@ -48,6 +48,10 @@ def _fast_path(name: str) -> Callable[[list[str]], int | None] | None:
         from envgen.cli import render
 
         return render.fast
+    if name == "run":
+        from envgen.cli import run
+
+        return run.fast
     return None
 
 

@@ -51,13 +51,14 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
                          echo=echo)
     from envgen.check import HostSpec, build_context, judge
     from envgen.check.report import findings_to_json, format_findings
-    from envgen.kb.cache import cache_dir, load_kb_keyed
+    from envgen.pipeline.session import Session
     from envgen.profile.cache import load_profile_cached
 
     if platform not in PLATFORMS:
         raise InputError(f"option --platform = {platform!r} is not known", fix="use linux, wsl2 or windows")
-    directory = cache_dir(os.environ)
-    kb, kb_key = load_kb_keyed(directory)
+    session = Session()
+    directory = session.cache_dir
+    kb, kb_key = session.keyed_kb
     loaded = load_profile_cached(profile, directory if kb_key else None, kb, kb_key)
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")

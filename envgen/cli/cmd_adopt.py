@@ -22,10 +22,10 @@ def init_from(source: Path, out: Path | None, gpu: str | None, driver: str | Non
               group: str | None, base: str | None, name: str) -> int:
     """Write the adopted profile (stdout without ``out``), print what was not taken and check's verdict."""
     from envgen.check.findings import parse_driver
-    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.pipeline.session import Session
     from envgen.suggest.adopt import AdoptOptions, adopt
 
-    kb = load_kb_cached(cache_dir(os.environ))
+    kb = Session().kb
     gpus: tuple[str, ...] = ()
     driver = parse_driver(driver)
     if gpu == "here":
@@ -101,10 +101,10 @@ def _read(source: Path, group: str | None, python: str | None) -> Read:
 def doctor_python(path: Path) -> int:
     """`envgen doctor --python PATH`: the report, and 1 when the probe or check finds an error."""
     from envgen.host import RealProvider, collect
-    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.pipeline.session import Session
     from envgen.suggest.adopt.doctor import doctor_python as judge
 
-    kb = load_kb_cached(cache_dir(os.environ))
+    kb = Session().kb
     facts = collect(RealProvider(), kb)
     result = judge(path, kb, tuple(dict.fromkeys(g.name for g in facts.gpus)), facts.driver)
     typer.echo(result.text(), nl=False)

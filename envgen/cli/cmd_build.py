@@ -25,13 +25,14 @@ def build_cmd(
 ) -> None:
     """Check, render, build, smoke-test and record an image for a profile."""
     from envgen.pipeline.build import build
+    from envgen.pipeline.session import Session
     from envgen.pipeline.ui import console_sink
 
     if builder not in (None, "buildkit", "classic"):
         raise InputError(f"option --builder = {builder!r} is not known", fix="use buildkit or classic")
     outcome = build(profile, smoke=not no_smoke, push=push, builder=builder, wheelhouse=wheelhouse,
                     offline=offline, registry=registry, sink=console_sink(), echo=typer.echo,
-                    check=not no_check, env=route_env(gpu_route))
+                    check=not no_check, session=Session(route_env(gpu_route)))
     typer.echo(outcome.summary())
 
 
@@ -48,10 +49,12 @@ def smoke_cmd(
 ) -> None:
     """Run the built-in smoke test inside an image (any image with a Python: the probe is copied into a container
     that is never committed) and record the result against its image ID."""
+    from envgen.pipeline.session import Session
     from envgen.pipeline.smoke import report_json
     from envgen.pipeline.smoke_foreign import smoke_any
 
-    report = smoke_any(target, gpus=gpus, tier=tier, env=route_env(gpu_route), python=python)
+    env = route_env(gpu_route)
+    report = smoke_any(target, gpus=gpus, tier=tier, env=env, python=python, session=Session(env))
     typer.echo(report_json(report) if as_json else report.table())
     if not report.passed:
         raise typer.Exit(1)
@@ -70,9 +73,10 @@ def run_cmd(
 ) -> None:
     """Start a container from a validated image, with GPUs, the working directory and your UID."""
     from envgen.pipeline.run import run
+    from envgen.pipeline.session import Session
 
     code = run(target, command=list(ctx.args), gpus=gpus, workdir=workdir, force=force,
-               out=sys.stdout.write, env=route_env(gpu_route), as_root=as_root)
+               out=sys.stdout.write, as_root=as_root, session=Session(route_env(gpu_route)))
     raise typer.Exit(code)
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,12 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     """Print the fully resolved profile (extends merged, defaults filled) as YAML."""
     import yaml
 
-    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.pipeline.session import Session
     from envgen.plan.image import plan_image
     from envgen.profile import load_profile
     from envgen.profile.loader import profile_notes
 
-    kb = load_kb_cached(cache_dir(os.environ))  # the cache `check` reads
+    kb = Session().kb  # the cache `check` reads
     loaded = load_profile(profile, kb=kb)
     plan = plan_image(loaded, kb)  # the defaults the knowledge base gives (a torch tag's CUDA) are planning's
     notes = profile_notes(loaded)
@@ -86,7 +85,7 @@ def suggest_cmd(
 ) -> None:
     """Find the newest stack the knowledge base says works for a GPU and driver, and write it as a profile."""
     from envgen.check.findings import parse_driver
-    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.pipeline.session import Session
     from envgen.suggest.recipes import load_recipes
     from envgen.suggest.search import Request, parse_frameworks, suggest
     from envgen.suggest.write import outputs, summary
@@ -100,7 +99,7 @@ def suggest_cmd(
     request = Request(gpu=gpu or compute_capability or "", frameworks=parse_frameworks(frameworks),
                       driver=parse_driver(driver), python=python,
                       prefer="lts" if prefer == "lts" else "newest")
-    result = suggest(load_kb_cached(cache_dir(os.environ)), load_recipes(), request)
+    result = suggest(Session().kb, load_recipes(), request)
     written = []
     for path, text in outputs(result, out):
         if path is None:
@@ -135,7 +134,7 @@ def init_cmd(
     """Write a first profile from a few options (no questions), or adopt one with --from: it passes `envgen check`
     (or check's findings say why not). --gpu here reads this host's GPUs and driver."""
     from envgen.check.findings import parse_driver
-    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.pipeline.session import Session
     from envgen.suggest.init import InitRequest, init_profile
     from envgen.suggest.recipes import load_recipes
     from envgen.suggest.search import parse_frameworks
@@ -157,7 +156,7 @@ def init_cmd(
     request = InitRequest(name=file_profile_name(out) if out else "my-profile",
                           frameworks=parse_frameworks(frameworks) if frameworks else {}, gpu=gpu,
                           driver=parse_driver(driver), python=python)
-    text = init_profile(load_kb_cached(cache_dir(os.environ)), load_recipes(), request)
+    text = init_profile(Session().kb, load_recipes(), request)
     if out is None:
         typer.echo(text, nl=False)
         return

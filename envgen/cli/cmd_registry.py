@@ -15,8 +15,9 @@ def push_cmd(
 ) -> None:
     """Publish the profile's validated image and its signed validation."""
     from envgen.pipeline.publish import push
+    from envgen.pipeline.session import Session
 
-    typer.echo(push(profile, registry=registry))
+    typer.echo(push(profile, registry=registry, session=Session()))
 
 
 def pull_cmd(
@@ -28,8 +29,9 @@ def pull_cmd(
     """Fetch a prebuilt image; accept it only if a trusted key signed a validation of its digest and its labels
     match the local profile's hash."""
     from envgen.pipeline.publish import pull
+    from envgen.pipeline.session import Session
 
-    typer.echo(pull(profile, registry=registry, smoke=not no_smoke, env=route_env(gpu_route)))
+    typer.echo(pull(profile, registry=registry, smoke=not no_smoke, session=Session(route_env(gpu_route))))
 
 
 def save_cmd(

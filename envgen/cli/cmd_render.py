@@ -44,7 +44,8 @@ def export_cmd(
 ) -> None:
     """Export profiles for the rest of the ecosystem: VS Code, Compose, Apptainer, buildx bake,
     Kubernetes Jobs, Slurm batch scripts."""
-    from envgen.pipeline.prepare import export_profiles
+    from envgen.pipeline.prepare import export_planned, registry_note
+    from envgen.pipeline.session import Session
 
     if gpu_route is not None and gpu_route not in ("runtime", "cdi"):
         raise InputError(f"option --gpu-route = {gpu_route!r} is not valid for an export", fix="use runtime or cdi")
@@ -55,17 +56,16 @@ def export_cmd(
     if fmt != "slurm" and (runtime != "apptainer" or array is not None):
         raise InputError(f"options --runtime and --array are for --format slurm, not {fmt}",
                          fix="drop them, or export --format slurm")
-    for path in export_profiles(profiles, fmt, out, gpus=gpus, gpu_route=gpu_route, registry=registry,
-                                bootstrap=bootstrap, force=force, runtime=runtime, array=array):
+    session = Session()
+    exported = export_planned(profiles, fmt, out, session, gpus=gpus, gpu_route=gpu_route, registry=registry,
+                              bootstrap=bootstrap, force=force, runtime=runtime, array=array)
+    for path in exported.paths:
         typer.echo(f"wrote {path}")
-    from envgen.pipeline.prepare import registry_note, unbuilt_images, unchecked_exports
-
-    notes = unchecked_exports(profiles)
-    said = registry_note(profiles, fmt, registry)
-    for note in [*notes, *([said] if said else [])]:
+    said = registry_note(profiles, fmt, registry, session=session)
+    for note in [*exported.notes, *([said] if said else [])]:
         typer.echo(note, err=True)
 
-    for name, tag in unbuilt_images(profiles, fmt):  # the export names an image this host does not hold yet
+    for name, tag in exported.unbuilt:  # the export names an image this host does not hold yet
         typer.echo(f"note: {tag} is not built here yet: run `envgen build {shlex.quote(name)}` before opening it",
                    err=True)
 
@@ -79,10 +79,12 @@ def lock_cmd(
     """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
     digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
     from envgen.errors import InputError
+    from envgen.pipeline.session import Session
     from envgen.plan.installers import installer_of
     from envgen.profile import load_profile
 
-    if installer_of(load_profile(profile)).conda_env:
+    session = Session()
+    if installer_of(load_profile(profile, kb=session.kb)).conda_env:
         from envgen.lock.lock_conda import lock_conda
 
         urls = {}
@@ -92,12 +94,12 @@ def lock_cmd(
                 raise InputError(f"--conda-channel {pair!r} is not NAME=URL", fix="e.g. --conda-channel "
                                  "conda-forge=https://mirror.example/conda-forge")
             urls[name] = url
-        path, count = lock_conda(profile, channel_urls=urls)
+        path, count = lock_conda(profile, channel_urls=urls, kb=session.kb)
         typer.echo(f"locked {profile}: {count} conda package(s) -> {path}")
         return
     from envgen.lock.lock import lock
 
-    typer.echo(lock(profile, wheelhouse=wheelhouse).summary())
+    typer.echo(lock(profile, wheelhouse=wheelhouse, kb=session.kb).summary())
 
 
 def register(app: typer.Typer) -> None:

@@ -24,9 +24,10 @@ def render(profile: str, out: str | None, wheelhouse: str | None, offline: bool,
            echo: Echo = echo) -> int:
     """Write ``profile``'s build context; print where, its tag and the plain `docker build` of it."""
     from envgen.pipeline.prepare import prepare
+    from envgen.pipeline.session import Session
 
     prepared = prepare(profile, out=Path(out) if out else None, wheelhouse=Path(wheelhouse) if wheelhouse else None,
-                       offline=offline, check=False)
+                       offline=offline, check=False, session=Session())
     result = prepared.render
     for note in prepared.notes:
         echo(note, err=True)

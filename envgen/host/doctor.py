@@ -148,13 +148,16 @@ def _key(finding: Any) -> tuple[str, str]:
     return finding.code, finding.message
 
 
-def check_reasons(facts: HostFacts, profile: Any, kb: Any) -> tuple[list[Reason], int]:
-    """Findings that exist because of this host, and the count of the profile's own errors/warnings."""
+def check_reasons(facts: HostFacts, profile: Any, kb: Any, plan: Any = None) -> tuple[list[Reason], int]:
+    """Findings that exist because of this host, and the count of the profile's own errors/warnings. ``plan``: the
+    profile's plan when the caller made it (else made here, once: it does not depend on the host)."""
     from envgen.check import check_profile
+    from envgen.plan.image import plan_image
 
-    alone = check_profile(profile, kb)
+    plan = plan if plan is not None else plan_image(profile, kb)
+    alone = check_profile(profile, kb, plan=plan)
     spec = host_spec(facts, kb)
-    here = check_profile(profile, kb, host=spec)
+    here = check_profile(profile, kb, host=spec, plan=plan)
     baseline = {_key(f) for f in alone}
     # check judges a GPU the profile names and the host has once, under the profile's name: its findings are
     # this host's too
@@ -177,16 +180,21 @@ def verdict_of(reasons: Iterable[Reason]) -> Verdict:
     return "runs"
 
 
-def verdict_for(facts: HostFacts, profile: Any, kb: Any) -> ProfileVerdict:
+def verdict_for(facts: HostFacts, profile: Any, kb: Any, plan: Any = None) -> ProfileVerdict:
     reasons = host_reasons(facts, profile)
-    found, own = check_reasons(facts, profile, kb)
+    found, own = check_reasons(facts, profile, kb, plan)
     reasons.extend(found)
     order = {"error": 0, "warning": 1, "info": 2}
     reasons.sort(key=lambda r: order[r.severity])
     return ProfileVerdict(profile.name, verdict_of(reasons), tuple(reasons), own)
 
 
-def doctor(facts: HostFacts, profiles: Iterable[Any], kb: Any) -> DoctorReport:
+def doctor(facts: HostFacts, profiles: Iterable[Any], kb: Any, plans: Iterable[Any] | None = None) -> DoctorReport:
+    """``plans``: each profile's plan (None where it could not be planned: judged as check judges it), when the
+    caller made them."""
     from envgen import __version__
 
-    return DoctorReport(facts, tuple(verdict_for(facts, p, kb) for p in profiles), __version__)
+    profiles = list(profiles)
+    planned = list(plans) if plans is not None else [None] * len(profiles)
+    return DoctorReport(facts, tuple(verdict_for(facts, p, kb, plan) for p, plan in zip(profiles, planned,
+                                                                                          strict=True)), __version__)

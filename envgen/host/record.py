@@ -60,16 +60,16 @@ def doctor_json(provider: RealProvider, profile: str | None) -> dict[str, Any]:
     """`envgen doctor --json` for this machine; facts only (and why) without envgen's dependencies."""
     try:
         from envgen.host.doctor import doctor
-        from envgen.kb import load_kb
+        from envgen.kb.cache import kb_for
         from envgen.profile import list_profiles, load_profile
     except ImportError as exc:
         facts = collect(provider)
         return {"schema": "envgen.doctor/1", "host": facts.to_json(), "profiles": [],
                 "error": f"verdicts not computed here: {exc}"}
-    kb = load_kb()
+    kb = kb_for()  # this entry point's one load: check's cache where it is on
     facts = collect(provider, kb)
     names = [profile] if profile else [source.name for source in list_profiles()]
-    return doctor(facts, [load_profile(name) for name in names], kb).to_json()
+    return doctor(facts, [load_profile(name, kb=kb) for name in names], kb).to_json()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

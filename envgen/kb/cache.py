@@ -14,6 +14,7 @@ Set ``ENVGEN_NO_CACHE=1`` to bypass it; ``ENVGEN_CACHE_DIR`` moves it (default `
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import sys
 from collections.abc import Mapping
@@ -68,6 +69,12 @@ def cache_key(data_dir: Path) -> str:
         digest.update(path.read_bytes())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def kb_for(env: Mapping[str, str] | None = None) -> KnowledgeBase:
+    """The KB of a caller that was handed none (a library call outside a command's session,
+    ``envgen.pipeline.session``): check's cache for ``env`` (the process's when None), YAML where it is off."""
+    return load_kb_cached(cache_dir(os.environ if env is None else env))
 
 
 def load_kb_cached(directory: Path | None, data_dir: Path | None = None) -> KnowledgeBase:

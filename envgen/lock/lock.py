@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from envgen.config import UserConfig, load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.files import write_atomically
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.lock.held import held_resolution
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
@@ -323,9 +323,10 @@ def pin_base(client: DockerClient | None, profile: Profile, plan: TemplateInput,
 
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
          runner: Runner = run_command, uv_runner: Runner | None = None, engine: bool = True,
-         client: DockerClient | None = None) -> LockOutcome:
+         client: DockerClient | None = None, kb: KnowledgeBase | None = None) -> LockOutcome:
     """Resolve profile ``ref`` and write ``<profile>.lock.txt`` beside its YAML file. ``engine``: also pin
-    the base image's digest and the apt packages (needs the Docker engine)."""
+    the base image's digest and the apt packages (needs the Docker engine). ``kb``: the command's (else the
+    environment's, ``kb.cache.kb_for``)."""
     started = time.monotonic()
     environ = os.environ if env is None else env
     source = find_profile(ref, environ)
@@ -337,7 +338,10 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                          "resolve from conda channels, which cannot be reached from here",
                          fix="build it unlocked (environment.yml pins every conda package exactly)")
     config = load_config(env)
-    kb = load_kb()
+    if kb is None:
+        from envgen.kb.cache import kb_for
+
+        kb = kb_for(environ)
     plan = plan_image(profile, kb)
     refuse_judged(plan, environ)
     route = resolution_route(profile, kb, config, environ, wheelhouse, plan=plan)

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envgen.errors import InputError
 from envgen.files import write_atomically
@@ -25,6 +26,9 @@ from envgen.plan.condalock import (
     conda_specs,
 )
 from envgen.profile.loader import profile_arg
+
+if TYPE_CHECKING:
+    from envgen.kb import KnowledgeBase
 
 
 @dataclass(frozen=True)
@@ -86,14 +90,13 @@ def explicit_text(pins: Sequence[CondaPin], *, header: Sequence[str] = ()) -> st
 
 
 def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
-               env: Mapping[str, str] | None = None) -> tuple[Path, int]:
+               env: Mapping[str, str] | None = None, kb: KnowledgeBase | None = None) -> tuple[Path, int]:
     """Solve a conda profile's conda packages and write ``<profile>.conda.txt`` (an explicit list) beside
     it. ``channel_urls`` maps a channel the profile names to the URL to solve from (a mirror, or a
     local channel); the list records the URLs the packages were found at."""
     from importlib.metadata import version
 
     from envgen.config import load_config, merge_mirrors
-    from envgen.kb import load_kb
     from envgen.profile import find_profile, load_profile
     from envgen.render.plan import render_context
 
@@ -106,7 +109,10 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
         raise InputError(f"profile {profile.name!r} has installer: {profile.installer}; conda locks are for conda "
                          "profiles", fix=f"run `envgen lock {profile_arg(profile)}` without --conda-channel")
     config = load_config(env)
-    kb = load_kb()
+    if kb is None:
+        from envgen.kb.cache import kb_for
+
+        kb = kb_for(environ)
     plan = render_context(profile, kb, config, use_lock=False)
     profile = plan.profile  # as planned: the values it left to the KB (an NGC release's, a torch tag's) filled in
     mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels

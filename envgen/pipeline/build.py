@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envgen import layout
-from envgen.config import UserConfig, load_config, merge_mirrors
+from envgen.config import UserConfig, merge_mirrors
 from envgen.docker import (
     BuilderInfo,
     ProgressSink,
@@ -29,7 +29,7 @@ from envgen.docker.images import tag_all
 from envgen.errors import BuildFailed, InputError, SmokeFailed
 from envgen.files import write_atomically
 from envgen.imageref import parse_ref
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, prefetch
 from envgen.mirrors import mirror_ref
 from envgen.pipeline.buildlock import build_lock
@@ -37,6 +37,7 @@ from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import check_base_labels, checked_plan
 from envgen.pipeline.seal import seal
+from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import run_planned
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import host_plan
@@ -192,16 +193,18 @@ def build(
     echo: Callable[[str], None] = lambda _line: None,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    session: Session | None = None,
 ) -> BuildOutcome:
     if push and not smoke:
         raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
-    config = load_config(env)
+    session = Session.of(session, env)
+    env, config = session.env, session.config
     if push:  # before anything is built: a push with nowhere to go fails now, not after the build
         from envgen.pipeline.publish import registry_to_use
 
         registry = registry_to_use(registry, config)
-    kb = load_kb()
+    kb = session.kb
     plan = _plan_to_build(ref, kb, check, env, echo, offline)
     profile = plan.profile
     client = connect()

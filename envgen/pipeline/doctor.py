@@ -14,7 +14,7 @@ from envgen.host.doctor import DoctorReport, Reason, doctor
 from envgen.host.gate import gate
 from envgen.host.model import HostFacts
 from envgen.host.report import format_report
-from envgen.kb import load_kb
+from envgen.pipeline.session import Session
 from envgen.profile import Profile, list_profiles, load_profile
 from envgen.vocabulary import LABEL_PROFILE
 
@@ -30,25 +30,38 @@ class DoctorOutput:
         return format_report(self.report)
 
 
-def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = None) -> DoctorOutput:
-    kb = load_kb()
+def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = None,
+                  session: Session | None = None) -> DoctorOutput:
+    session = Session.of(session, env)
+    env, kb = session.env, session.kb
     facts = collect(RealProvider(env), kb)
     refs = [profile] if profile else [source.name for source in list_profiles(env)]
     profiles: list[Profile] = []
     for ref in refs:
         try:
-            profiles.append(load_profile(ref, env))
+            profiles.append(load_profile(ref, env, kb=kb))
         except EnvgenError:
             if profile:  # the one the user asked for: say why
                 raise
-    report = doctor(facts, profiles, kb)
+    plans = [_plan(profile, kb) for profile in profiles]  # one per profile: the verdict and the downloads read it
+    report = doctor(facts, profiles, kb, plans)
     if facts.docker.reachable:
-        report = _with_bases(report, profiles, env, kb)
+        report = _with_bases(report, profiles, plans, env)
     return DoctorOutput(report)
 
 
-def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str, str] | None,
-                kb: Any) -> DoctorReport:
+def _plan(profile: Profile, kb: Any) -> Any:
+    """The profile's plan, or None where it cannot be planned (the check's verdict says why)."""
+    from envgen.plan.image import plan_image
+
+    try:
+        return plan_image(profile, kb)
+    except EnvgenError:
+        return None
+
+
+def _with_bases(report: DoctorReport, profiles: list[Profile], plans: list[Any],
+                env: Mapping[str, str] | None) -> DoctorReport:
     """Each verdict with whether this host can have the profile's base: a profile whose image is not here and whose
     base neither is here nor can be fetched does not run here, however well the GPU and driver fit."""
     from dataclasses import replace
@@ -61,10 +74,10 @@ def _with_bases(report: DoctorReport, profiles: list[Profile], env: Mapping[str,
     client = connect()
     try:
         verdicts = []
-        for verdict, profile in zip(report.verdicts, profiles, strict=True):
+        for verdict, profile, plan in zip(report.verdicts, profiles, plans, strict=True):
             built = _here(client, f"{config.namespace}/{profile.name}:latest")  # its base and downloads not needed
             extra = [] if built else [*_base_reason(client, profile, config),
-                                      *_download_reasons(profile, kb, config, env)]
+                                      *_download_reasons(profile, plan, config, env)]
             reasons = (*extra, *verdict.reasons)
             verdicts.append(replace(verdict, reasons=reasons, verdict=verdict_of(reasons)))
     finally:
@@ -108,18 +121,15 @@ def _base_reason(client: Any, profile: Profile, config: Any) -> list[Reason]:
                        "docker engine")]
 
 
-def _download_reasons(profile: Profile, kb: Any, config: Any, env: Mapping[str, str] | None) -> list[Reason]:
+def _download_reasons(profile: Profile, plan: Any, config: Any, env: Mapping[str, str] | None) -> list[Reason]:
     """What the profile's build downloads, tried from here (``pipeline.fetch``): an error for each one this host
     cannot reach, else one line saying it reached them."""
     from envgen.config import merge_mirrors
     from envgen.lock.wheels import configured_wheelhouse
     from envgen.pipeline.fetch import blocked, probe_for
-    from envgen.plan.image import plan_image
     from envgen.render.downloads import downloads
 
-    try:
-        plan = plan_image(profile, kb)
-    except EnvgenError:
+    if plan is None:
         return []  # the check's verdict says why it cannot be planned
     wheelhouse = Path(config.mirrors.wheelhouse).expanduser() if config.mirrors.wheelhouse else \
         configured_wheelhouse(env)
@@ -149,5 +159,5 @@ def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, 
         profile = load_profile(name, env)
     except EnvgenError:
         return None
-    kb = kb if kb is not None else load_kb()
+    kb = kb if kb is not None else Session(env).kb
     return gate(facts if facts is not None else collect(RealProvider(env), kb), profile, kb)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +14,7 @@ from envgen.config import UserConfig, load_config
 from envgen.errors import CheckFailed
 from envgen.imageref import parse_ref
 from envgen.kb import KnowledgeBase
+from envgen.pipeline.session import Session
 from envgen.plan.expected import Expected
 from envgen.plan.image import ImagePlan, plan_image
 from envgen.profile import Profile, load_profile
@@ -27,18 +28,12 @@ if TYPE_CHECKING:  # check is imported where a profile is checked (render judges
 if TYPE_CHECKING:
     from docker import DockerClient
 
+    from envgen.render.core import RenderedContext
+
 
 # the record types a render validates or dumps: the user config, the profile (its identity hashes its dump), the
 # mirrors (merged with the user's), the probe's expectations (written as JSON)
 _COMPILED = (UserConfig, LoadedProfile, Mirrors, Expected)
-
-
-def load_kb() -> KnowledgeBase:
-    """The KB read from its YAML files (the loader, and the YAML parser with it, imported here: a render the caches
-    serve reads no YAML)."""
-    from envgen.kb.loader import load_kb as read
-
-    return read()
 
 
 @dataclass(frozen=True)
@@ -79,24 +74,22 @@ def resolved_set(plan: ImagePlan, env: Mapping[str, str] | None = None, offline:
     return set_findings(plan, environ, cache_dir(environ), offline=offline)
 
 
-def cached_profile(ref: str, env: Mapping[str, str] | None = None) -> tuple[KnowledgeBase, Profile]:
+def cached_profile(ref: str, env: Mapping[str, str] | None = None,
+                   session: Session | None = None) -> tuple[KnowledgeBase, Profile]:
     """The KB and the loaded profile from the caches `envgen check` keeps (kb/cache.py, profile/cache.py), each
     loaded afresh only when its inputs changed: parsing and validating the KB's YAML was half of a render."""
-    kb, profile, _ = _cached(ref, env)
-    return kb, profile
+    session = Session.of(session, env)
+    return session.kb, _cached(ref, session)
 
 
-def _cached(ref: str, env: Mapping[str, str] | None) -> tuple[KnowledgeBase, Profile, str]:
-    from envgen.kb.cache import cache_dir, load_kb_keyed
+def _cached(ref: str, session: Session) -> Profile:
     from envgen.profile.cache import load_profile_cached
 
-    directory = cache_dir(os.environ if env is None else env)
-    kb, kb_key = load_kb_keyed(directory)
-    return kb, load_profile_cached(ref, directory if kb_key else None, kb, kb_key, env), kb_key
+    kb, kb_key = session.keyed_kb
+    return load_profile_cached(ref, session.cache_dir if kb_key else None, kb, kb_key, session.env)
 
 
-def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key: str,
-                    env: Mapping[str, str] | None, notes: list[str]) -> list[Any]:
+def _render_verdict(profile: Profile, plan: ImagePlan, session: Session, notes: list[str]) -> list[Any]:
     """The errors `envgen check` finds in ``profile`` (no host), for render's note: kept in check's cache directory
     under the KB's key, the profile's hash and its lock files, so that a warm render imports no check. A cached
     verdict that cannot be read (cut short, edited) is judged again and rewritten, with a line in ``notes``."""
@@ -106,15 +99,15 @@ def _render_verdict(profile: Profile, kb: KnowledgeBase, plan: ImagePlan, kb_key
 
     from envgen import __version__
     from envgen.files import write_atomically
-    from envgen.kb.cache import cache_dir
     from envgen.plan.lockfile import lock_path
     from envgen.profile.loader import profile_source
     from envgen.render.hashing import profile_hash
 
     source = profile_source(profile)
     locks = [p.read_bytes() for p in ((lock_path(source), lock_path(source, "conda")) if source else ()) if p.is_file()]
+    kb, kb_key = session.keyed_kb
     key = hashlib.sha256(b"\0".join([kb_key.encode(), __version__.encode(), profile_hash(profile).encode(), *locks]))
-    directory = cache_dir(os.environ if env is None else env)
+    directory = session.cache_dir
     target = directory / f"verdict-{key.hexdigest()[:32]}.json" if directory and kb_key else None
     if target is not None and target.is_file():
         try:
@@ -140,22 +133,23 @@ def prepare(
     offline: bool = False,
     check: bool = True,
     env: Mapping[str, str] | None = None,
+    session: Session | None = None,
 ) -> Prepared:
     from envgen import compiled
-    from envgen.kb.cache import cache_dir
 
-    directory = cache_dir(os.environ if env is None else env)
+    session = Session.of(session, env)
+    directory = session.cache_dir
     restored = compiled.restore(directory, _COMPILED)  # a render from the caches then imports no pydantic
-    config = load_config(env)
+    config = load_config(session.env)
     notes: list[str] = []
+    kb = session.kb
     if check:
-        kb = load_kb()
         plan, findings = checked_plan(ref, kb)
     else:  # `envgen render`: the KB and the profile as `envgen check` reads them, from the caches when they are
         # fresh; judged all the same, so that what is written can say it (check_notes)
-        kb, loaded, kb_key = _cached(ref, env)
+        loaded = _cached(ref, session)
         plan = plan_image(loaded, kb)
-        findings = _render_verdict(loaded, kb, plan, kb_key, env, notes)
+        findings = _render_verdict(loaded, plan, session, notes)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
     result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
@@ -175,52 +169,43 @@ def check_notes(ref: str, profile: Profile, findings: Sequence[Any]) -> list[str
             f"see `envgen check {shlex.quote(ref)}`"]
 
 
-def unchecked_exports(refs: list[str]) -> list[str]:
-    """check_notes of each profile an export wrote."""
-    from envgen.check import check_profile
-
-    kb = load_kb()
-    notes = []
-    for ref in refs:
-        profile = load_profile(ref, kb=kb)
-        notes += check_notes(ref, profile, check_profile(profile, kb))
-    return notes
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote, and what it says after: the check notes of the profiles check rejects, and (profile as
+    given, tag) of each image an export that runs the local image names but the engine does not hold yet."""
+    paths: list[Path]
+    notes: list[str]
+    unbuilt: list[tuple[str, str]]
 
 
-def registry_digests(profiles: list[Profile], kb: KnowledgeBase, config: UserConfig) -> dict[str, str]:
+def registry_digests(contexts: Sequence[RenderedContext], config: UserConfig,
+                     client: DockerClient | None) -> dict[str, str]:
     """``registry/profile@sha256:...`` for each profile whose published image the local engine knows
     (pushed or pulled here); profiles without one, or no engine at all, are left out."""
-    from envgen.docker import connect, inspect_image
-    from envgen.errors import DockerUnavailable
-    from envgen.render import render_in_memory
+    from envgen.docker import inspect_image
 
-    if not config.registry:  # no registry given: the export names the local image
-        return {}
-    try:
-        client = connect()
-    except DockerUnavailable:
+    if not config.registry or client is None:  # no registry given: the export names the local image
         return {}
     found = {}
-    try:
-        for profile in profiles:
-            ctx = render_in_memory(profile, kb, config)
-            repo = f"{config.registry.rstrip('/')}/{profile.name}"
-            image = inspect_image(client, f"{repo}:{ctx.content_hash[:12]}")
-            digest = next((d for d in (image.digests if image else ()) if parse_ref(d).name == repo), None)
-            if digest:
-                found[profile.name] = digest
-    finally:
-        client.close()
+    for ctx in contexts:
+        name = ctx.plan.profile.name
+        repo = f"{config.registry.rstrip('/')}/{name}"
+        image = inspect_image(client, f"{repo}:{ctx.content_hash[:12]}")
+        digest = next((d for d in (image.digests if image else ()) if parse_ref(d).name == repo), None)
+        if digest:
+            found[name] = digest
     return found
 
 
 REGISTRY_FORMATS = ("k8s", "slurm")  # exports that pull the image on another machine
+# exports that run the image `envgen build` tags on this host (not a registry's)
+LOCAL_IMAGE_FORMATS = ("devcontainer", "compose", "apptainer")
 
 
 def registry_note(refs: list[str], fmt: str, registry: str | None,
-                  env: Mapping[str, str] | None = None) -> str | None:
+                  env: Mapping[str, str] | None = None, session: Session | None = None) -> str | None:
     """What an export that another machine pulls from says when no registry was given (envgen has no default)."""
-    if fmt not in REGISTRY_FORMATS or registry or load_config(env).registry:
+    if fmt not in REGISTRY_FORMATS or registry or Session.of(session, env).config.registry:
         return None
     push = "; ".join(f"envgen push {shlex.quote(ref)} --registry REGISTRY" for ref in refs)
     return ("note: no registry given (--registry, or `registry:` in the envgen config): the export names the local "
@@ -231,53 +216,70 @@ def registry_note(refs: list[str], fmt: str, registry: str | None,
 def export_profiles(refs: list[str], fmt: str, out: Path, env: Mapping[str, str] | None = None,
                     gpus: int = 1, gpu_route: str | None = None, registry: str | None = None,
                     bootstrap: str = "docker-daemon", force: bool = False, runtime: str = "apptainer",
-                    array: str | None = None) -> list[Path]:
+                    array: str | None = None, session: Session | None = None) -> list[Path]:
+    return export_planned(refs, fmt, out, Session.of(session, env), gpus=gpus, gpu_route=gpu_route,
+                          registry=registry, bootstrap=bootstrap, force=force, runtime=runtime, array=array).paths
+
+
+def export_planned(refs: list[str], fmt: str, out: Path, session: Session, *, gpus: int = 1,
+                   gpu_route: str | None = None, registry: str | None = None, bootstrap: str = "docker-daemon",
+                   force: bool = False, runtime: str = "apptainer", array: str | None = None) -> Exported:
+    """Write the export of ``refs`` from one plan and one render per profile, which also give the check notes, the
+    registry's digests (k8s) and the images not built here (the formats that run the local image)."""
+    from envgen.check import check_profile
+    from envgen.render import render_in_memory
     from envgen.render.exports import ExportOptions, export
 
-    config = load_config(env)
+    kb, config = session.kb, session.config
+    profiles = [load_profile(ref, session.env, kb=kb) for ref in refs]
+    plans = [plan_image(profile, kb) for profile in profiles]
+    contexts = [render_in_memory(profile, kb, config, plan=plan)  # the registry is no part of a render
+                for profile, plan in zip(profiles, plans, strict=True)]
     if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull
         config = config.model_copy(update={"registry": registry})
-    kb = load_kb()
-    profiles = [load_profile(ref) for ref in refs]
-    images = registry_digests(profiles, kb, config) if fmt == "k8s" else {}
-    route = gpu_route or config.gpu_route
-    options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
-                            registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
-                            project=Path.cwd(), force=force, runtime=runtime,  # type: ignore[arg-type]
-                            array=array)  # the CLI checked runtime
-    return export(profiles, kb, fmt, out, config=config, options=options)
+    with _engine(fmt == "k8s" and bool(config.registry) or fmt in LOCAL_IMAGE_FORMATS) as client:
+        images = registry_digests(contexts, config, client) if fmt == "k8s" else {}
+        route = gpu_route or config.gpu_route
+        options = ExportOptions(images=images, gpus=gpus, gpu_route="cdi" if route == "cdi" else "runtime",
+                                registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
+                                project=Path.cwd(), force=force, runtime=runtime,  # type: ignore[arg-type]
+                                array=array)  # the CLI checked runtime
+        paths = export(profiles, kb, fmt, out, config=config, options=options, contexts=contexts)
+        notes = [line for ref, profile, plan in zip(refs, profiles, plans, strict=True)
+                 for line in check_notes(ref, profile, check_profile(profile, kb, plan=plan))]
+        unbuilt = _unbuilt(refs, contexts, session.config, client) if fmt in LOCAL_IMAGE_FORMATS else []
+    return Exported(paths, notes, unbuilt)
 
 
-# exports that run the image `envgen build` tags on this host (not a registry's)
-LOCAL_IMAGE_FORMATS = ("devcontainer", "compose", "apptainer")
-
-
-def unbuilt_images(refs: list[str], fmt: str, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
-    """(profile as given, tag) for each exported profile whose image an export that runs the local image names but the
-    engine does not hold yet; empty when the format pulls from a registry or no engine answers."""
-    if fmt not in LOCAL_IMAGE_FORMATS:
-        return []
-    from envgen.docker import connect, inspect_image
+@contextlib.contextmanager
+def _engine(wanted: bool) -> Iterator[DockerClient | None]:
+    """A client of the local engine for the export's look-ups, or None (not wanted, or no engine answers)."""
+    from envgen.docker import connect
     from envgen.errors import DockerUnavailable
-    from envgen.render import render_in_memory
+
+    client = None
+    if wanted:
+        with contextlib.suppress(DockerUnavailable):
+            client = connect()
+    try:
+        yield client
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _unbuilt(refs: list[str], contexts: Sequence[RenderedContext], config: UserConfig,
+             client: DockerClient | None) -> list[tuple[str, str]]:
+    """(profile as given, tag) for each exported profile whose image the engine does not hold yet; empty when no
+    engine answers."""
+    from envgen.docker import inspect_image
     from envgen.render.core import image_tag
 
-    config = load_config(env)
-    kb = load_kb()
-    try:
-        client = connect()
-    except DockerUnavailable:
+    if client is None:
         return []
-    missing = []
-    try:
-        for ref in refs:
-            profile = load_profile(ref)
-            tag = image_tag(profile.name, render_in_memory(profile, kb, config).content_hash, config.namespace)
-            if inspect_image(client, tag) is None:
-                missing.append((ref, tag))
-    finally:
-        client.close()
-    return missing
+    tags = [(ref, image_tag(ctx.plan.profile.name, ctx.content_hash, config.namespace))
+            for ref, ctx in zip(refs, contexts, strict=True)]
+    return [(ref, tag) for ref, tag in tags if inspect_image(client, tag) is None]
 
 
 def check_base_labels(client: DockerClient, profile: Profile, kb: KnowledgeBase) -> None:

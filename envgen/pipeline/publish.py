@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envgen.config import UserConfig, load_config, merge_mirrors
+from envgen.config import UserConfig, merge_mirrors
 from envgen.docker import connect, inspect_image, pull_image, push_image, remove_image
 from envgen.docker.images import split_ref, tag_all
 from envgen.errors import ImageMismatch, ImageNotValidated, InputError, RegistryError
@@ -17,6 +17,7 @@ from envgen.mirrors import mirror_ref
 from envgen.pipeline.mirrors import mirror_failure
 from envgen.pipeline.naming import alias_ref
 from envgen.pipeline.resolve import profile_tag
+from envgen.pipeline.session import Session
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import host_plan
 from envgen.profile import Profile, load_profile
@@ -59,12 +60,14 @@ def registry_to_use(registry: str | None, config: UserConfig) -> str:
 MANIFEST_SUBJECT = "image-manifest"  # the subject a pushed image's statement names its registry manifest by
 
 
-def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None = None) -> str:
+def push(ref: str, *, registry: str | None = None, env: Mapping[str, str] | None = None,
+         session: Session | None = None) -> str:
     """Push the profile's current image with its signed validation beside it; only an image a trusted key's
     statement names (``pipeline/validity.py``) is pushed."""
-    config = load_config(env)
-    profile = load_profile(ref, env)
-    tag, _ = profile_tag(profile, env)
+    session = Session.of(session, env)
+    env, config = session.env, session.config
+    profile = load_profile(ref, env, kb=session.kb)
+    tag, _ = profile_tag(profile, session=session)
     client = connect()
     image = inspect_image(client, tag)
     if image is None:
@@ -122,10 +125,11 @@ def verified_remote(state_dir: Path, remote: str) -> tuple[str, str, list[dict[s
 
 
 def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str | None = None,
-         env: Mapping[str, str] | None = None) -> str:
-    config = load_config(env)
-    profile = load_profile(ref, env)
-    tag, content_hash = profile_tag(profile, env)
+         env: Mapping[str, str] | None = None, session: Session | None = None) -> str:
+    session = Session.of(session, env)
+    env, config = session.env, session.config
+    profile = load_profile(ref, env, kb=session.kb)
+    tag, content_hash = profile_tag(profile, session=session)
     remote = remote_ref(registry_to_use(registry, config), tag)
     # The same registry mirrors the base images take (mirrors.registries) serve envgen's own images.
     mirrored = mirror_ref(remote, merge_mirrors(profile.mirrors, config.mirrors).registries)

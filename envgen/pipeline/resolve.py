@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from envgen.config import load_config
 from envgen.docker import ImageSummary, inspect_image
 from envgen.errors import ImageNotValidated, InputError, ProfileNotFound
-from envgen.kb import load_kb
+from envgen.pipeline.session import Session
 from envgen.profile import Profile, load_profile
 from envgen.render import render_in_memory
 
@@ -16,12 +16,14 @@ if TYPE_CHECKING:
     from docker import DockerClient
 
 
-def profile_tag(profile: Profile, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+def profile_tag(profile: Profile, env: Mapping[str, str] | None = None,
+                session: Session | None = None) -> tuple[str, str]:
     """(image tag, content hash) the profile renders to now, without writing anything."""
     from envgen.pipeline.naming import image_ref
 
-    config = load_config(env)
-    context = render_in_memory(profile, load_kb(), config)
+    session = Session.of(session, env)
+    config = session.config
+    context = render_in_memory(profile, session.kb, config)
     return image_ref(config, profile.name, context.content_hash), context.content_hash
 
 
@@ -45,18 +47,20 @@ def _refuse_failed(name: str, tag: str, content_hash: str, target: str, env: Map
             f"`envgen run --force {short}` starts the untagged image to look inside)")
 
 
-def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | None = None) -> ImageSummary:
+def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | None = None,
+                  session: Session | None = None) -> ImageSummary:
     """An image reference that exists wins; otherwise ``target`` is a profile, and its current tag is
     looked up (the image built from exactly this profile and envgen version)."""
     found = inspect_image(client, target)
     if found is not None:
         return found
+    session = Session.of(session, env)
     try:
-        profile = load_profile(target, env)
+        profile = load_profile(target, session.env, kb=session.kb)
     except ProfileNotFound:
         raise InputError(f"{target!r} is neither an image on this engine nor a profile",
                          fix="give an image reference from `envgen images`, or a profile name") from None
-    tag, content_hash = profile_tag(profile, env)
+    tag, content_hash = profile_tag(profile, session=session)
     found = inspect_image(client, tag)
     if found is None:
         _refuse_failed(profile.name, tag, content_hash, target, env)

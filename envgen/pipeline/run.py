@@ -7,12 +7,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.config import load_config
 from envgen.docker import connect
 from envgen.errors import ImageNotValidated
 from envgen.pipeline.bundle import loaded_from_bundle
 from envgen.pipeline.gpus import start_container
 from envgen.pipeline.resolve import resolve_image
+from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import gpus_for
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import LIBRARIES
@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 
 
 def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
-                     out: Callable[[str], object], env: Mapping[str, str] | None) -> Validation | None:
+                     out: Callable[[str], object], session: Session) -> Validation | None:
     """The tiers this host can run (the library tier alone without a usable GPU), recorded for the image."""
     from envgen.pipeline.smoke import run_planned, smoke_kwargs
     from envgen.pipeline.tiers import host_plan
 
     out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
     gpu_required = image.labels.get(LABEL_GPU_REQUIRED) != "false"
-    run_planned(client, image.id, host_plan(gpu_required, env, gpus),
+    run_planned(client, image.id, host_plan(gpu_required, session.env, gpus),
                 **smoke_kwargs(client, image.id, image.labels, store))
     return store.get(image.id)
 
@@ -61,16 +61,18 @@ def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | 
 
 
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
-        out: Callable[[str], object] = print, env: Mapping[str, str] | None = None, as_root: bool = False) -> int:
-    config = load_config(env)
+        out: Callable[[str], object] = print, env: Mapping[str, str] | None = None, as_root: bool = False,
+        session: Session | None = None) -> int:
+    session = Session.of(session, env)
+    env, config = session.env, session.config
     client = connect()
-    image = resolve_image(client, target, env)
+    image = resolve_image(client, target, env, session)
     store = ValidationStore(config.state_dir)
     record = store.get(image.id)
     if record is None and not force and loaded_from_bundle(config.state_dir, image.id) is not None:
         # An image from an offline bundle: sealed where it was built, not validated here; its first run
         # here is preceded by the smoke test, which records the verdict for this host.
-        record = _first_run_smoke(client, image, gpus, store, out, env)
+        record = _first_run_smoke(client, image, gpus, store, out, session)
     name = image.tags[0] if image.tags else image.id[:19]
     if not force and (record is None or not record.passed):
         state = "failed" if record else "has not passed"
@@ -95,7 +97,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
             "gives its container no GPU: the frameworks run on the CPU without an error (torch.cuda.is_available() "
             "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":
-        route = _gate_and_route(image.labels, gpus, config.gpu_route, env)
+        route = _gate_and_route(image.labels, gpus, config.gpu_route, session)
         if not force and record is not None and record.tier == LIBRARIES:
             gpu_tier_first(client, image.id, image.labels, gpus, store, out, route)
     user, mounted = who_and_where(workdir, as_root, env, out)
@@ -108,15 +110,13 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     return result.exit_code
 
 
-def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str,
-                    env: Mapping[str, str] | None) -> GpuRoute | None:
+def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, session: Session) -> GpuRoute | None:
     """The host checked against the image's profile (the doctor's rules), and the route its GPUs take:
     None for the NVIDIA runtime (or a host whose facts could not be read: the engine's answer decides)."""
-    from envgen.kb import load_kb
     from envgen.pipeline.doctor import gate_image
     from envgen.pipeline.tiers import host_facts, route_for
 
-    kb = load_kb()
+    env, kb = session.env, session.kb
     facts = host_facts(env, kb)
     gate_image(labels, env, facts=facts, kb=kb)
     route = route_for(gpus, facts, gpu_route)

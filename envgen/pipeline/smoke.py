@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from envgen.docker.run import RunResult
     from envgen.host.route import GpuRoute
+    from envgen.pipeline.session import Session
 
 REPORT_MARKER = "@@envgen-smoke-report@@"
 PROFILE_IN_IMAGE = layout.PROFILE_JSON
@@ -128,17 +129,19 @@ def run_planned(client: DockerClient, image: str, plan: TierChoice, **kwargs: An
 
 
 def smoke(target: str, *, gpus: str | None = None, tier: str | None = None,
-          env: Mapping[str, str] | None = None) -> SmokeReport:
+          env: Mapping[str, str] | None = None, session: Session | None = None) -> SmokeReport:
     """`envgen smoke IMAGE|PROFILE`: a profile name means that profile's current image tag. Without
     ``tier``, the tiers this host can run (the library tier alone where no GPU can be handed out). An image
     envgen did not build: ``envgen.pipeline.smoke_foreign.smoke_any``."""
     from envgen.pipeline.resolve import resolve_image
+    from envgen.pipeline.session import Session
 
     if tier is not None and tier not in ("libraries", "gpu", "all"):
         raise InputError(f"option --tier = {tier!r} is not valid", fix="use libraries, gpu or all")
-    config = load_config(env)
+    session = Session.of(session, env)
+    env, config = session.env, session.config
     client = connect()
-    image = resolve_image(client, target, env)
+    image = resolve_image(client, target, env, session)
     labels = image.labels
     kwargs = smoke_kwargs(client, image.id, labels, ValidationStore(config.state_dir))
     if tier is not None:

@@ -14,6 +14,7 @@ from envgen.errors import GpuRequestRefused, InputError
 from envgen.host.engine_errors import host_incompatible
 from envgen.paths import probe_dir
 from envgen.pipeline.gpus import gpu_kwargs
+from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import DEFAULT_TIMEOUT_S, REPORT_MARKER, TIMEOUT_MARGIN_S, record_result
 from envgen.pipeline.state import ValidationStore
 from envgen.pipeline.tiers import TierChoice
@@ -69,7 +70,8 @@ def is_foreign(labels: Mapping[str, str]) -> bool:
 
 
 def smoke_any(target: str, *, gpus: str | None = None, tier: str | None = None,
-              env: Mapping[str, str] | None = None, python: str | None = None) -> SmokeReport:
+              env: Mapping[str, str] | None = None, python: str | None = None,
+              session: Session | None = None) -> SmokeReport:
     """`envgen smoke TARGET`: envgen's own images (and profiles) by ``envgen.pipeline.smoke.smoke``; any other
     image with the probe copied in, its tiers planned as for a GPU image (the library tier alone where no GPU
     can be handed out, or with ``--tier libraries``)."""
@@ -87,7 +89,7 @@ def smoke_any(target: str, *, gpus: str | None = None, tier: str | None = None,
         if python is not None:
             raise InputError("option --python: envgen's own images run their probe with the profile's Python",
                              fix="leave --python out (it is for images envgen did not build)")
-        return smoke(target, gpus=gpus, tier=tier, env=env)
+        return smoke(target, gpus=gpus, tier=tier, env=env, session=session)
     plan = TierChoice("libraries", "none", "--tier libraries") if tier == "libraries" else host_plan(True, env, gpus)
     store = ValidationStore(load_config(env).state_dir)
     return smoke_foreign(client, found.id, plan, store, python)[0]

@@ -251,9 +251,11 @@ def export(
     config: UserConfig | None = None,
     options: ExportOptions | None = None,
     plans: Sequence[ImagePlan] | None = None,
+    contexts: Sequence[RenderedContext] | None = None,
 ) -> list[Path]:
-    """Write the export files for ``profiles`` under ``out``; returns the paths written. ``plans``: the command's
-    one plan of each profile, in the same order (made here when not given)."""
+    """Write the export files for ``profiles`` under ``out``; returns the paths written. ``contexts``: the profiles'
+    renders, when the caller made them (one plan per profile and command); else ``plans``, the command's one plan
+    of each profile, in the same order (made here when neither is given)."""
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}",
                          fix=f"use one of: {', '.join(sorted(EXPORT_FORMATS))}")
@@ -263,8 +265,8 @@ def export(
     env = make_environment()
     if plans is not None and len(plans) != len(profiles):
         raise InputError(f"export was given {len(plans)} plans for {len(profiles)} profiles")
-    contexts = [render_in_memory(p, kb, config, plan=plans[i] if plans is not None else None)
-                for i, p in enumerate(profiles)]
+    contexts = list(contexts) if contexts is not None else [
+        render_in_memory(p, kb, config, plan=plans[i] if plans is not None else None) for i, p in enumerate(profiles)]
     options = options or ExportOptions()
     files = EXPORT_FORMATS[format](contexts, config, out, env, options)
     changed = sorted(rel for rel, text in files.items()

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from envgen.kb import KnowledgeBase, load_kb
+from envgen.kb import KnowledgeBase
 
 CUDA_MAJORS = (11, 12, 13)
 
@@ -48,5 +48,7 @@ def render(kb: KnowledgeBase) -> str:
     return json.dumps(library_table(kb), indent=2, sort_keys=True) + "\n"
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the generator's one load, from the YAML (never a cache): what ships is made from it
+    from envgen.kb.loader import load_kb
+
     sys.stdout.write(render(load_kb()))

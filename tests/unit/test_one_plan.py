@@ -93,3 +93,117 @@ def test_check_resolve_plans_once(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(app, ["check", "cpu-minimal", "--resolve"])
     assert "looked at:" in result.output, result.output
     assert (counts.plans, counts.renders) == (1, 0)
+
+
+# --- one plan and one KB load per command (issue #41) ---------------------------------------------------------------
+
+class KbLoads:
+    """Counts the knowledge base loads of a command: a call of ``envgen.kb.cache.load_kb_keyed`` (check's cache, YAML on
+    a miss) or of ``envgen.kb.loader.load_kb`` outside it. A profile hook on the real functions' code objects, so that
+    a module that bound the name at import is counted too (nothing replaced)."""
+
+    def __init__(self) -> None:
+        import envgen.kb.cache as cache
+        import envgen.kb.loader as loader
+
+        self.keyed, self.parsed = cache.load_kb_keyed.__code__, loader.load_kb.__code__
+        self.count = 0
+        self._inside = 0
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if frame.f_code is self.keyed:
+            if event == "call":
+                self.count += self._inside == 0
+                self._inside += 1
+            elif event == "return":
+                self._inside -= 1
+        elif frame.f_code is self.parsed and event == "call" and self._inside == 0:
+            self.count += 1
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, run: Any) -> tuple[int, int, Any]:
+    """(plans, KB loads, what ``run`` returned)."""
+    import sys
+    import threading
+
+    plans, loads = count_plans(monkeypatch), KbLoads()
+    sys.setprofile(loads)
+    threading.setprofile(loads)  # type: ignore[arg-type]
+    try:
+        result = run()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return plans.plans, loads.count, result
+
+
+def invoke(*argv: str) -> Any:
+    return lambda: CliRunner().invoke(app, list(argv))
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", "cpu-smoke"),
+    ("show", "cpu-smoke"),
+    ("lock", "cpu-smoke", "--wheelhouse", "/nonexistent-wheelhouse"),
+])
+def test_a_command_plans_once_and_loads_the_kb_once(monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...]) -> None:
+    plans, loads, result = counted(monkeypatch, invoke(*argv))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert (plans, loads) == (1, 1), result.output
+
+
+def test_render_loads_the_kb_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    plans, loads, result = counted(monkeypatch, invoke("render", "cpu-smoke", "--output", str(tmp_path / "ctx")))
+    assert result.exit_code == 0, result.output
+    assert (plans, loads) == (1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["devcontainer", "compose", "apptainer", "bake", "k8s", "slurm"])
+def test_export_plans_each_profile_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fmt: str) -> None:
+    """`export` writes, notes what check rejects, names the unbuilt images and the registry's digests from one plan
+    per profile and one KB (it planned each profile 2-3 times and read the KB 3 times)."""
+    argv = ["export", "cpu-smoke", "cpu-minimal", "--format", fmt, "--output", str(tmp_path / "out")]
+    plans, loads, result = counted(monkeypatch, invoke(*argv, *(["--registry", "localhost:5000"]
+                                                                 if fmt == "k8s" else [])))
+    assert result.exit_code == 0, result.output
+    assert (plans, loads) == (2, 1), result.output
+
+
+def test_suggest_loads_the_kb_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, loads, result = counted(monkeypatch, invoke("suggest", "--gpu", "RTX 3090", "--frameworks", "pytorch",
+                                                   "--driver", "470.57.02"))
+    assert result.exit_code == 0, result.output
+    assert loads == 1
+
+
+@pytest.mark.parametrize("argv", [("smoke", "cpu-smoke"), ("run", "cpu-smoke", "true"), ("push", "cpu-smoke"),
+                                  ("doctor", "--profile", "cpu-smoke")])
+def test_an_engine_command_plans_once_and_loads_the_kb_once(monkeypatch: pytest.MonkeyPatch,
+                                                          argv: tuple[str, ...]) -> None:
+    """The profile's tag looked up (no image of cpu-smoke under this session's namespace: the command stops there
+    with its one line) or, for doctor, the host judged against it and its downloads tried: one plan, one KB (doctor
+    planned three times: the verdict's two checks and the download probe). `run` with an image, through the
+    container, is timed by bench/bench_run.py."""
+    plans, loads, result = counted(monkeypatch, invoke(*argv))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert (plans, loads) == (1, 1), result.output
+
+
+def test_build_plans_once_and_loads_the_kb_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`build` of a profile its check refuses stops after the check: everything before the engine, counted."""
+    (tmp_path / "bad.yaml").write_text("name: bad\nbase: debian:bookworm-slim\nlocal_base: true\ninstaller: pip\n"
+                                       'python: "3.12"\ngpu:\n  required: false\n')
+    plans, loads, result = counted(monkeypatch, invoke("build", str(tmp_path / "bad.yaml")))
+    assert result.exit_code != 0 and "fails its check" in result.output, result.output
+    assert (plans, loads) == (1, 1)
+
+
+@pytest.mark.parametrize("name", ["cpu-smoke", "ngc-tensorflow", "modern-a100"])
+def test_loading_a_profile_reads_no_kb(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Profile loading reads its small data files (framework names, base families), never the knowledge base:
+    what the KB gives (an NGC release's CUDA, a torch tag's) is planning's (plan.defaults)."""
+    from envgen.profile import load_profile
+
+    plans, loads, profile = counted(monkeypatch, lambda: load_profile(name, env={}))
+    assert profile.name == name
+    assert (plans, loads) == (0, 0)

@@ -1,0 +1,65 @@
+"""One command's session: the environment it runs in, and what every step of it reads, each made once on first use
+(the knowledge base from check's cache, ``envgen.kb.cache``; the user config; the cache directory). The CLI makes one
+per command and passes it down, so that a command loads the KB once however many steps read it; a library caller
+that passes none gets a session of its own (``of``).
+
+Nothing is read when a session is made: ``envgen --help`` and a check the caches serve import nothing more."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from envgen.config import UserConfig
+    from envgen.kb import KnowledgeBase
+
+
+@dataclass
+class Session:
+    env: Mapping[str, str] | None = None  # None: the process's environment, read when asked
+    _kb: tuple[KnowledgeBase, str] | None = field(default=None, repr=False)
+    _config: UserConfig | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, session: Session | None, env: Mapping[str, str] | None = None) -> Session:
+        """``session``, or a new one for ``env`` (a caller that has none)."""
+        return session if session is not None else cls(env)
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return os.environ if self.env is None else self.env
+
+    @property
+    def cache_dir(self) -> Path | None:
+        from envgen.kb.cache import cache_dir
+
+        return cache_dir(self.environ)
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return self.keyed_kb[0]
+
+    @property
+    def kb_key(self) -> str:
+        """The key of the cached KB ('' when it was read without a cache: caches built on it are not kept)."""
+        return self.keyed_kb[1]
+
+    @property
+    def keyed_kb(self) -> tuple[KnowledgeBase, str]:
+        if self._kb is None:
+            from envgen.kb.cache import load_kb_keyed
+
+            self._kb = load_kb_keyed(self.cache_dir)
+        return self._kb
+
+    @property
+    def config(self) -> UserConfig:
+        if self._config is None:
+            from envgen.config import load_config
+
+            self._config = load_config(self.env)
+        return self._config
