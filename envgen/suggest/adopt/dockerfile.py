@@ -131,7 +131,10 @@ def _run(command: str, origin: Origin, read: Read, ctx: Context) -> None:
         for word in words[2:]:
             if word.startswith("-"):
                 continue
-            if APT_RE.match(word):
+            held = next((a for a in read.apt if a.text == word), None)
+            if held is not None:  # installed again (a later stage): one line in the profile
+                read.skipped.append(Skip(word, origin, f"installed again: taken once, from {held.origin}"))
+            elif APT_RE.match(word):
                 read.apt.append(Item(word, origin))
             else:
                 read.skipped.append(Skip(word, origin, "not an apt package name a profile takes"))
