@@ -77,8 +77,12 @@ CASES: dict[str, tuple[int, dict[str, object], list[str], list[str]]] = {
         0, {"frameworks.torchvision": TV, "packages.pip": ["cython", "submitit", "scipy", "onnx", "onnxruntime"]},
         ["panopticapi.git#egg=panopticapi' not taken: a direct URL"], []),
     "facebookresearch__detr/Dockerfile": (
-        0, {"frameworks.torchvision": TV, "packages.apt": ["git", "vim", "libgtk2.0-dev"]},
-        ["FROM pytorch/pytorch:1.5-cuda10.1-cudnn7-runtime not kept"], ["-r /workspace/requirements.txt"]),
+        # the official base's tag gives torch 1.5.0 built for CUDA 10.1 (framework_bases.yaml): requirements.txt's
+        # torch>=1.5.0 holds it, so pip keeps the base's; torchvision>=0.6.0 follows it
+        0, {"frameworks.pytorch": "1.5.0+cu101", "frameworks.torchvision": "0.6.0", "cuda": "10.1", "python": "3.8",
+            "packages.apt": ["git", "vim", "libgtk2.0-dev"]},
+        ["its tag names torch==1.5.0 built for cu101, taken into the profile", "torch>=1.5.0 holds it"],
+        ["-r /workspace/requirements.txt"]),
     "huggingface__accelerate/docker/accelerate-cpu/Dockerfile": (
         0, {"python": "3.10", "base": "python:3.10-slim", "packages.pip": ["jupyter"]},
         ["'pip' not taken: the image's installer is envgen's own", "accelerate[testing,test_trackers] @ git+"], []),

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from envgen.errors import InputError
 from envgen.profile.values import APT_RE, ENV_KEY_RE, ENV_VALUE_RE
+from envgen.suggest.adopt.framework_bases import take_framework_base
 from envgen.suggest.adopt.installs import Context, conda_command, conda_install, pip_command, pip_install
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.reqfile import logical_lines
@@ -72,6 +73,7 @@ def read_dockerfile(path: Path) -> Read:
             read.skipped.append(Skip(raw, origin, _WHY.get(word, "an instruction envgen does not take")))
     if froms == 0:
         raise InputError(f"{path}: no FROM line (not a Dockerfile?)", fix="give a Dockerfile")
+    take_framework_base(read)
     return read
 
 

@@ -89,6 +89,14 @@ def fit_ranges(kb: KnowledgeBase, lifted: Lifted, python: str | None, tag: str |
             for key in ("torchvision", "torchaudio"):
                 if key in lifted.ranges and key in lifted.fields and getattr(row, key):
                     lifted.fields[key] = getattr(row, key)
+    if "pytorch" in lifted.fields and "pytorch" not in lifted.ranges:  # a pinned torch: ranged companions follow it
+        release = kb.torch_release(lifted.fields["pytorch"])
+        for key in ("torchvision", "torchaudio"):
+            own = getattr(release, key, None)
+            if key in lifted.ranged and own and (not lifted.ranged[key][0] or contains(lifted.ranged[key][0], own)):
+                lifted.fields[key] = own
+                item = lifted.ranged[key][1]
+                lifted.comments[key] = f"{item.origin}: {item.text} (torch {lifted.fields['pytorch']}'s own release)"
     spec = lifted.ranges.get("tensorflow")
     if spec is not None and python is not None and "tensorflow" in lifted.fields:
         stubs = lifted.fields.get("tensorflow_package") == "tensorflow-gpu"
