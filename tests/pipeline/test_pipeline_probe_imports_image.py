@@ -27,13 +27,12 @@ from typer.testing import CliRunner
 
 from envgen.cli import app
 from envgen.lock.wheels import manylinux_platforms, target_options
-from tests.pipeline.conftest import alias, minimal_profile
+from tests.pipeline.conftest import alias, minimal_profile, plain_imports
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 LISTS = Path(__file__).resolve().parents[1] / "fixtures" / "pypi" / "probe-imports"
-PLAIN = Path(__file__).resolve().parent / "plain_imports.py"
 SDIST_ONLY = ("antlr4-python3-runtime",)  # no wheel on PyPI: built here once
 pytestmark = pytest.mark.slow
 
@@ -69,14 +68,6 @@ def wheelhouse(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFac
     return house
 
 
-def _plain_imports(client: DockerClient, image: str, names: list[str]) -> dict[str, str | None]:
-    from envgen.suggest.adopt.image import run_script
-
-    result = run_script(client, image, PLAIN, " ".join(names), timeout_s=900)
-    assert result.exit_code == 0, result.output[-2000:]
-    return json.loads(result.output.strip().splitlines()[-1])
-
-
 def _probe_verdicts(image: str) -> tuple[dict[str, str], dict[str, Any]]:
     smoked = CliRunner().invoke(app, ["smoke", image, "--json"])
     report = json.loads(smoked.output[smoked.output.index("{"):])
@@ -102,10 +93,10 @@ def test_the_import_check_in_an_image_agrees_with_plain_imports(
     verdicts, entry = _probe_verdicts(outcome.tag)
     probed_s = time.monotonic() - started - built_s
     names = [re.split(r"[\[<>=!~;\s]", p, maxsplit=1)[0] for p in pins]
-    plain = _plain_imports(docker_client, outcome.tag, names)
+    plain = plain_imports(docker_client, outcome.tag, names)
     # namespace packages the probe names (google, mpl_toolkits: folders of packages, no __init__.py), imported alike
     others = sorted(set(verdicts) - set(plain))
-    plain.update(_plain_imports(docker_client, outcome.tag, ["--modules", *others]) if others else {})
+    plain.update(plain_imports(docker_client, outcome.tag, ["--modules", *others]) if others else {})
     plain_s = time.monotonic() - started - built_s - probed_s
 
     def agrees(module: str) -> bool:
