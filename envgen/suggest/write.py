@@ -14,7 +14,9 @@ from envgen.suggest.search import Suggestion, SuggestResult
 def file_profile_name(path: Path) -> str:
     """The profile name a file is found by (its stem), made a valid name: lower case, letters, digits, . _ -."""
     name = re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()).strip("-._")
-    return name or "suggested"
+    # between letters and digits a name holds one '.', one '_', '__' or dashes: any other run becomes one '-'
+    name = re.sub(r"[._-]{2,}", lambda m: m.group() if m.group() == "__" or set(m.group()) == {"-"} else "-", name)
+    return name[:63].rstrip("-._") or "suggested"
 
 
 def profile_text(result: SuggestResult, s: Suggestion, name: str | None = None, via: str | None = None) -> str:

@@ -103,6 +103,20 @@ def adopt_on_local_base(envgen_home: Path, source: Path, name: str, options: lis
     return out
 
 
+def plain_imports(client: DockerClient, image: str, args: list[str]) -> dict[str, str | None]:
+    """tests/pipeline/plain_imports.py run by ``image``'s Python with ``args`` (distributions, or ``--modules M
+    ...``): {module: None (imported), "extra: ..." or its error's last line}."""
+    import json
+
+    from envgen.suggest.adopt.image import run_script
+
+    result = run_script(client, image, Path(__file__).resolve().parent / "plain_imports.py", " ".join(args),
+                        timeout_s=900)
+    assert result.exit_code == 0, result.output[-2000:]
+    parsed: dict[str, str | None] = json.loads(result.output.strip().splitlines()[-1])
+    return parsed
+
+
 @pytest.fixture(scope="module")
 def cleanup_tags(docker_client: DockerClient) -> Iterator[list[str]]:
     """Tags a test created; removed at the end of the module."""

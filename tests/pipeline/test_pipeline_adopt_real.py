@@ -17,13 +17,12 @@ import yaml
 from typer.testing import CliRunner
 
 from envgen.cli import app
-from tests.pipeline.conftest import adopt_on_local_base, alias
+from tests.pipeline.conftest import adopt_on_local_base, alias, plain_imports
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 REAL = Path(__file__).resolve().parents[1] / "corpus" / "real"
-PLAIN = Path(__file__).resolve().parent / "plain_imports.py"
 pytestmark = pytest.mark.slow
 
 # (profile name, file, options): the buildable ones; the others need the PyTorch index, CUDA or conda channels
@@ -34,15 +33,13 @@ BUILT = [
     # opencv-python's cv2 needs libxcb.so.1, which debian:bookworm-slim lacks: a real failure, named by both
     pytest.param("real-sam-setup", "facebookresearch__segment-anything/setup.py", ["--group", "all"],
                  id="real-sam-setup"),
+    # the second set: peft's CPU Dockerfile, its pip lines (librosa, soundfile, scipy, ipython, jupyter) and apt
+    # packages (219 s here; LLaVA's .devcontainer/Dockerfile, apt packages alone, built and passed in 196 s on
+    # 2026-12-04 with nothing for the probe to import: left out for CI's time)
+    pytest.param("real-peft-cpu", "huggingface__peft/docker/peft-cpu/Dockerfile", [], id="real-peft-cpu"),
 ]
+METAPACKAGES = {"jupyter"}  # a distribution that installs no module of its own, only its requirements'
 
-
-def _plain_imports(client: DockerClient, image: str, names: list[str]) -> dict[str, str | None]:
-    from envgen.suggest.adopt.image import run_script
-
-    result = run_script(client, image, PLAIN, " ".join(names), timeout_s=600)
-    assert result.exit_code == 0, result.output[-2000:]
-    return json.loads(result.output.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize(("name", "source", "options"), BUILT)
@@ -56,7 +53,7 @@ def test_a_real_file_builds_and_the_probe_agrees_with_plain_imports(
     cleanup_tags += [outcome.tag, alias(name)]
     lines = yaml.safe_load(out.read_text(encoding="utf-8")).get("packages", {}).get("pip", [])
     names = [re.split(r"[\[<>=!~;\s]", line, maxsplit=1)[0] for line in lines]
-    plain = _plain_imports(docker_client, outcome.tag, names)
+    plain = plain_imports(docker_client, outcome.tag, names)
     smoked = CliRunner().invoke(app, ["smoke", outcome.tag, "--json"])
     report = json.loads(smoked.output[smoked.output.index("{"):])
     failing = {m: e for m, e in plain.items() if e is not None and not e.startswith("extra: ")}
@@ -64,4 +61,5 @@ def test_a_real_file_builds_and_the_probe_agrees_with_plain_imports(
     assert (report["status"] == "pass") == (not failing), (name, failing, [f[:300] for f in failed])
     for module, error in failing.items():  # a rejection names the module's own error
         assert any(error in f for f in failed), (module, error, failed)
-    assert len(plain) >= len(names), (name, names, plain)  # each adopted distribution's modules were imported
+    # each adopted distribution's modules were imported
+    assert len(plain) >= len([n for n in names if n not in METAPACKAGES]), (name, names, plain)

@@ -1,4 +1,4 @@
-"""`envgen init --from` over tests/corpus/real: 33 dependency files of 17 public ML repositories (requirements.txt,
+"""`envgen init --from` over tests/corpus/real: 44 dependency files of 24 public ML repositories (requirements.txt,
 environment.yml, pyproject.toml, setup.py, Dockerfiles of any name; 2018-2026; TensorFlow and PyTorch; provenance and
 licence in SOURCES.yaml), each adopted through the real command with its exit code (check's verdict), the profile's
 fields and the notes that must be there asserted. Exit 1 is check refusing what the source asks (named in the
@@ -77,8 +77,12 @@ CASES: dict[str, tuple[int, dict[str, object], list[str], list[str]]] = {
         0, {"frameworks.torchvision": TV, "packages.pip": ["cython", "submitit", "scipy", "onnx", "onnxruntime"]},
         ["panopticapi.git#egg=panopticapi' not taken: a direct URL"], []),
     "facebookresearch__detr/Dockerfile": (
-        0, {"frameworks.torchvision": TV, "packages.apt": ["git", "vim", "libgtk2.0-dev"]},
-        ["FROM pytorch/pytorch:1.5-cuda10.1-cudnn7-runtime not kept"], ["-r /workspace/requirements.txt"]),
+        # the official base's tag gives torch 1.5.0 built for CUDA 10.1 (framework_bases.yaml): requirements.txt's
+        # torch>=1.5.0 holds it, so pip keeps the base's; torchvision>=0.6.0 follows it
+        0, {"frameworks.pytorch": "1.5.0+cu101", "frameworks.torchvision": "0.6.0", "cuda": "10.1", "python": "3.8",
+            "packages.apt": ["git", "vim", "libgtk2.0-dev"]},
+        ["its tag names torch==1.5.0 built for cu101, taken into the profile", "torch>=1.5.0 holds it"],
+        ["-r /workspace/requirements.txt"]),
     "huggingface__accelerate/docker/accelerate-cpu/Dockerfile": (
         0, {"python": "3.10", "base": "python:3.10-slim", "packages.pip": ["jupyter"]},
         ["'pip' not taken: the image's installer is envgen's own", "accelerate[testing,test_trackers] @ git+"], []),
@@ -97,6 +101,60 @@ CASES: dict[str, tuple[int, dict[str, object], list[str], list[str]]] = {
     # torch with torchvision unpinned: 2.14.1, the newest torch the knowledge base pairs a torchvision with
     "pytorch__examples/mnist/requirements.txt": (0, {"frameworks.pytorch": "2.14.1+cpu"}, [], []),
     "pytorch__examples/imagenet/requirements.txt": (0, {"frameworks.torchvision": TV}, [], []),
+    # the second set (issue #38's "fresh set of real files", 2021-2026)
+    "tatsu-lab__stanford_alpaca/requirements.txt": (
+        0, {"frameworks.pytorch": "2.15.0+cpu", "packages.pip.4": "transformers>=4.28.1"}, [], ["not a requirement"]),
+    "mlfoundations__open_clip/requirements-training.txt": (
+        0, {"frameworks.pytorch": "2.14.1+cpu", "frameworks.torchvision": TV,
+            "packages.pip.8": "transformers[sentencepiece]"}, ["torch>=2.6 (the newest release"], []),
+    "mlfoundations__open_clip/pyproject.toml": (
+        0, {"frameworks.pytorch": "2.14.1+cpu"}, ["the project 'open_clip_torch' is not installed"], []),
+    "haotian-liu__LLaVA/pyproject.toml": (
+        0, {"frameworks.pytorch": "2.1.2+cpu", "frameworks.torchvision": "0.16.2", "python": "3.11"},
+        ["the project 'llava' is not installed"], []),
+    # '.devcontainer' and the '__' of the corpus's file name gave an invalid profile name ('___'): now one '-'
+    "haotian-liu__LLaVA/.devcontainer/Dockerfile": (
+        0, {"frameworks": None, "packages.apt": ["ffmpeg", "dkms", "build-essential", "jq", "jp", "tree", "tldr",
+                                                 "git-lfs"]},
+        ["FROM mcr.microsoft.com/devcontainers/base:ubuntu-20.04 not kept", "Miniconda3-latest-Linux-x86_64.sh"],
+        ["does not load"]),
+    "openai__guided-diffusion/setup.py": (
+        0, {"frameworks.pytorch": "2.15.0+cpu", "packages.pip": ["blobfile>=1.0.5", "tqdm"]},
+        ["the project 'guided-diffusion' is not installed"], []),
+    # tensorflow-gpu>=2.0: its newest real release (2.11.0, Python 3.10), never the error stub 2.21.0 check refuses
+    "openai__guided-diffusion/evaluations/requirements.txt": (
+        0, {"frameworks.tensorflow": "2.11.0", "frameworks.tensorflow_package": "tensorflow-gpu", "python": "3.10"},
+        ["tensorflow-gpu's releases after it are error stubs"], ["tf-gpu-stub"]),
+    "lucidrains__denoising-diffusion-pytorch/pyproject.toml": (
+        0, {"frameworks.pytorch": "2.14.1+cpu", "frameworks.torchvision": TV},
+        ["the project 'denoising-diffusion-pytorch' is not installed"], []),
+    # an NGC base the knowledge base knows is kept; its requirement files live elsewhere in the build context
+    "EleutherAI__gpt-neox/containers/docker/Dockerfile": (
+        0, {"base": "nvcr.io/nvidia/pytorch:24.02-py3", "python": "3.10",
+            "packages.pip": ["gpustat", "protobuf==3.20.*"]},
+        ["'-r requirements.txt' not taken: a file of the build context", "'RUN python setup.py install' not taken"],
+        []),
+    "EleutherAI__gpt-neox/requirements/requirements.txt": (
+        0, {"packages.pip.0": "ftfy>=6.0.1", "packages.pip.-1": "transformers==4.38.0"},
+        ["DeeperSpeed.git@91d1c55ba037b5ada99ae14884dff87a4dc5b9ea#egg=deepspeed' not taken: a direct URL",
+         "lm_dataformat.git@4eec05349977071bf67fc072290b95e31c8dd836' not taken: a direct URL"], []),
+    # two stages install curl, git and wget: the profile takes each once and says so
+    "huggingface__peft/docker/peft-cpu/Dockerfile": (
+        0, {"python": "3.11", "packages.pip": ["librosa", "soundfile>=0.12.1", "scipy", "ipython", "jupyter"],
+            "packages.apt": ["curl", "git", "wget", "git-lfs", "ffmpeg", "libsndfile1-dev"]},
+        ["FROM continuumio/miniconda3:latest not kept", "'curl' not taken: installed again: taken once, from",
+         "peft[test]@git+https://github.com/huggingface/peft' not taken: a direct URL"], []),
+}
+
+# --gpu RTX 4090 --driver 550.54.14 (the README's example host) on the second set: unpinned torch becomes the newest
+# release whose CUDA build that driver runs; tensorflow-gpu on a pip base says why the profile stays a CPU one
+GPU_CASES: dict[str, tuple[dict[str, object], list[str]]] = {
+    "tatsu-lab__stanford_alpaca/requirements.txt": ({"frameworks.pytorch": "2.13.0+cu126", "cuda": "12.6"}, []),
+    "haotian-liu__LLaVA/pyproject.toml": ({"frameworks.pytorch": "2.1.2+cu121", "cuda": "12.1"}, []),
+    "lucidrains__denoising-diffusion-pytorch/pyproject.toml": (
+        {"frameworks.pytorch": "2.13.0+cu126", "frameworks.torchvision": "0.28.0"}, []),
+    "openai__guided-diffusion/evaluations/requirements.txt": (
+        {"gpu.required": False}, ["tensorflow-gpu 2.11.0 loads the system's CUDA and cuDNN"]),
 }
 
 
@@ -134,6 +192,21 @@ def test_each_real_file_is_adopted_as_what_it_is(tmp_path: Path, name: str) -> N
         assert _get(data, dotted) == want, (dotted, _get(data, dotted))
 
 
+@pytest.mark.parametrize("name", sorted(GPU_CASES))
+def test_a_real_file_adopted_for_a_gpu_host(tmp_path: Path, name: str) -> None:
+    fields, says = GPU_CASES[name]
+    out = tmp_path / "adopted.yaml"
+    result = CliRunner().invoke(app, ["init", "--from", str(REAL / name), "-o", str(out), "--gpu", "RTX 4090",
+                                      "--driver", "550.54.14"])
+    assert result.exit_code == 0, result.output[-3000:]  # check passes what init writes
+    data = yaml.safe_load(out.read_text(encoding="utf-8"))
+    for dotted, want in fields.items():
+        assert _get(data, dotted) == want, (dotted, _get(data, dotted))
+    for text in says:
+        assert text in result.output, text
+    assert "nothing in the source is a CUDA build" not in result.output or "cuda" not in data
+
+
 def test_an_extra_of_a_setup_py_is_read_through_the_name_bound_to_it(tmp_path: Path) -> None:
     out = tmp_path / "baselines.yaml"
     source = REAL / "openai__baselines/setup.py"  # extras_require=extras, a dict bound at module level
@@ -144,3 +217,19 @@ def test_an_extra_of_a_setup_py_is_read_through_the_name_bound_to_it(tmp_path: P
     assert f'"mpi4py"  # {source}:20' in text  # the extra's own line, not the setup() call's
     refused = CliRunner().invoke(app, ["init", "--from", str(source), "--group", "all"])
     assert refused.exit_code == 2 and "use one of: mpi, test" in refused.output  # 'all' is added at run time
+
+
+def test_a_file_name_of_any_shape_gives_a_valid_profile_name(tmp_path: Path) -> None:
+    """`-o haotian-liu__LLaVA___devcontainer_Dockerfile.yaml` (the name a user gives after the file's path) was a
+    profile name with '___', which the profile refuses: the written profile did not load."""
+    from envgen.profile.values import NAME_RE
+    from envgen.suggest.write import file_profile_name
+
+    out = tmp_path / "haotian-liu__LLaVA___devcontainer_Dockerfile.yaml"
+    result = CliRunner().invoke(app, ["init", "--from", str(REAL / "haotian-liu__LLaVA/.devcontainer/Dockerfile"),
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output[-2000:]
+    assert yaml.safe_load(out.read_text(encoding="utf-8"))["name"] == "haotian-liu__llava-devcontainer_dockerfile"
+    for given in ("a._b", "x" * 80, "my--prof", ".hidden", "a_-b", "A B.C", "__"):
+        name = file_profile_name(Path(f"{given}.yaml"))
+        assert NAME_RE.match(name), (given, name)

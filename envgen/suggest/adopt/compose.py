@@ -258,7 +258,11 @@ def _gpu(kb: KnowledgeBase, data: dict[str, Any], lifted: Lifted, options: Adopt
             data["cuda"], comments[("cuda",)] = build.cuda, f"TensorFlow {build.series}'s build [{build.cite()}]"
     gpu_stack = "cuda" in data or frameworks.get("tensorflow_package") == "tensorflow[and-cuda]"
     if not gpu_stack:
-        if options.gpus and "pytorch" not in frameworks:
+        if options.gpus and frameworks.get("tensorflow_package") == "tensorflow-gpu":  # needs the system's CUDA
+            notes.append(f"--gpu {' '.join(options.gpus)}: tensorflow-gpu {frameworks.get('tensorflow')} loads the "
+                         "system's CUDA and cuDNN, which this pip profile's base lacks: the profile is a CPU one; "
+                         "for a GPU one adopt onto a CUDA base, or take a release whose tensorflow[and-cuda] brings it")
+        elif options.gpus and "pytorch" not in frameworks:
             notes.append(f"--gpu {' '.join(options.gpus)}: nothing in the source is a CUDA build, so the profile "
                          "is a CPU one")
         comments[("gpu", "required")] = "no CUDA build in the source"

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from envgen.errors import InputError
 from envgen.profile.values import APT_RE, ENV_KEY_RE, ENV_VALUE_RE
+from envgen.suggest.adopt.framework_bases import take_framework_base
 from envgen.suggest.adopt.installs import Context, conda_command, conda_install, pip_command, pip_install
 from envgen.suggest.adopt.model import Item, Origin, Read, Skip
 from envgen.suggest.adopt.reqfile import logical_lines
@@ -72,6 +73,7 @@ def read_dockerfile(path: Path) -> Read:
             read.skipped.append(Skip(raw, origin, _WHY.get(word, "an instruction envgen does not take")))
     if froms == 0:
         raise InputError(f"{path}: no FROM line (not a Dockerfile?)", fix="give a Dockerfile")
+    take_framework_base(read)
     return read
 
 
@@ -131,7 +133,10 @@ def _run(command: str, origin: Origin, read: Read, ctx: Context) -> None:
         for word in words[2:]:
             if word.startswith("-"):
                 continue
-            if APT_RE.match(word):
+            held = next((a for a in read.apt if a.text == word), None)
+            if held is not None:  # installed again (a later stage): one line in the profile
+                read.skipped.append(Skip(word, origin, f"installed again: taken once, from {held.origin}"))
+            elif APT_RE.match(word):
                 read.apt.append(Item(word, origin))
             else:
                 read.skipped.append(Skip(word, origin, "not an apt package name a profile takes"))

@@ -27,9 +27,9 @@ class Lifted:
     ranged: dict[str, tuple[str, Item]] = field(default_factory=dict)  # target chosen in a range: specifier, line
 
 
-def _known(kb: KnowledgeBase, target: str) -> list[str]:
-    if target == "tensorflow":
-        return sorted({b.series + ".0" for b in kb.tensorflow})
+def _known(kb: KnowledgeBase, target: str, package: str | None = None) -> list[str]:
+    if target == "tensorflow":  # tensorflow-gpu's releases after its last are error stubs: never chosen for it
+        return sorted({b.series + ".0" for b in kb.tensorflow if not (package == "tensorflow-gpu" and b.gpu_stub)})
     if target == "pytorch":
         return [r.version for r in kb.pytorch]
     key = "torchvision" if target == "torchvision" else "torchaudio"
@@ -37,13 +37,16 @@ def _known(kb: KnowledgeBase, target: str) -> list[str]:
 
 
 def _release(kb: KnowledgeBase, target: str, exact: str | None, specifier: str, item: Item,
-             out: Lifted) -> str | None:
+             out: Lifted, package: str | None = None) -> str | None:
     if exact is not None and "*" not in exact:
         return exact
-    chosen = newest_in(_known(kb, target), specifier)
+    chosen = newest_in(_known(kb, target, package), specifier)
     out.ranges[target] = specifier
     if chosen is not None:
-        out.comments[target] = f"{item.origin}: {item.text} (the newest release the knowledge base knows in range)"
+        last = ("; tensorflow-gpu's releases after it are error stubs" if package == "tensorflow-gpu"
+                and chosen != newest_in(_known(kb, target), specifier) else "")
+        out.comments[target] = (f"{item.origin}: {item.text} (the newest release the knowledge base knows in range"
+                                f"{last})")
         out.ranged[target] = (specifier, item)
     return chosen
 
@@ -86,10 +89,19 @@ def fit_ranges(kb: KnowledgeBase, lifted: Lifted, python: str | None, tag: str |
             for key in ("torchvision", "torchaudio"):
                 if key in lifted.ranges and key in lifted.fields and getattr(row, key):
                     lifted.fields[key] = getattr(row, key)
+    if "pytorch" in lifted.fields and "pytorch" not in lifted.ranges:  # a pinned torch: ranged companions follow it
+        release = kb.torch_release(lifted.fields["pytorch"])
+        for key in ("torchvision", "torchaudio"):
+            own = getattr(release, key, None)
+            if key in lifted.ranged and own and (not lifted.ranged[key][0] or contains(lifted.ranged[key][0], own)):
+                lifted.fields[key] = own
+                item = lifted.ranged[key][1]
+                lifted.comments[key] = f"{item.origin}: {item.text} (torch {lifted.fields['pytorch']}'s own release)"
     spec = lifted.ranges.get("tensorflow")
     if spec is not None and python is not None and "tensorflow" in lifted.fields:
+        stubs = lifted.fields.get("tensorflow_package") == "tensorflow-gpu"
         builds = [b for b in kb.tensorflow if (not spec or contains(spec, b.series + ".0")) and
-                  fits(b.python_min, b.python_max)]
+                  fits(b.python_min, b.python_max) and not (stubs and b.gpu_stub)]
         build = max(builds, key=lambda b: vtuple(b.series), default=None)
         if build is not None and build.series + ".0" != lifted.fields["tensorflow"]:
             lifted.fields["tensorflow"] = build.series + ".0"
@@ -106,7 +118,7 @@ def lift(kb: KnowledgeBase, names: CondaNames, read: Read) -> Lifted:
             continue
         target, package = pip_names[key]
         out.pip_taken.add(index)
-        _set(out, read, target, _release(kb, target, line.exact, line.specifier, item, out), item, package)
+        _set(out, read, target, _release(kb, target, line.exact, line.specifier, item, out, package), item, package)
     conda_names = kb.framework_names.conda
     for index, item in enumerate(read.conda):
         spec = read_conda_spec(item.text)
