@@ -85,3 +85,21 @@ def test_bytecode_caches_are_kept_because_importing_without_them_is_slower(
                                       user="0:0").split()]
     print(f"\nimport numpy, ms (5 runs): with __pycache__ {with_caches}, without {without}")
     assert statistics.median(without) > 1.2 * statistics.median(with_caches), (with_caches, without)
+
+
+def test_a_locked_build_leaves_out_in_the_installing_uv_step_with_the_same_verdicts(
+        pair: tuple[BuildOutcome, BuildOutcome], write_profile: Callable[[str, str], str],
+        cleanup_tags: list[str], docker_client: object) -> None:
+    from envgen.lock.lock import lock
+
+    write_profile("pipe-slim-lock", minimal_profile(PIPS))
+    lock("pipe-slim-lock")
+    lines: list[str] = []
+    outcome = build("pipe-slim-lock", echo=lines.append)
+    cleanup_tags += [outcome.tag, alias("pipe-slim-lock")]
+    assert _verdicts(outcome) == _verdicts(pair[0])
+    assert _shell(docker_client, outcome.image_id, LEFT_OUT).strip() == ""
+    assert outcome.log_path is not None
+    log = outcome.log_path.read_text(encoding="utf-8")
+    if outcome.builder != "classic":  # uv installs in the runtime stage: the leave-out runs in the same RUN
+        assert "uv.sh pip install" in log and "left out of /opt/env what nothing loads at runtime" in log
