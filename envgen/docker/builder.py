@@ -41,6 +41,7 @@ class BuilderInfo:
     # is not supported with the classic store): export an OCI archive with every file's time set to
     # SOURCE_DATE_EPOCH (rewrite-timestamp) and load it, so two clean builds give identical layers
     oci_rewrite: bool = False
+    compression: str = "gzip"  # the layers' compression (build.with_compression: zstd only with oci_rewrite)
 
     @property
     def uses_buildkit(self) -> bool:

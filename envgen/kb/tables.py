@@ -10,6 +10,7 @@ from envgen.kb.engines import EngineArches, EngineArchesUnread, EngineRequires, 
 from envgen.kb.extensions import ExtensionPackage, HostCompiler, TorchCudnnPin
 from envgen.kb.families import BaseFamily, PythonSetup
 from envgen.kb.indexed import NvidiaWheelFile, PinnedRelease
+from envgen.kb.leave_out import LeaveOut
 from envgen.kb.libraries import CudaLibrary, FrameworkLibraries, TensorflowLibraries
 from envgen.kb.models import (
     CudaImageRow,
@@ -57,6 +58,7 @@ class Tables:
     framework_requires: list[FrameworkRequires] = field(default_factory=list)
     pinned_releases: list[PinnedRelease] = field(default_factory=list)
     nvidia_wheel_files: list[NvidiaWheelFile] = field(default_factory=list)
+    leave_out: list[LeaveOut] = field(default_factory=list)
     engine_requires: list[EngineRequires] = field(default_factory=list)
     engine_unread: list[EngineUnread] = field(default_factory=list)
     engine_traps: list[EngineTrap] = field(default_factory=list)
@@ -125,6 +127,7 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "framework_requires": (FrameworkRequires, "framework_requires"),
     "pinned_releases": (PinnedRelease, "pinned_releases"),
     "nvidia_wheel_files": (NvidiaWheelFile, "nvidia_wheel_files"),
+    "leave_out": (LeaveOut, "leave_out"),
     "engine_requires": (EngineRequires, "engine_requires"),
     "engine_unread": (EngineUnread, "engine_unread"),
     "engine_traps": (EngineTrap, "engine_traps"),

@@ -28,6 +28,7 @@ from envgen.plan.lockfile import Lock, Pins, exact_conda
 from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
+from envgen.plan.slim import LeaveOutPlan, leave_out_plan
 from envgen.plan.stack import Stack, resolve_rows
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
@@ -92,6 +93,11 @@ class ImagePlan:
         """The values the profile left to the knowledge base, as planning filled them into ``profile``, each with
         where it came from (``plan.defaults``; ``envgen show`` prints them)."""
         return self.stack.defaults
+
+    @property
+    def slim(self) -> LeaveOutPlan | None:
+        """What the runtime image leaves out of its environment (plan.slim); None: the profile keeps everything."""
+        return leave_out_plan(self.profile, self.kb)
 
     @property
     def nvidia_require_cuda(self) -> str | None:

@@ -266,6 +266,11 @@ class Profile(Strict):
         "Package and image mirrors: routes, not part of the environment's identity or hash.")] = field(
         default_factory=Mirrors)
     user: Annotated[User, Doc(User.__doc__)] = field(default_factory=User)
+    slim: Annotated[bool, Doc(
+        "Leave out of the runtime image what no package loads when it runs: tests inside site-packages, "
+        "documentation, static libraries, headers (each with the paths a package does load kept; the list and its "
+        "sources: envgen/kb/data/leave_out.yaml). false keeps every file the installs wrote (to build extensions "
+        "against headers in the image, or run a package's own tests).")] = True
     metadata: Annotated[ImageMetadata | None, Doc(ImageMetadata.__doc__)] = None
 
     @classmethod

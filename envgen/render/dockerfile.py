@@ -16,6 +16,7 @@ from envgen.mirrors import pytorch_shell
 from envgen.paths import build_scripts_dir
 from envgen.render.jinja import ARG_LINE, shell_dq, words
 from envgen.render.plan import TemplateInput as Plan
+from envgen.render.slim import slim_tail, slimmed
 from envgen.render.stages import BASE_IMAGE, SHELL_FORM, Bind, CopyFrom, Instruction, Run, Stage, Step, Wheelhouse
 from envgen.render.steps import NEXT_LINE, Emitter, script_closures
 from envgen.vocabulary import ARG_APT_MIRROR, ARGS_CONDA, ARGS_PIP, ARGS_PROXY, SOURCE_DATE_EPOCH_DEFAULT
@@ -133,7 +134,10 @@ class StagedRuntime(Installer):
 
     def stages(self) -> tuple[Stage, ...]:
         builds = self.source_build_stages()
-        return (self.build_stage(), self.extras_stage(), *builds,
+        extras = [self.extras_stage(), *builds]
+        if (self.plan.lock.extras if self.plan.lock else self.plan.pins.pip_extra) or builds:  # what extras installs
+            extras[-1] = slimmed(extras[-1], self.plan, layout.EXTRAS)
+        return (slimmed(self.build_stage(), self.plan, layout.ENV), *extras,
                 self.runtime_stage(builds[-1].name if builds else "extras"))
 
     def extras_stage(self) -> Stage:
@@ -299,13 +303,13 @@ class Uv(Installer):
                    f"--no-deps --only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
         venv = (f'sh {layout.SCRIPTS}/uv.sh venv --quiet --python "$(command -v python3)"'
                 f'{words(self.plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}')
-        environment = self.layer(f"{venv}{self.sources}{install}/requirements.lock", ("uv.sh",), "requirements.lock",
-                                 UV_LAYER)
+        environment = slim_tail(self.plan, self.layer(f"{venv}{self.sources}{install}/requirements.lock", ("uv.sh",),
+                                                      "requirements.lock", UV_LAYER), layout.ENV)
         extras = bool(self.lock.extras)
         added = self.layer(f"{self.sources}{install}/requirements.extra.txt" if extras
                            else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
                            "requirements.extra.txt", UV_EXTRAS_LAYER)
-        return environment, added
+        return environment, slim_tail(self.plan, added, layout.ENV) if extras else added
 
 
     @staticmethod

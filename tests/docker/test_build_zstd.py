@@ -1,0 +1,69 @@
+"""zstd layers on the real engine (issue #44 item 4). On Docker >= 26 with the containerd image store (the suite
+run against scripts/engine-current): build_image(compression="zstd") gives an image whose pushed layers are
+zstd-compressed, read back from the local registry's manifest (the tag and the manifest removed after). On an
+engine whose builder cannot write them (Docker 20.10): the request is one input error, before anything runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import pytest
+
+from tests.conftest import session_namespace
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
+ACCEPT = "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json"
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _manifest(url: str) -> tuple[str, dict[str, object]]:
+    with _NO_PROXY.open(urllib.request.Request(url, headers={"Accept": ACCEPT}), timeout=30) as response:
+        return response.headers.get("Docker-Content-Digest", ""), json.loads(response.read())
+
+
+def _layer_types(registry: str, repo: str, tag: str) -> tuple[str, list[str]]:
+    digest, document = _manifest(f"http://{registry}/v2/{repo}/manifests/{tag}")
+    if "manifests" in document:
+        image = next(m for m in document["manifests"]  # type: ignore[attr-defined]
+                     if m.get("platform", {}).get("architecture") == "amd64")
+        _, document = _manifest(f"http://{registry}/v2/{repo}/manifests/{image['digest']}")
+    return digest, [layer["mediaType"] for layer in document["layers"]]  # type: ignore[attr-defined]
+
+
+def test_zstd_layers_where_the_builder_can_write_them(
+        docker_client: DockerClient, local_registry: str, tmp_path: Path,
+        unavailable: Callable[[str], NoReturn]) -> None:
+    from envgen.docker import detect_builder, remove_image
+    from envgen.docker.build import build_image, with_compression
+    from envgen.docker.engine import engine_info
+    from envgen.errors import InputError
+
+    builder = detect_builder(choice="buildkit", engine=engine_info(docker_client))
+    if not builder.oci_rewrite:
+        with pytest.raises(InputError, match="cannot store or pull them"):
+            with_compression(builder, "zstd")
+        unavailable(f"{builder.reason}: no OCI exporter, so no zstd build to push (Docker >= 26: "
+                    "scripts/engine-current); the refusal was checked")
+    (tmp_path / "Dockerfile").write_text("FROM debian:bookworm-slim\nARG SOURCE_DATE_EPOCH=1795470249\n"
+                                         "RUN head -c 2000000 /dev/urandom > /blob\n", encoding="utf-8")
+    repo = f"{session_namespace()}/zstd-layers"
+    tag = f"{local_registry}/{repo}:1"
+    result = build_image(tmp_path, builder=builder, log_path=tmp_path / "build.log", tags=[tag],
+                         client=docker_client, compression="zstd")
+    try:
+        pushed = subprocess.run([builder.cli or "docker", "push", tag], capture_output=True, text=True, check=False)
+        assert pushed.returncode == 0, pushed.stderr
+        digest, types = _layer_types(local_registry, repo, "1")
+        assert types and set(types) == {ZSTD}, types
+        _NO_PROXY.open(urllib.request.Request(f"http://{local_registry}/v2/{repo}/manifests/{digest}",
+                                              method="DELETE"), timeout=30).close()
+    finally:
+        remove_image(docker_client, result.image_id, force=True)
