@@ -1,61 +1,82 @@
-"""Build figures for `cpu-smoke`: envgen's Dockerfile against a plain hand-written one, with ratios.
+"""Build figures for `cpu-smoke` or `a100-pypi`: envgen's Dockerfile against a hand-written one, with ratios.
 
 For each: the median of N cold builds (default 3, interleaved envgen/hand-written so that load on the
 shared machine hits both alike), a warm rebuild (nothing changed), a rebuild after one extra pip
-package, and the image size. Both build with BuildKit (`DOCKER_BUILDKIT=1 docker build`) on the same
-local base image and get the proxy CA bundle the same way (a build secret); the hand-written
-Dockerfile is the common pattern: one stage, apt then one `pip install --no-cache-dir` layer, the
-wheelhouse COPYed in, no cache mounts.
+package, the image size and each image's layers. Both build with BuildKit (`DOCKER_BUILDKIT=1 docker
+build`) on the same local base image. The hand-written Dockerfiles (bench/reference/<profile>.Dockerfile)
+are the common pattern: one stage, apt then one `pip install --no-cache-dir` layer, the same pins.
+
+The wheels: one shared wheelhouse outside both images (--wheelhouse, default ~/.cache/envgen-bench/wheels, kept
+between runs), filled before anything is timed with every wheel of the bench profile's lock (`pip download
+--require-hashes`, on the host) and seeded with the wheels no index here serves (--seed, /opt/wheels: the +cpu
+torch). envgen builds it offline (`--wheelhouse DIR --offline`: the context's wheels/, bind-mounted); the
+hand-written one bind-mounts the same files with `pip --no-index --find-links`. Neither downloads in a timed
+build, and neither image keeps a wheel (the reference before #44 COPYed wheels/ into a layer of its image).
 
 "Cold" without touching anyone else's build cache (the engine is shared: the global cache is never
 pruned): every cold build runs with `--no-cache` (no layer is reused) and, for envgen, a fresh
 `ENVGEN_CACHE_ID` build arg, which points uv's cache at an empty sub-directory of its cache mount;
 the hand-written Dockerfile has no cache mounts. Those sub-directories are removed at the end by a
-small build that mounts the same cache. Image tags start with `envgen-bench-<pid>-` and are removed.
+small build that mounts the same cache. Images are tagged in a namespace of the test suite's kind
+(`envgen-test-<hex>/bench-...`, tests/isolation.py) and removed at the end (--keep leaves them for
+`envgen images --size`, printed).
 
-    python bench/bench_build.py [--runs 3] [--wheelhouse /opt/wheels] [--docker CLI]
+    python bench/bench_build.py [--profile cpu-smoke|a100-pypi] [--runs 3] [--wheelhouse DIR] [--seed DIR]
+                                [--docker CLI] [--keep]
 
 On another engine: `eval "$(sudo scripts/engine-current start)"` (Docker 26: DOCKER_HOST, and its CLI with the
 buildx plugin first on PATH), then `python bench/bench_build.py --docker docker`; the engine's name and version are
 printed with the figures.
 
-Needs a running engine with BuildKit (scripts/host-setup) and the network (PyPI). Slow: about
-20-30 minutes on 2 cores. The envgen rebuild after +1 package needs a new lock first (`envgen lock`,
-timed and printed separately: it resolves on the host, the build itself resolves nothing).
+Needs a running engine with BuildKit (scripts/host-setup) and, the first time, PyPI (the download). Slow: cpu-smoke
+about 20-30 minutes on 2 cores, a100-pypi (2.4 GB of wheels, 5 GB images) longer. The envgen rebuild after +1
+package needs a new lock first (`envgen lock`, timed and printed separately: it resolves on the host, the build
+itself resolves nothing).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKER = "/usr/bin/docker"
-
-HAND_WRITTEN = """\
-FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv \\
-    && rm -rf /var/lib/apt/lists/*
-RUN python3 -m venv /opt/env
-COPY wheels/ /tmp/wheels/
-RUN --mount=type=secret,id=ca_bundle,required=false \\
-    PIP_CERT=/run/secrets/ca_bundle /opt/env/bin/pip install --no-cache-dir --find-links /tmp/wheels \\
-    tensorflow-cpu==2.12.0 torch==2.13.0+cpu numpy==1.23.5 {extra}
-ENV PATH=/opt/env/bin:$PATH
-"""
+PROFILES = ("cpu-smoke", "a100-pypi")
+EXTRA = "colorama==0.4.6"  # the +1 package
+LOCKED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==\S+ --hash=sha256:[0-9a-f]{64}")
 
 CLEANUP = """\
 FROM debian:bookworm-slim
 ARG PREFIX
 RUN --mount=type=cache,target=/root/.cache/uv rm -rf /root/.cache/uv/"$PREFIX"*
 """
+
+
+@dataclass
+class Bench:
+    """One bench run's places and what it built."""
+
+    profile: str
+    home: Path
+    wheelhouse: Path
+    namespace: str
+    ca: Path | None
+    log: Path
+    tags: list[str] = field(default_factory=list)
+
+    def tag(self, side: str, label: str) -> str:
+        self.tags.append(f"{self.namespace}/bench-{side}:{label}")
+        return self.tags[-1]
 
 
 def docker_build(context: Path, tag: str, *, ca: Path | None, args: dict[str, str], no_cache: bool,
@@ -86,46 +107,189 @@ def image_mb(tag: str) -> float:
     return int(out.strip()) / 1e6
 
 
-def envgen_context(home: Path, name: str, extra: str | None, wheelhouse: Path) -> tuple[Path, dict[str, str], float]:
-    """Write the bench profile (cpu-smoke under another name), lock it, render it; the lock time."""
+def layers(tag: str, least_mb: float = 1.0) -> list[tuple[float, str]]:
+    """The image's layers of at least ``least_mb`` MB, bottom first: (MB, the step that made it, shortened)."""
+    out = subprocess.run([DOCKER, "history", "--no-trunc", "--human=false", "--format", "{{.Size}}\t{{.CreatedBy}}",
+                          tag], capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in reversed(out.splitlines()):
+        size, _, step = line.partition("\t")
+        if int(size) / 1e6 >= least_mb:
+            rows.append((int(size) / 1e6, short_step(step)))
+    return rows
+
+
+def short_step(step: str) -> str:
+    """A history line without BuildKit's mount options and comments: what the step ran, 90 characters at most."""
+    step = re.sub(r"--mount=\S+\s*", "", step.replace("|", " ")).replace("/bin/sh -c ", "")
+    step = re.sub(r"\s+", " ", step).strip()
+    return step if len(step) <= 90 else step[:87] + "..."
+
+
+def locked_lines(lock_text: str) -> list[str]:
+    """The `name==version --hash=sha256:...` lines of a lock's pip sets (environment and extras: not its [tools])."""
+    lines = []
+    for line in lock_text.splitlines():
+        if line.startswith("# [tools]"):
+            break
+        if LOCKED.match(line):
+            lines.append(line)
+    return lines
+
+
+def fill_wheelhouse(wheelhouse: Path, lock_file: Path, log: Path) -> float:
+    """Download every wheel of the lock's pip sets into the wheelhouse (what is there already is kept); seconds."""
+    requirements = lock_file.with_suffix(".bench-requirements.txt")
+    requirements.write_text("\n".join(locked_lines(lock_file.read_text(encoding="utf-8"))) + "\n", encoding="utf-8")
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--require-hashes",
+               "--find-links", str(wheelhouse), "-r", str(requirements), "-d", str(wheelhouse)]
+    start = time.perf_counter()
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"\n=== {' '.join(command)}\n")
+        out.flush()
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"pip download into {wheelhouse} failed (exit {done.returncode}); see {log}")
+    return time.perf_counter() - start
+
+
+def envgen_context(bench: Bench, name: str, extra: str | None) -> tuple[Path, dict[str, str], float, float]:
+    """Write the bench profile (the profile under another name, + ``extra``), lock it, fill the wheelhouse with its
+    wheels, render it offline from there; the lock and the download times."""
     from envgen.kb import load_kb
     from envgen.lock.lock import lock
     from envgen.profile import load_profile
     from envgen.render.core import render
 
-    text = (ROOT / "profiles" / "cpu-smoke.yaml").read_text(encoding="utf-8").replace("name: cpu-smoke",
-                                                                                       f"name: {name}")
+    text = (ROOT / "profiles" / f"{bench.profile}.yaml").read_text(encoding="utf-8")
+    text = text.replace(f"name: {bench.profile}", f"name: {name}")
     if extra:
         text = text.replace("    - numpy==1.23.5", f"    - numpy==1.23.5\n    - {extra}")
-    (home / "profiles" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    profile_file = bench.home / "profiles" / f"{name}.yaml"
+    profile_file.write_text(text, encoding="utf-8")
     started = time.perf_counter()
-    lock(name, wheelhouse=wheelhouse)
+    lock(name, wheelhouse=bench.wheelhouse)
     lock_s = time.perf_counter() - started
-    out = home / "contexts" / name
-    result = render(load_profile(name), load_kb(), out, wheelhouse=wheelhouse)
-    return out, dict(result.build_args), lock_s
+    download_s = fill_wheelhouse(bench.wheelhouse, profile_file.with_name(f"{name}.lock.txt"), bench.log)
+    out = bench.home / "contexts" / name
+    result = render(load_profile(name), load_kb(), out, wheelhouse=bench.wheelhouse, offline=True)
+    return out, dict(result.build_args), lock_s, download_s
 
 
-def _cleanup(home: Path, prefix: str, tags: list[str], log: Path) -> None:
-    """Remove the uv cache sub-directories the cold builds filled (a small build that mounts the same cache), the
-    bench's image tags, and keep the log."""
-    clean = home / "cleanup"
+def hand_context(bench: Bench) -> Path:
+    """The hand-written reference's context: its Dockerfile and the wheelhouse's wheels (hard links where the file
+    system allows) under wheels/, bind-mounted by its pip step."""
+    hand = bench.home / "hand"
+    (hand / "wheels").mkdir(parents=True)
+    shutil.copyfile(ROOT / "bench" / "reference" / f"{bench.profile}.Dockerfile", hand / "Dockerfile")
+    for wheel in bench.wheelhouse.iterdir():
+        if wheel.is_file():
+            try:
+                os.link(wheel, hand / "wheels" / wheel.name)
+            except OSError:
+                shutil.copyfile(wheel, hand / "wheels" / wheel.name)
+    return hand
+
+
+def seed(wheelhouse: Path, source: Path | None) -> None:
+    """Put the wheels of ``source`` (wheels no index here serves, /opt/wheels) into the wheelhouse."""
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    if source is None or not source.is_dir():
+        return
+    for wheel in source.glob("*.whl"):
+        if not (wheelhouse / wheel.name).exists():
+            shutil.copyfile(wheel, wheelhouse / wheel.name)
+
+
+def _cleanup(bench: Bench, prefix: str, keep: bool) -> None:
+    """Remove the uv cache sub-directories the cold builds filled (a small build that mounts the same cache) and,
+    unless ``keep``, the bench's image tags; keep the log."""
+    clean = bench.home / "cleanup"
     clean.mkdir()
     (clean / "Dockerfile").write_text(CLEANUP)
-    tags.append(f"{prefix}cleanup:0")
-    docker_build(clean, tags[-1], ca=None, no_cache=True, log=log, args={"PREFIX": prefix})
-    for tag in tags:
+    docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, args={"PREFIX": prefix})
+    for tag in bench.tags if not keep else bench.tags[-1:]:
         subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
-    shutil.copyfile(log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
+    shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
+
+
+def measure(bench: Bench, runs: int, prefix: str) -> dict[str, object]:
+    """Cold builds, a warm rebuild and a rebuild after +1 package of both sides; sizes and layers."""
+    name = prefix.rstrip("-")
+    # The +1 package's wheel goes into the wheelhouse first: the context's wheels/ (bind-mounted by every install
+    # layer, part of their cache keys) is then the same before and after the change, as a user's wheelhouse is.
+    download_s = envgen_context(bench, name, EXTRA)[3]
+    context, build_args, _, more_s = envgen_context(bench, name, None)
+    print(f"wheelhouse {bench.wheelhouse}: filled in {download_s + more_s:.1f}s (not part of any build)", flush=True)
+    hand = hand_context(bench)
+    cold: dict[str, list[float]] = {"envgen": [], "hand": []}
+    for run in range(runs):
+        cold["envgen"].append(docker_build(context, bench.tag("envgen", str(run)), ca=bench.ca, no_cache=True,
+                                           log=bench.log, args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
+        cold["hand"].append(docker_build(hand, bench.tag("hand", str(run)), ca=bench.ca, no_cache=True,
+                                         log=bench.log, args={}))
+        print(f"cold run {run + 1}: envgen {cold['envgen'][-1]:.1f}s, hand-written {cold['hand'][-1]:.1f}s",
+              flush=True)
+    last = runs - 1
+    cache_id = {"ENVGEN_CACHE_ID": f"{prefix}{last}"}
+    e_tag, h_tag = f"{bench.namespace}/bench-envgen:{last}", f"{bench.namespace}/bench-hand:{last}"
+    found: dict[str, object] = {"cold": cold, "size": {"envgen": image_mb(e_tag), "hand": image_mb(h_tag)},
+                                "layers": {"envgen": layers(e_tag), "hand": layers(h_tag)},
+                                "images": {"envgen": e_tag, "hand": h_tag}}
+    found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log,
+                                            args={**build_args, **cache_id}),
+                     "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, args={})}
+    context2, build_args2, lock_s, _ = envgen_context(bench, name, EXTRA)
+    found["lock_s"] = lock_s
+    found["small"] = {"envgen": docker_build(context2, bench.tag("envgen", "small"), ca=bench.ca, no_cache=False,
+                                             log=bench.log, args={**build_args2, **cache_id}),
+                      "hand": docker_build(hand, bench.tag("hand", "small"), ca=bench.ca, no_cache=False,
+                                           log=bench.log, args={"EXTRA": EXTRA})}
+    return found
+
+
+def report(profile: str, runs: int, found: dict[str, object]) -> None:
+    cold, warm, small, size = (found[k] for k in ("cold", "warm", "small", "size"))
+    assert isinstance(cold, dict) and isinstance(warm, dict) and isinstance(small, dict) and isinstance(size, dict)
+    e_cold, h_cold = statistics.median(cold["envgen"]), statistics.median(cold["hand"])
+    print(f"\n{profile + ' (BuildKit, 2 cores)':34} {'envgen':>10} {'hand-written':>13} {'ratio':>7}")
+    rows = [(f"cold build (median of {runs})", e_cold, h_cold, "s"),
+            ("warm rebuild (no change)", warm["envgen"], warm["hand"], "s"),
+            ("rebuild after +1 pip package", small["envgen"], small["hand"], "s"),
+            ("image size", size["envgen"], size["hand"], "MB")]
+    for label, e, h, unit in rows:
+        print(f"{label:34} {e:>9.1f}{unit} {h:>12.1f}{unit} {e / h:>7.2f}")
+    print(f"cold runs: envgen {', '.join(f'{x:.1f}' for x in cold['envgen'])}; "
+          f"hand-written {', '.join(f'{x:.1f}' for x in cold['hand'])}")
+    print(f"envgen lock after the change (host, before the rebuild): {found['lock_s']:.1f}s")
+    layer_rows = found["layers"]
+    assert isinstance(layer_rows, dict)
+    for side in ("envgen", "hand"):
+        print(f"layers of {side} >= 1 MB (MB, bottom first):")
+        for mb, step in layer_rows[side]:
+            print(f"  {mb:>9.1f}  {step}")
+    cold_ratio, small_share, size_ratio = e_cold / h_cold, small["envgen"] / e_cold, size["envgen"] / size["hand"]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    print(f"goals (#44): cold <= 0.50x hand-written: {cold_ratio:.2f}x {verdict(cold_ratio <= 0.5)}; "
+          f"+1 package <= 5% of envgen's cold: {100 * small_share:.1f}% {verdict(small_share <= 0.05)}; "
+          f"image <= 0.80x: {size_ratio:.2f}x {verdict(size_ratio <= 0.8)}")
 
 
 def main() -> int:
     global DOCKER
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--profile", choices=PROFILES, default="cpu-smoke")
     parser.add_argument("--runs", type=int, default=3, help="cold builds of each (median reported)")
-    parser.add_argument("--wheelhouse", type=Path, default=Path("/opt/wheels"))
+    parser.add_argument("--wheelhouse", type=Path, default=Path.home() / ".cache" / "envgen-bench" / "wheels",
+                        help="the shared wheelhouse, filled on the first run and kept")
+    parser.add_argument("--seed", type=Path, default=Path("/opt/wheels"),
+                        help="wheels no index here serves, copied into the wheelhouse")
     parser.add_argument("--docker", default=DOCKER, help="the docker CLI to build with (default: Debian's 20.10 "
                         "CLI; `docker` for the one on PATH); it talks to $DOCKER_HOST")
+    parser.add_argument("--keep", action="store_true", help="keep the last cold images (printed) for inspection")
     args = parser.parse_args()
     DOCKER = shutil.which(args.docker) or args.docker
     engine = subprocess.run([DOCKER, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
@@ -134,71 +298,28 @@ def main() -> int:
           flush=True)
     from envgen.config import load_config
 
+    namespace = f"envgen-test-{uuid.uuid4().hex[:10]}"  # the test suite's kind (tests/isolation.new_namespace)
     prefix = f"envgen-bench-{os.getpid()}-"
-    tags: list[str] = []
+    seed(args.wheelhouse, args.seed)
     with tempfile.TemporaryDirectory(prefix="envgen-bench-") as tmp:
         home = Path(tmp)
         (home / "profiles").mkdir()
         (home / "config.yaml").write_text(f"state_dir: {home / 'state'}\n")
-        os.environ["ENVGEN_CONFIG"] = str(home / "config.yaml")
-        os.environ["ENVGEN_PROFILE_PATH"] = str(home / "profiles")
-        ca = load_config().ca_bundle
-        log = home / "bench.log"
-        name = prefix.rstrip("-")
-        context, build_args, _ = envgen_context(home, name, None, args.wheelhouse)
-        hand = home / "hand"
-        shutil.copytree(args.wheelhouse, hand / "wheels")
-        (hand / "Dockerfile").write_text(HAND_WRITTEN.format(extra=""))
-        cold: dict[str, list[float]] = {"envgen": [], "hand": []}
+        os.environ.update(ENVGEN_CONFIG=str(home / "config.yaml"), ENVGEN_PROFILE_PATH=str(home / "profiles"),
+                          ENVGEN_NAMESPACE=namespace)
+        bench = Bench(args.profile, home, args.wheelhouse.absolute(), namespace, load_config().ca_bundle,
+                      home / "bench.log")
         try:
-            for run in range(args.runs):
-                tag = f"{prefix}envgen:{run}"
-                tags.append(tag)
-                cold["envgen"].append(docker_build(context, tag, ca=ca, no_cache=True, log=log,
-                                                   args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
-                tag = f"{prefix}hand:{run}"
-                tags.append(tag)
-                cold["hand"].append(docker_build(hand, tag, ca=ca, no_cache=True, log=log, args={}))
-                print(f"cold run {run + 1}: envgen {cold['envgen'][-1]:.1f}s, hand-written {cold['hand'][-1]:.1f}s",
-                      flush=True)
-            last = args.runs - 1
-            cache_id = {"ENVGEN_CACHE_ID": f"{prefix}{last}"}
-            e_tag, h_tag = f"{prefix}envgen:{last}", f"{prefix}hand:{last}"
-            e_size, h_size = image_mb(e_tag), image_mb(h_tag)
-            warm = {"envgen": docker_build(context, e_tag, ca=ca, no_cache=False, log=log,
-                                           args={**build_args, **cache_id}),
-                    "hand": docker_build(hand, h_tag, ca=ca, no_cache=False, log=log, args={})}
-            context2, build_args2, lock_s = envgen_context(home, name, "colorama==0.4.6", args.wheelhouse)
-            (hand / "Dockerfile").write_text(HAND_WRITTEN.format(extra="colorama==0.4.6"))
-            small = {"envgen": docker_build(context2, f"{prefix}envgen:small", ca=ca, no_cache=False, log=log,
-                                            args={**build_args2, **cache_id}),
-                     "hand": docker_build(hand, f"{prefix}hand:small", ca=ca, no_cache=False, log=log, args={})}
-            tags += [f"{prefix}envgen:small", f"{prefix}hand:small"]
+            found = measure(bench, args.runs, prefix)
         finally:
             try:
-                _cleanup(home, prefix, tags, log)
+                _cleanup(bench, prefix, args.keep)
             except (OSError, SystemExit) as exc:  # a full disk must not hide the figures measured
-                print(f"warning: cleanup failed ({exc}); remove the tags {prefix}* and the uv cache "
+                print(f"warning: cleanup failed ({exc}); remove the tags {namespace}/* and the uv cache "
                       f"sub-directories {prefix}* yourself", file=sys.stderr)
-    e_cold, h_cold = statistics.median(cold["envgen"]), statistics.median(cold["hand"])
-    print(f"\n{'cpu-smoke (BuildKit, 2 cores)':34} {'envgen':>10} {'hand-written':>13} {'ratio':>7}")
-    rows = [(f"cold build (median of {args.runs})", e_cold, h_cold, "s"),
-            ("warm rebuild (no change)", warm["envgen"], warm["hand"], "s"),
-            ("rebuild after +1 pip package", small["envgen"], small["hand"], "s"),
-            ("image size", e_size, h_size, "MB")]
-    for label, e, h, unit in rows:
-        print(f"{label:34} {e:>9.1f}{unit} {h:>12.1f}{unit} {e / h:>7.2f}")
-    print(f"cold runs: envgen {', '.join(f'{x:.1f}' for x in cold['envgen'])}; "
-          f"hand-written {', '.join(f'{x:.1f}' for x in cold['hand'])}")
-    print(f"envgen lock after the change (host, before the rebuild): {lock_s:.1f}s")
-    cold_ratio, small_share, size_ratio = e_cold / h_cold, small["envgen"] / e_cold, e_size / h_size
-
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "NOT met"
-
-    print(f"goals: cold <= 0.80x hand-written: {cold_ratio:.2f}x {verdict(cold_ratio <= 0.8)}; "
-          f"+1 package <= 5% of envgen's cold: {100 * small_share:.1f}% {verdict(small_share <= 0.05)}; "
-          f"image <= 0.90x: {size_ratio:.2f}x {verdict(size_ratio <= 0.9)}")
+    report(args.profile, args.runs, found)
+    if args.keep:
+        print(f"kept: {' '.join(bench.tags[:-1])} (remove them with docker rmi)")
     return 0
 
 
