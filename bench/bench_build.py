@@ -127,10 +127,11 @@ def short_step(step: str) -> str:
 
 
 def locked_lines(lock_text: str) -> list[str]:
-    """The `name==version --hash=sha256:...` lines of a lock's pip sets (environment and extras: not its [tools])."""
+    """The `name==version --hash=sha256:...` lines of a lock's pip sets: environment, extras and [tools] (pip, which
+    requirements.lock installs too, and uv's wheel)."""
     lines = []
     for line in lock_text.splitlines():
-        if line.startswith("# [tools]"):
+        if line.startswith("# [apt]"):
             break
         if LOCKED.match(line):
             lines.append(line)
