@@ -121,7 +121,8 @@ def layers(tag: str, least_mb: float = 1.0) -> list[tuple[float, str]]:
 
 def short_step(step: str) -> str:
     """A history line without BuildKit's mount options and comments: what the step ran, 90 characters at most."""
-    step = re.sub(r"--mount=\S+\s*", "", step.replace("|", " ")).replace("/bin/sh -c ", "")
+    step = re.sub(r"^RUN \|\d+ (?:\S+=\S*\s+)*", "RUN ", step)  # the build args BuildKit records
+    step = re.sub(r"--mount=\S+\s*", "", step).replace("/bin/sh -c ", "")
     step = re.sub(r"\s+", " ", step).strip()
     return step if len(step) <= 90 else step[:87] + "..."
 

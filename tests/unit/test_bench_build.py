@@ -1,0 +1,56 @@
+"""bench/bench_build.py's pure parts: the wheels it downloads for a lock, and that each hand-written reference
+installs exactly the pins of the profile it is measured against (the comparison's fairness)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from envgen.profile import load_profile
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_build", REPO / "bench" / "bench_build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # dataclasses read the module of the class they make
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_wheelhouse_gets_every_pip_set_of_the_lock_and_no_apt_line() -> None:
+    text = (REPO / "profiles" / "a100-pypi.lock.txt").read_text(encoding="utf-8")
+    lines = _bench().locked_lines(text)
+    names = [line.split("==")[0] for line in lines]
+    assert len(lines) == 45 + 8 + 2  # [environment], [extras], [tools] (pip: requirements.lock installs it; uv)
+    assert {"tensorflow", "nvidia-cudnn-cu11", "pip", "uv"} <= set(names)
+    assert not any(name.startswith("python3") for name in names)  # the [apt] section stays out
+
+
+@pytest.mark.parametrize("profile", ["cpu-smoke", "a100-pypi"])
+def test_each_reference_installs_the_profiles_pins_from_the_wheelhouse_and_keeps_no_wheel(profile: str) -> None:
+    bench = _bench()
+    assert profile in bench.PROFILES
+    dockerfile = (REPO / "bench" / "reference" / f"{profile}.Dockerfile").read_text(encoding="utf-8")
+    loaded = load_profile(str(REPO / "profiles" / f"{profile}.yaml"), env={})
+    frameworks = loaded.frameworks
+    wanted = {f"{frameworks.tensorflow_package}=={frameworks.tensorflow}", *loaded.packages.pip}
+    if frameworks.pytorch:
+        wanted.add(f"torch=={frameworks.pytorch}")
+    assert set(re.findall(r"[a-z][a-z0-9-]*==[0-9][^\s\\]*", dockerfile)) == wanted
+    assert "--no-index --find-links /tmp/wheels" in dockerfile and "--mount=type=bind,source=wheels" in dockerfile
+    assert "COPY" not in dockerfile.replace("# ", "").split("FROM", 1)[1]  # no wheel in a layer of the reference
+
+
+def test_a_history_step_is_shown_without_its_mounts() -> None:
+    step = ("RUN |3 A=1 /bin/sh -c --mount=type=cache,target=/root/.cache/uv --mount=type=bind,source=wheels,"
+            "target=/tmp/wheels sh /opt/envgen/sh/uv.sh pip install -r /tmp/envgen/requirements.cuda.txt")
+    short = _bench().short_step(step)
+    assert short == "RUN sh /opt/envgen/sh/uv.sh pip install -r /tmp/envgen/requirements.cuda.txt"
+    assert _bench().short_step("RUN " + "x" * 100).endswith("...") and len(_bench().short_step("x" * 100)) == 90
