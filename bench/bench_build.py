@@ -52,6 +52,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCKER = "/usr/bin/docker"
 PROFILES = ("cpu-smoke", "a100-pypi")
+# Free space the engine's data root needs for one run, in GB (measured 2026-12-04: envgen's image, uv's cache mount
+# holding the unpacked wheels beside it, the reference's image and its +1 rebuild): both runs died on a full disk.
+NEEDS_GB = {"cpu-smoke": 12, "a100-pypi": 24}
 EXTRA = "colorama==0.4.6"  # the +1 package
 LOCKED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==\S+ --hash=sha256:[0-9a-f]{64}")
 
@@ -193,6 +196,17 @@ def hand_context(bench: Bench) -> Path:
     return hand
 
 
+def disk_check(profile: str) -> None:
+    """Refuse to start when the engine's data root has less free space than a run of ``profile`` needs."""
+    root = subprocess.run([DOCKER, "info", "-f", "{{.DockerRootDir}}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    free_gb = shutil.disk_usage(root if Path(root).exists() else "/").free / 1e9
+    if free_gb < NEEDS_GB[profile]:
+        raise SystemExit(f"only {free_gb:.1f} GB free under {root}; the {profile} bench needs about "
+                         f"{NEEDS_GB[profile]} GB (two images, uv's cache mount, the +1 rebuild): free some space "
+                         "or pass --no-disk-check")
+
+
 def seed(wheelhouse: Path, source: Path | None) -> None:
     """Put the wheels of ``source`` (wheels no index here serves, /opt/wheels) into the wheelhouse."""
     wheelhouse.mkdir(parents=True, exist_ok=True)
@@ -292,8 +306,11 @@ def main() -> int:
     parser.add_argument("--docker", default=DOCKER, help="the docker CLI to build with (default: Debian's 20.10 "
                         "CLI; `docker` for the one on PATH); it talks to $DOCKER_HOST")
     parser.add_argument("--keep", action="store_true", help="keep the last cold images (printed) for inspection")
+    parser.add_argument("--no-disk-check", action="store_true", help="start even with less free space than needed")
     args = parser.parse_args()
     DOCKER = shutil.which(args.docker) or args.docker
+    if not args.no_disk_check:
+        disk_check(args.profile)
     engine = subprocess.run([DOCKER, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
                             check=True).stdout.strip()
     print(f"engine: Docker {engine} at {os.environ.get('DOCKER_HOST', 'the default socket')}; CLI {DOCKER}",
