@@ -15,7 +15,6 @@ import json
 import os
 import platform as host
 import re
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -23,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from envgen.docker.build import _failure, _redacted, _stop
+from envgen.docker.build import _failure, stream_cli
 from envgen.docker.builder import BuilderInfo
 from envgen.docker.buildlog import BuildkitPlainParser, stage_labels
 from envgen.docker.progress import NullSink, ProgressSink
-from envgen.errors import BuildFailed, DockerUnavailable, HostIncompatible, InputError, RegistryError
+from envgen.errors import BuildFailed, HostIncompatible, InputError, RegistryError
 from envgen.imageref import parse_ref
 
 BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")
@@ -168,30 +167,7 @@ def _run_logged(cmd: list[str], environ: dict[str, str], dockerfile: Path, log: 
     """Run the CLI, its output into ``log`` and the step events into ``sink``; BuildFailed when it fails."""
     environ.pop("BUILDKIT_PROGRESS", None)
     parser = BuildkitPlainParser(sink.step, stage_labels(dockerfile.read_text(encoding="utf-8", errors="replace")))
-    log.write(f"[envgen] {_redacted(cmd)}\n")
-    log.flush()
-    try:
-        proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
-                                start_new_session=True)
-    except OSError as exc:
-        raise DockerUnavailable(f"cannot run the docker CLI {cmd[0]}: {exc.strerror or exc}.",
-                                fix="install docker.io and docker-buildx") from None
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            text = parser.feed(line)
-            if text is not None:
-                sink.output(text)
-        rc = proc.wait()
-    except BaseException:
-        _stop(proc)
-        raise
-    finally:
-        if proc.stdout is not None:
-            proc.stdout.close()
-    log.flush()
+    rc = stream_cli(cmd, environ, parser, log, sink, "install docker.io and docker-buildx")
     if rc != 0:
         if not parser.error and parser.recent:
             parser.error = parser.recent[-1].strip()
