@@ -16,6 +16,7 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.platforms import PlatformWheel
+from envgen.plan.platforms import exact_pins
 
 ARM64 = "linux/arm64"
 
@@ -28,17 +29,6 @@ def gpu_refused(ctx: CheckContext) -> list[Finding]:
         if row is not None:
             out.append(finding("error", "gpu-refused", f"{target.label}: {row.reason}", row.instead, row.cite()))
     return out
-
-
-def _pins(ctx: CheckContext) -> list[tuple[str, str]]:
-    """(PEP 503 name, release) of every exact pin the image installs (frameworks first), local label dropped."""
-    seen: dict[str, str] = {}
-    for pin in [*ctx.plan.frameworks, *ctx.plan.pip]:
-        name, sep, version = pin.split(";")[0].partition("==")
-        name = name.split("[")[0].strip().lower().replace("_", "-")
-        if sep and version.strip() and name not in seen:
-            seen[name] = version.strip().split("+")[0]
-    return list(seen.items())
 
 
 def _version(text: str) -> Version:
@@ -77,7 +67,7 @@ def _problem(row: PlatformWheel, python: str, gpu: bool) -> str:
     if not row.serves(python):
         return f"has manylinux aarch64 wheels for CPython {', '.join(row.python)} only, not {python}"
     if gpu and row.framework and row.cuda is None:
-        return f"has a manylinux aarch64 wheel on PyPI, but a CPU build ({row.cuda_read})"
+        return f"has a manylinux aarch64 wheel on PyPI, but not a CUDA build ({row.cuda_read})"
     return ""
 
 
@@ -87,19 +77,21 @@ def arm64_wheels(ctx: CheckContext) -> list[Finding]:
     if ARM64 not in ctx.profile.platforms:
         return []
     python, out = ctx.profile.python_minor, []
-    for name, version in _pins(ctx):
+    for name, version in exact_pins(ctx.plan):
         rows = [r for r in ctx.kb.platform_wheels if r.name == name and r.platform == ARM64]
         row = next((r for r in rows if _version(r.version) == _version(version)), None)
         if row is None:
             continue  # a release or name platform_wheels.yaml does not hold: uv's resolve for aarch64 judges it
-        why = _problem(row, python, ctx.gpu and row.framework)
+        gpu = ctx.gpu and row.framework
+        why = _problem(row, python, gpu)
         if not why:
             continue
-        instead = nearest(rows, version, python, ctx.gpu and row.framework)
+        instead = nearest(rows, version, python, gpu)
         fix = (f"pin {name}=={instead.split(' ')[0]} for {ARM64} (the nearest releases with one: {instead}; a CUDA"
                " other than the profile's means its cuda: changes too)" if instead else
-               f"no release of {name} in the knowledge base has one: build it from source for aarch64 (a compiler"
-               f"{' and the CUDA toolkit' if ctx.gpu else ''} in the image), or drop {ARM64} from platforms")
+               f"no release of {name} in platform_wheels.yaml has one{' with CUDA' if gpu else ''} for CPython "
+               f"{python}: build it from source for aarch64 (a compiler{' and the CUDA toolkit' if gpu else ''} in "
+               f"the image), use a distribution that publishes aarch64 wheels, or drop {ARM64} from platforms")
         out.append(replace(finding("error", "platform-no-wheel", f"{name}=={version} {why}", fix,
                                    row.cite()), platform=ARM64))
     return out

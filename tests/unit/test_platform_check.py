@@ -46,7 +46,7 @@ def test_gh200_torch_without_an_aarch64_cuda_wheel_is_an_error_with_what_exists(
     findings = check_profile(gh200(tmp_path, "2.10.0", cuda="12.8"), kb)
     bad = coded(findings, "platform-no-wheel")
     assert len(bad) == 1 and bad[0].severity == "error" and bad[0].platform == "linux/arm64", format_findings(findings)
-    assert "torch==2.10.0" in bad[0].message and "CPU build" in bad[0].message
+    assert "torch==2.10.0" in bad[0].message and "not a CUDA build" in bad[0].message
     assert "torch/version.py" in bad[0].message  # how it is known: read from the aarch64 wheel
     assert "pin torch==2.11.0 for linux/arm64" in bad[0].fix and "2.11.0 (CUDA 13.0)" in bad[0].fix
     assert bad[0].source.startswith("platform_wheels.yaml#torch==2.10.0@linux/arm64: https://pypi.org/simple/torch/")
@@ -108,3 +108,26 @@ def test_a_lock_without_the_arm64_set_is_named(kb: KnowledgeBase, tmp_path: Path
     with (tmp_path / "both.lock.txt").open("a", encoding="utf-8") as lock:
         lock.write(block)
     assert coded(check_profile(load_profile(str(path)), kb), "lock-platform-missing") == []
+
+
+def test_show_names_what_each_platform_installs() -> None:
+    from typer.testing import CliRunner
+
+    from envgen.cli import app
+
+    result = CliRunner().invoke(app, ["show", "gh200-pypi"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("# platform linux/arm64: torch==2.11.0"))
+    assert "manylinux_2_28_aarch64.whl" in line and "CUDA 13.0" in line
+    both = CliRunner().invoke(app, ["show", "cpu-minimal", "--platform", "linux/arm64"])
+    assert "# platform linux/arm64: numpy==1.26.4: not in platform_wheels.yaml" in both.output
+    plain = CliRunner().invoke(app, ["show", "cpu-minimal"])
+    assert "# platform" not in plain.output  # a linux/amd64 profile shows as before
+    bad = CliRunner().invoke(app, ["show", "cpu-minimal", "--platform", "linux/arm/v7"])
+    assert bad.exit_code != 0 and "linux/amd64 or linux/arm64" in bad.output
+
+
+def test_the_gh200_example_passes_and_its_older_torch_fails(kb: KnowledgeBase) -> None:
+    profile = load_profile("gh200-pypi")
+    assert profile.platforms == ["linux/arm64"]
+    assert [f for f in check_profile(profile, kb) if f.severity == "error"] == []
