@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from envgen.kb import KnowledgeBase
 from envgen.lock.lock_uv import Resolved, uv_platform, uv_resolve
-from envgen.lock.platforms import resolve_platform, wheel_tags
+from envgen.lock.platforms import platform_findings, resolve_platform, wheel_tags
+from envgen.plan.image import plan_image
 from envgen.plan.lock_platforms import PlatformSet, format_block, locked_platforms, parse_blocks
 from envgen.plan.lockfile import LockEntry, parse_lock
+from envgen.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMPY_ARM64 = LockEntry("numpy", "1.26.4", ("7ab55401287bfec946ced39700c053796e7cc0e3acbef09993a9ad2adba6ca6e",))
@@ -50,3 +53,19 @@ def test_uv_resolves_the_arm64_set_for_aarch64_wheels() -> None:
     assert found.extras == (NUMPY_ARM64,) and found.environment == ()
     assert found.target == "cp311-manylinux_2_36_aarch64" and "aarch64-manylinux_2_36" in found.note
     assert urls and all("aarch64" in url for url in urls), urls
+
+
+def test_check_resolves_the_arm64_set_and_names_a_package_without_an_aarch64_wheel(kb: KnowledgeBase,
+                                                                                     tmp_path: Path) -> None:
+    path = tmp_path / "arm.yaml"
+    path.write_text("name: arm\nbase: debian:bookworm-slim\nlocal_base: true\npython: \"3.11\"\n"
+                    "gpu: {required: false}\nplatforms: [linux/amd64, linux/arm64]\n"
+                    "packages:\n  pip: [\"numpy==1.26.4\", \"nvidia-cudnn-cu11==8.6.0.163\"]\n", encoding="utf-8")
+    plan = plan_image(load_profile(str(path)), kb)
+    found = platform_findings(plan, dict(os.environ), tmp_path)
+    assert [(f.code, f.severity, f.platform) for f in found] == [("resolve-no-wheel", "error", "linux/arm64")]
+    assert "nvidia-cudnn-cu11" in found[0].message and "aarch64-manylinux_2_36" in found[0].message
+    assert platform_findings(plan, dict(os.environ), tmp_path, offline=True) == found  # kept in the cache dir
+    path.write_text(path.read_text(encoding="utf-8").replace(', "nvidia-cudnn-cu11==8.6.0.163"', ""), encoding="utf-8")
+    ok = platform_findings(plan_image(load_profile(str(path)), kb), dict(os.environ), None)
+    assert [(f.code, f.platform) for f in ok] == [("resolve-ok", "linux/arm64")]
