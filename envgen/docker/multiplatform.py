@@ -152,7 +152,7 @@ def build_multiplatform(context_dir: Path, *, builder: BuilderInfo, platforms: S
             sink.finish(False, exc.message)
             raise
         pushed = _pushed_digest(metadata)
-    index_digest, images = read_index(ref)
+    index_digest, images = read_index(ref, platforms)
     if pushed and pushed != index_digest:
         raise RegistryError(f"the registry serves {ref} as {index_digest}, the build pushed {pushed}",
                             fix="another push replaced the tag meanwhile: build again")
@@ -184,13 +184,16 @@ def _pushed_digest(metadata: Path) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
-def read_index(ref: str) -> tuple[str, tuple[PlatformImage, ...]]:
-    """(digest, platform images) of the index ``ref`` names in its registry; RegistryError when it is one image."""
+def read_index(ref: str, built_for: Sequence[str] = ()) -> tuple[str, tuple[PlatformImage, ...]]:
+    """(digest, platform images) of the index ``ref`` names in its registry. A build for one platform pushes a plain
+    manifest: that is the image of ``built_for``'s one platform; RegistryError for one where an index was meant."""
     from envgen.docker.oci import image_manifest
 
     digest, body = image_manifest(ref)
     data = json.loads(body)
     if "manifests" not in data:
+        if len(built_for) == 1:
+            return digest, (PlatformImage(built_for[0], digest),)
         raise RegistryError(f"{ref} is a single-platform image, not an index", fix="build it with --platform A,B")
     images = []
     for entry in data["manifests"]:
