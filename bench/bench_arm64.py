@@ -6,8 +6,9 @@ secret as every envgen build), on the local base of both platforms. It is checke
 (envgen.pipeline.platforms.prepare_platforms); then each platform is built alone, cold (`--no-cache`, and a fresh
 ENVGEN_CACHE_ID so that uv's cache mount starts empty; apt's cache mounts keep their .debs, one set per
 architecture: run twice to see warm-apt figures), pushed to the local registry, and timed. The build log's `#N DONE
-12.3s` lines give each step's time; the steps are grouped as apt (the apt-get install layer), python env (venv and
-pip/uv install), probe (the probe files and the rest).
+12.3s` lines give each step's time; the steps are grouped as apt (the apt-get install layers), python env (venv and
+pip/uv install), the rest (the probe's files, the user). The build and runtime stages run side by side, so the
+steps' sum exceeds the wall time.
 
     eval "$(sudo scripts/engine-current start)"; sudo scripts/engine-current arm64-base
     python bench/bench_arm64.py [--registry localhost:5000/envgen-bench] [--runs 1]
@@ -46,7 +47,7 @@ packages:
 """
 STEP = re.compile(r"^#(\d+) \[(?:linux/\w+ )?([^\]]+)\] (.*)$")
 DONE = re.compile(r"^#(\d+) DONE (\d+(?:\.\d+)?)s$")
-GROUPS = (("apt", ("apt-install.sh",)), ("python env", ("python-env", "uv.sh", "pip", "venv")))
+GROUPS = (("apt", ("apt-install.sh",)), ("python env", ("requirements", "--prefix", "venv")))
 
 
 def step_times(log: Path) -> dict[str, float]:
