@@ -28,7 +28,7 @@ from envgen.docker.multiplatform import (
 from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.pipeline.build import _log_name, _plan_to_build, _write_for_builder
-from envgen.pipeline.publish import registry_to_use
+from envgen.pipeline.publish import registry_to_use, remote_ref
 from envgen.pipeline.smoke import record_result, smoke_command
 from envgen.pipeline.state import ValidationStore
 from envgen.render import RenderResult, render_in_memory
@@ -85,7 +85,7 @@ class Prepared:
     content_hash: str
     context: RenderResult
     builder: BuilderInfo
-    ref: str  # REGISTRY/NAMESPACE/PROFILE:HASH, the index's tag
+    ref: str  # REGISTRY/PROFILE:HASH, the index's tag (publish.remote_ref: the name `envgen push` gives)
     log_dir: Path
     log_name: str
 
@@ -106,7 +106,7 @@ def prepare_platforms(ref: str, *, registry: str | None = None, echo: Callable[[
     written = _write_for_builder(reroute(planned, config, None, False), kb, config, info,
                                  config.state_dir / "contexts" / f"{profile.name}-platforms", None, log_dir, echo,
                                  log_name)
-    pushed_as = f"{target.rstrip('/')}/{image_tag(profile.name, written.content_hash, config.namespace)}"
+    pushed_as = remote_ref(target, image_tag(profile.name, written.content_hash, config.namespace))
     return Prepared(profile.name, written.content_hash, written, info, pushed_as, log_dir, log_name)
 
 
