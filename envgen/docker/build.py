@@ -168,6 +168,13 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
             cmd.append("--load")
         cmd.append("--progress=plain")
     cmd += ["--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
+    return cmd + input_options(context_dir, secrets, build_args, labels, no_cache)
+
+
+def input_options(context_dir: Path, secrets: Mapping[str, Path], build_args: Mapping[str, str],
+                  labels: Mapping[str, str], no_cache: bool) -> list[str]:
+    """What a build command line takes after its own options: secrets, build arguments, labels, then the context."""
+    cmd: list[str] = []
     for name, src in sorted(secrets.items()):
         cmd += ["--secret", f"id={name},src={src}"]
     for key, value in sorted(build_args.items()):
@@ -176,8 +183,7 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
         cmd += ["--label", f"{key}={value}"]
     if no_cache:
         cmd.append("--no-cache")
-    cmd.append(str(context_dir))
-    return cmd
+    return cmd + [str(context_dir)]
 
 
 def oci_archive(iidfile: Path) -> Path:

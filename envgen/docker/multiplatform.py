@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from envgen.docker.build import _failure, stream_cli
+from envgen.docker.build import _failure, input_options, stream_cli
 from envgen.docker.builder import BuilderInfo
 from envgen.docker.buildlog import BuildkitPlainParser, stage_labels
 from envgen.docker.progress import NullSink, ProgressSink
@@ -116,16 +116,7 @@ def multiplatform_command(builder: BuilderInfo, context_dir: Path, dockerfile: s
     cmd = [builder.cli, "buildx", "build", "--platform", ",".join(platforms), "--provenance=false",
            f"--output=type=image,name={ref},push=true", "--metadata-file", str(metadata), "--progress=plain",
            "-f", str(context_dir / dockerfile)]
-    for name, src in sorted(secrets.items()):
-        cmd += ["--secret", f"id={name},src={src}"]
-    for key, value in sorted(build_args.items()):
-        cmd += ["--build-arg", f"{key}={value}"]
-    for key, value in sorted(labels.items()):
-        cmd += ["--label", f"{key}={value}"]
-    if no_cache:
-        cmd.append("--no-cache")
-    cmd.append(str(context_dir))
-    return cmd
+    return cmd + input_options(context_dir, secrets, build_args, labels, no_cache)
 
 
 def build_multiplatform(context_dir: Path, *, builder: BuilderInfo, platforms: Sequence[str], ref: str,
