@@ -31,6 +31,7 @@ from envgen.pipeline.build import _log_name, _plan_to_build, _write_for_builder
 from envgen.pipeline.publish import registry_to_use, remote_ref
 from envgen.pipeline.smoke import record_result, smoke_command
 from envgen.pipeline.state import ValidationStore
+from envgen.profile import Profile
 from envgen.render import RenderResult, render_in_memory
 from envgen.render.core import image_tag, reroute
 from envgen.smoke.report import SmokeReport
@@ -68,6 +69,30 @@ def several_platforms(ref: str, env: Mapping[str, str] | None = None) -> tuple[s
     return None if platforms == (host_platform(),) else platforms
 
 
+def refuse_split_lock(profile: Profile, platforms: Sequence[str]) -> None:
+    """A pip lock whose set for another platform is not linux/amd64's (platform wheels: numpy, torch) cannot be built
+    for several platforms yet: the rendered Dockerfile installs the lock's sections, linux/amd64's, on every platform,
+    and the other platform's hashes would not match. One line naming the platform and the lock."""
+    from envgen.plan.lock_platforms import AMD64, parse_blocks
+    from envgen.plan.lockfile import lock_path, read_lock
+    from envgen.profile.loader import profile_source
+
+    source = profile_source(profile)
+    path = lock_path(source) if source is not None and profile.installer == "pip" else None
+    if path is None or not path.is_file():
+        return
+    lock, blocks = read_lock(path), parse_blocks(path.read_text(encoding="utf-8"), str(path))
+    amd64 = set(lock.environment) | set(lock.extras)
+    for platform in (p for p in platforms if p != AMD64):
+        block = blocks.get(platform)
+        if block is None or set(block.environment) | set(block.extras) != amd64:
+            what = "has no set" if block is None else "holds other wheels than linux/amd64's"
+            raise InputError(f"the lock {path.name} {what} for {platform}; a multi-platform build installs one "
+                             "lock on every platform (per-platform locked installs are not rendered yet)",
+                             fix=f"build {platform} without the lock (move {path.name} aside), or build linux/amd64 "
+                                 "alone")
+
+
 def refuse_options(*, builder: str | None, wheelhouse: Path | None, offline: bool) -> None:
     """The options of a one-platform build a multi-platform build has no use for: one line naming it."""
     given = [name for name, value in (("--builder classic", builder == "classic"),
@@ -91,7 +116,8 @@ class Prepared:
 
 
 def prepare_platforms(ref: str, *, registry: str | None = None, echo: Callable[[str], None] = lambda _line: None,
-                      env: Mapping[str, str] | None = None, check: bool = True) -> Prepared:
+                      env: Mapping[str, str] | None = None, check: bool = True,
+                      platforms: Sequence[str] = ()) -> Prepared:
     """Check and render profile ``ref`` once (the same CA-bundle secret and proxy arguments as any build); the
     context is shared by every platform, which pip and apt resolve inside their own emulated build."""
     config = load_config(env)
@@ -99,6 +125,7 @@ def prepare_platforms(ref: str, *, registry: str | None = None, echo: Callable[[
     kb = load_kb()
     plan = _plan_to_build(ref, kb, check, env, echo)
     profile = plan.profile
+    refuse_split_lock(profile, platforms)
     info = detect_builder(env, choice="buildkit", engine=engine_info(connect()))
     planned = render_in_memory(profile, kb, config, plan=plan)
     log_name = _log_name(profile, planned.content_hash)
@@ -130,7 +157,7 @@ def build_platforms(ref: str, platforms: Sequence[str], *, registry: str | None 
     ``smoke``, the library tier of each platform's image is run and recorded."""
     wanted = check_platforms(platforms)
     require_emulation(wanted)
-    prepared = prepare_platforms(ref, registry=registry, echo=echo, env=env, check=check)
+    prepared = prepare_platforms(ref, registry=registry, echo=echo, env=env, check=check, platforms=wanted)
     built = build_prepared(prepared, wanted, sink=sink, env=env)
     outcome = PlatformsOutcome(prepared.profile, built)
     echo(f"pushed {built.ref} as {built.index_digest}: "

@@ -90,3 +90,24 @@ def test_the_gpu_tier_of_a_foreign_platform_is_said_not_run() -> None:
     note = gpu_tier_note([host_platform(), "linux/arm64" if host_platform() == "linux/amd64" else "linux/amd64"])
     assert "GPU tier not run for" in note and "none is lent here" in note
     assert "GPU tier not run" not in gpu_tier_note([host_platform()])
+
+
+def test_a_lock_without_the_other_platforms_set_is_refused_by_name(tmp_path: Path) -> None:
+    from envgen.pipeline.platforms import refuse_split_lock
+    from envgen.plan.lock_platforms import PlatformSet, format_block
+    from envgen.plan.lockfile import read_lock
+    from envgen.profile import load_profile
+
+    root = Path(__file__).resolve().parents[2] / "profiles"
+    for name in ("cpu-minimal.yaml", "cpu-minimal.lock.txt"):
+        (tmp_path / name).write_text((root / name).read_text(encoding="utf-8"), encoding="utf-8")
+    profile = load_profile(str(tmp_path / "cpu-minimal.yaml"))
+    refuse_split_lock(profile, ["linux/amd64"])  # the lock's sections are linux/amd64's
+    with pytest.raises(InputError, match="the lock cpu-minimal.lock.txt has no set for linux/arm64") as caught:
+        refuse_split_lock(profile, ["linux/amd64", "linux/arm64"])
+    assert "move cpu-minimal.lock.txt aside" in (caught.value.fix or "")
+    lock = tmp_path / "cpu-minimal.lock.txt"
+    amd64 = read_lock(lock)
+    same = PlatformSet("linux/arm64", "cp311-manylinux_2_36_aarch64", amd64.environment, amd64.extras, "test")
+    lock.write_text(lock.read_text(encoding="utf-8") + format_block(same), encoding="utf-8")
+    refuse_split_lock(profile, ["linux/amd64", "linux/arm64"])  # the same wheels (pure Python): one lock serves both
