@@ -85,6 +85,7 @@ def arm64_wheels(ctx: CheckContext) -> list[Finding]:
         gpu = ctx.gpu and row.framework
         why = _problem(row, python, gpu)
         if not why:
+            out += _kernels(ctx, row) if gpu else []
             continue
         instead = nearest(rows, version, python, gpu)
         fix = (f"pin {name}=={instead.split(' ')[0]} for {ARM64} (the nearest releases with one: {instead}; a CUDA"
@@ -94,6 +95,25 @@ def arm64_wheels(ctx: CheckContext) -> list[Finding]:
                f"the image), use a distribution that publishes aarch64 wheels, or drop {ARM64} from platforms")
         out.append(replace(finding("error", "platform-no-wheel", f"{name}=={version} {why}", fix,
                                    row.cite()), platform=ARM64))
+    return out
+
+
+def _kernels(ctx: CheckContext, row: PlatformWheel) -> list[Finding]:
+    """Each GPU target the aarch64 CUDA build has no code for (its cubins and PTX read from the wheel, when read)."""
+    from envgen.kb.builds import kernel_coverage
+
+    if not row.arch_list:
+        return []
+    out = []
+    for target in ctx.targets:
+        model = target.model
+        if model is not None and kernel_coverage(model.compute_capability, row.arch_list, row.ptx) == "none":
+            out.append(replace(finding(
+                "error", "platform-no-kernel",
+                f"{row.name}=={row.version}'s aarch64 wheel has no kernel image for {target.label} "
+                f"({model.sm}): its code is {', '.join(row.arch_list + row.ptx)}",
+                f"choose a {row.name} release whose aarch64 build carries {model.sm} (or PTX at or below it)",
+                f"{row.cite()}; {row.arch_source}"), platform=ARM64))
     return out
 
 

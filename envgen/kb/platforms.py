@@ -22,6 +22,10 @@ class PlatformWheel(Row):
     framework: bool = False  # a framework build (torch, tensorflow): its CUDA read from the wheel, None = a CPU build
     cuda: Ver | None = None
     cuda_read: str = ""
+    # the CUDA build's GPU code (SASS sm_XX, PTX compute_XX), read from its fat binaries; [] when not read
+    arch_list: list[str] = field(default_factory=list)
+    ptx: list[str] = field(default_factory=list)
+    arch_source: str = ""
     wheel: str | None = None
     url: str | None = None
     sha256: str | None = None

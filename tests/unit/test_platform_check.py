@@ -131,3 +131,11 @@ def test_the_gh200_example_passes_and_its_older_torch_fails(kb: KnowledgeBase) -
     profile = load_profile("gh200-pypi")
     assert profile.platforms == ["linux/arm64"]
     assert [f for f in check_profile(profile, kb) if f.severity == "error"] == []
+
+
+def test_the_aarch64_build_has_no_kernel_for_an_older_gpu(kb: KnowledgeBase, tmp_path: Path) -> None:
+    bad = coded(check_profile(gh200(tmp_path, "2.11.0", gpu="T4"), kb), "platform-no-kernel")
+    assert bad and bad[0].platform == "linux/arm64" and "sm_75" in bad[0].message and "sm_80" in bad[0].message
+    assert "read from the wheel's fat binaries: torch-2.11.0-" in bad[0].source and "aarch64" in bad[0].source
+    for gpu in ("GH200", "GB200", "GB10"):  # 9.0 and 10.0 exact, 12.1 by sm_120 (same major, lower minor)
+        assert coded(check_profile(gh200(tmp_path, "2.11.0", gpu=gpu), kb), "platform-no-kernel") == [], gpu

@@ -40,15 +40,18 @@ PLATFORM = "linux/arm64"
 HEADER = ("# Which releases have manylinux aarch64 wheels (linux/arm64) on PyPI, and with which CUDA: one row per\n"
           "# release that has a manylinux x86_64 wheel, read from PyPI's simple index (PEP 691 JSON) and, for the\n"
           "# frameworks, from the aarch64 wheel itself (core metadata and the build's CUDA record, by range\n"
-          "# requests).\n"
-          "# Made and refreshed by\n"
+          "# requests). Made and refreshed by\n"
           "#   python -m envgen.kb.refresh.platform_wheels 'torch>=2.0' 'tensorflow>=2.10' 'jaxlib>=0.4.26' \\\n"
           "#     'jax-cuda12-plugin>=0.4.26' 'nvidia-cuda-runtime-cu12>=12.1' 'nvidia-cublas-cu12>=12.1' \\\n"
           "#     'nvidia-cudnn-cu12>=8.9' 'nvidia-nccl-cu12>=2.18' 'nvidia-cuda-runtime-cu11>=11.7' \\\n"
-          "#     'nvidia-cudnn-cu11>=8.5' --into envgen/kb/data/platform_wheels.yaml\n"
-          "# (never typed by hand). `python`: the CPython minors with an aarch64 wheel ([]: none, the release is\n"
-          "# x86-64 only on PyPI); `framework`: a framework build, whose CUDA was read from the wheel; `cuda`: the\n"
-          "# CUDA the aarch64 build carries (null: a CPU build), `cuda_read` saying where it was read.\n"
+          "#     'nvidia-cudnn-cu11>=8.5' 'torchvision>=0.15' 'torchaudio>=2.0' 'xformers>=0.0.28' \\\n"
+          "#     'bitsandbytes>=0.43' 'vllm>=0.8' 'sgl-kernel>=0.1' 'flashinfer-python>=0.2' 'cupy-cuda12x>=13' \\\n"
+          "#     'onnxruntime-gpu>=1.18' --into envgen/kb/data/platform_wheels.yaml\n"
+          "# (never typed by hand). `python`: the CPython minors with an aarch64 wheel (py3: a pure wheel; []:\n"
+          "# none, the release is x86-64 only on PyPI); `framework`: a framework build, whose CUDA was read from the\n"
+          "# wheel; `cuda`: the CUDA the aarch64 build carries (null: a CPU build), `cuda_read` saying where it was\n"
+          "# read; `arch_list`/`ptx` (the CUDA builds' GPU code, read from their fat binaries by `--arch`:\n"
+          "#   python -m envgen.kb.refresh.platform_wheels --arch 'torch>=2.11' --into ...) with `arch_source`.\n"
           "# Read by check/rules_platforms.py.\n")
 # The member of a framework's wheel that records the CUDA it was built with, and the pattern that reads it.
 CUDA_RECORDS = {
@@ -59,7 +62,8 @@ _NAMED_CUDA = re.compile(r"-cu(da)?(\d+)(-|$)")
 
 
 def _aarch64(tags: frozenset[Any]) -> bool:
-    return any("manylinux" in t.platform and t.platform.endswith("aarch64") for t in tags)
+    """A manylinux aarch64 wheel, or a pure one (``any``: every platform)."""
+    return any(("manylinux" in t.platform and t.platform.endswith("aarch64")) or t.platform == "any" for t in tags)
 
 
 def aarch64_wheels(files: list[dict[str, Any]], name: str, version: str) -> list[tuple[dict[str, Any], list[str]]]:
@@ -119,7 +123,18 @@ def framework_cuda(name: str, entry: dict[str, Any], python: str) -> tuple[str |
     return (".".join(cuda.split(".")[:2]) if cuda else None), "; ".join(said)
 
 
-def row(name: str, version: str, files: list[dict[str, Any]], read_on: str) -> dict[str, Any]:
+def cubins(url: str) -> dict[str, Any]:
+    """The aarch64 CUDA build's GPU code, read from its fat binaries (``wheel_arch``: the wheel streamed once, its
+    sha256 checked against the index's by the caller)."""
+    from envgen.kb.refresh import wheel_arch
+
+    read = wheel_arch.read(url)
+    sys.stderr.write(f"  cubins of {read['wheel']}: {read['arch_list']} ptx {read['ptx']} ({read['seconds']} s)\n")
+    return {"arch_list": read["arch_list"], "ptx": read["ptx"], "arch_source": wheel_arch.source_text(read),
+            "sha256_read": read["sha256"]}
+
+
+def row(name: str, version: str, files: list[dict[str, Any]], read_on: str, arch: bool = False) -> dict[str, Any]:
     name = canonicalize_name(name)
     wheels = aarch64_wheels(files, name, version)
     out: dict[str, Any] = {"name": name, "version": version, "platform": PLATFORM,
@@ -134,16 +149,21 @@ def row(name: str, version: str, files: list[dict[str, Any]], read_on: str) -> d
         sys.stderr.write(f"read {name}=={version}: {entry['filename']}\n")
         cuda, said = framework_cuda(name, entry, pythons[-1] if pythons[-1] != "py3" else "3.12")
         out |= {"framework": True, "cuda": cuda, "cuda_read": said}
+        if arch and cuda:
+            code = cubins(entry["url"].split("#")[0])
+            if code.pop("sha256_read") != entry["hashes"]["sha256"]:
+                raise SystemExit(f"{entry['filename']}: the bytes read do not match PyPI's sha256")
+            out |= code
     elif named:
         out |= {"cuda": named.group(2), "cuda_read": f"the distribution's name ({name})"}
     return out | {"wheel": entry["filename"], "url": entry["url"].split("#")[0], "sha256": entry["hashes"]["sha256"],
                   "source": index}
 
 
-def fetch(spec: str, read_on: str) -> list[dict[str, Any]]:
+def fetch(spec: str, read_on: str, arch: bool = False) -> list[dict[str, Any]]:
     req = Requirement(spec)
     index = json.loads(_get(SIMPLE.format(name=canonicalize_name(req.name)), {"Accept": _JSON}))
-    return [row(req.name, version, index["files"], read_on) for version in releases(index["files"], req)]
+    return [row(req.name, version, index["files"], read_on, arch) for version in releases(index["files"], req)]
 
 
 def merge(path: Path | None, rows: list[dict[str, Any]]) -> str:
@@ -161,9 +181,11 @@ def main(argv: list[str]) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("specs", nargs="+", help="a specifier (torch>=2.0): every final release it admits")
     parser.add_argument("--into", type=Path, help="merge the rows into this data file instead of printing them")
+    parser.add_argument("--arch", action="store_true",
+                        help="also read each aarch64 CUDA framework build's cubins and PTX (streams the wheel)")
     args = parser.parse_args(argv)
     read_on = datetime.date.today().isoformat()
-    emit(merge(args.into, [r for spec in args.specs for r in fetch(spec, read_on)]), args.into)
+    emit(merge(args.into, [r for spec in args.specs for r in fetch(spec, read_on, args.arch)]), args.into)
     return 0
 
 
