@@ -9,14 +9,16 @@ platform and what exists instead: the nearest releases that have one, else a sou
 from __future__ import annotations
 
 from dataclasses import replace
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.platforms import PlatformWheel
 from envgen.plan.platforms import exact_pins
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 ARM64 = "linux/arm64"
 
@@ -32,6 +34,8 @@ def gpu_refused(ctx: CheckContext) -> list[Finding]:
 
 
 def _version(text: str) -> Version:
+    from packaging.version import InvalidVersion, Version  # not on a check's path without linux/arm64
+
     try:
         return Version(text)
     except InvalidVersion:

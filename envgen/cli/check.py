@@ -101,9 +101,10 @@ def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: boo
     amd64 = "" if plan.profile.platforms == ["linux/amd64"] else "linux/amd64"
     more = [replace(f, platform=amd64) for f in set_findings(plan, environ, directory, offline=offline)
             if (f.code, f.message) not in seen]
-    from envgen.lock.platforms import platform_findings
+    if plan.profile.platforms != ["linux/amd64"]:
+        from envgen.lock.platforms import platform_findings
 
-    more += platform_findings(plan, environ, directory, offline=offline)
+        more += platform_findings(plan, environ, directory, offline=offline)
     return sorted([*findings, *more], key=lambda f: SEVERITY_ORDER[f.severity])
 
 

@@ -5,34 +5,37 @@ wheels only, and each package keeps the wheel the image's CPython on that machin
 
 from __future__ import annotations
 
-import contextlib
-import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envgen.check.findings import Finding
 from envgen.errors import BuildFailed, InputError
-from envgen.lock.lock_uv import Resolved, uv_platform, uv_resolve, uv_serves
-from envgen.lock.wheels import manylinux_platforms
 from envgen.plan.image import ImagePlan
 from envgen.plan.lock_platforms import AMD64, ARCH, PlatformSet
 from envgen.plan.lockfile import sorted_entries
 
+if TYPE_CHECKING:  # uv's module (packaging.tags, subprocess) is imported where a set is resolved, not by a warm check
+    from envgen.lock.lock_uv import Resolved
+
 
 def wheel_tags(glibc: str | None, platform: str) -> tuple[str, ...]:
     """The manylinux tags an image of ``platform`` with this glibc loads, newest first."""
+    from envgen.lock.wheels import manylinux_platforms
+
     return tuple(tag.replace("x86_64", ARCH[platform]) for tag in manylinux_platforms(glibc))
 
 
-Resolver = Callable[[list[str], str, tuple[str, ...]], Resolved]  # (pins, arch, wheel tags) -> the set
+Resolver = Callable[[list[str], str, tuple[str, ...]], "Resolved"]  # (pins, arch, wheel tags) -> the set
 
 
 def resolve_platform(platform: str, pins: Sequence[str], extras: Sequence[str], python_minor: str,
                      glibc: str | None, resolve: Resolver, resolver_note: str) -> PlatformSet:
     """The environment set (``pins``) and what ``extras`` add, resolved for ``platform``: a set that has no wheel
     there is an error naming the platform."""
+    from envgen.lock.lock_uv import uv_platform
+
     arch, tags = ARCH[platform], wheel_tags(glibc, platform)
     try:
         environment = resolve(list(pins), arch, tags).entries
@@ -56,31 +59,27 @@ def platform_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path |
     naming the platform, a package only an sdist serves a warning. The answer is kept in the cache directory for
     ``TTL_S`` under the hash of what it depends on (the amd64 set's own: ``judged.set_key``); offline, a kept
     answer of any age, else nothing."""
-    from envgen.lock.judged import TTL_S, set_key
+    from envgen.lock.judged import TTL_S, keep_findings, kept_findings, set_key
 
     others = [p for p in plan.profile.platforms if p != AMD64]
-    if not others or not (plan.pins.pip or plan.pins.pip_extra) or not uv_serves(plan.profile.python_minor):
+    if not others or not (plan.pins.pip or plan.pins.pip_extra):
         return []
     path = cache / f"{_PREFIX}{set_key(plan, environ)}-{'-'.join(ARCH[p] for p in others)}.json" if cache else None
-    if path is not None:
-        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            kept = json.loads(path.read_bytes())
-            if offline or time.time() < kept["until"]:
-                return [Finding(**row) for row in kept["findings"]]
-    if offline:
+    kept = kept_findings(path, offline)
+    if kept is not None or offline:
+        return kept or []
+    from envgen.lock.lock_uv import uv_serves
+
+    if not uv_serves(plan.profile.python_minor):
         return []
     found = [f for platform in others for f in _resolved(plan, environ, platform)]
-    if path is not None:
-        from envgen.files import write_atomically
-
-        with contextlib.suppress(OSError):
-            write_atomically(path, json.dumps({"until": time.time() + TTL_S, "findings": [f.to_json() for f in found]},
-                                              sort_keys=True))
+    keep_findings(path, found, TTL_S, f"{_PREFIX}*.json")
     return found
 
 
 def _resolved(plan: ImagePlan, environ: Mapping[str, str], platform: str) -> list[Finding]:
     from envgen.check.util import finding
+    from envgen.lock.lock_uv import uv_platform, uv_resolve
 
     glibc, pins = plan.kb.glibc(plan.profile.base), [*plan.pins.pip, *plan.pins.pip_extra]
     note = f"CPython {plan.profile.python_minor}, {uv_platform(glibc, ARCH[platform])}"
