@@ -28,10 +28,13 @@ def judge(ctx: CheckContext) -> list[Finding]:
     unverified = ctx.kb.unverified_cites
     seen: set[tuple[str, str]] = set()
     out: list[Finding] = []
+    # a profile of several platforms: a finding no rule gave a platform is about all of them
+    every = ", ".join(ctx.profile.platforms) if len(ctx.profile.platforms) > 1 else ""
     for rule in RULES:
         for f in rule(ctx):
-            if (f.code, f.message) not in seen and not moot(f, ctx):
-                seen.add((f.code, f.message))
+            f = replace(f, platform=f.platform or every) if every else f
+            if (f.code, f.platform + f.message) not in seen and not moot(f, ctx):
+                seen.add((f.code, f.platform + f.message))
                 soft = f.severity == "error" and f.source in unverified and f.code not in _FROM_REFERENCE
                 out.append(_soften(f) if soft else f)
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])

@@ -61,6 +61,12 @@ class Finding:
     message: str  # one line
     fix: str
     source: str  # the knowledge-base row it rests on (cite())
+    # the platforms it is about, for a profile of more than one ("linux/arm64"; "linux/amd64, linux/arm64": all of
+    # them); "" for a profile of one (left out of the JSON then)
+    platform: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.platform:
+            del out["platform"]
+        return out

@@ -20,7 +20,8 @@ def format_findings(findings: list[Finding]) -> str:
         return "no findings: the profile is consistent with the knowledge base"
     lines = []
     for f in findings:
-        lines.append(f"{_MARK[f.severity]} [{f.code}] {f.message}")
+        about = f"{f.platform}: " if f.platform else ""
+        lines.append(f"{_MARK[f.severity]} [{f.code}] {about}{f.message}")
         lines.append(f"      fix: {f.fix}")
         lines.append(f"      source: {f.source}")
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}

@@ -21,8 +21,9 @@ PARAMS: tuple[Param, ...] = (
            multiple=True),
     option("driver", "--driver", "Host driver version, e.g. 535.104.05."),
     option("platform", "--platform", "Where the image runs: linux, wsl2 (the Windows driver inside WSL 2, and "
-           "WSL's own limits) or windows (the Windows driver minimums alone).", default="linux",
-           metavar="linux|wsl2|windows"),
+           "WSL's own limits) or windows (the Windows driver minimums alone); or one image platform, linux/amd64 "
+           "or linux/arm64: the profile is judged for that platform alone.", default="linux",
+           metavar="linux|wsl2|windows|linux/amd64|linux/arm64"),
     switch("as_json", "--json", "Machine-readable list of findings."),
     switch("resolve", "--resolve", "Resolve the pip set for the image's platform with uv and judge every release "
            "on its files: the default, wherever the package index answers (the answer is kept in envgen's cache); "
@@ -53,13 +54,17 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
     from envgen.check.report import findings_to_json, format_findings
     from envgen.pipeline.session import Session
     from envgen.profile.cache import load_profile_cached
+    from envgen.profile.values import PLATFORMS as IMAGE_PLATFORMS
 
-    if platform not in PLATFORMS:
-        raise InputError(f"option --platform = {platform!r} is not known", fix="use linux, wsl2 or windows")
+    if platform not in PLATFORMS and platform not in IMAGE_PLATFORMS:
+        raise InputError(f"option --platform = {platform!r} is not known",
+                         fix=f"use linux, wsl2 or windows (the host), or {' or '.join(IMAGE_PLATFORMS)} (the image)")
     session = Session()
     directory = session.cache_dir
     kb, kb_key = session.keyed_kb
     loaded = load_profile_cached(profile, directory if kb_key else None, kb, kb_key)
+    if platform in IMAGE_PLATFORMS:  # one of the image's platforms alone (a Linux host)
+        loaded, platform = loaded.model_copy(update={"platforms": [platform]}), "linux"
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
     ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
@@ -90,9 +95,17 @@ def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: boo
     environ = {k: v for k, v in os.environ.items() if not (resolve and k == "ENVGEN_OFFLINE")}
     offline = offline or offline_asked(environ)
 
+    from dataclasses import replace
+
     seen = {(f.code, f.message) for f in findings}
-    more = [f for f in set_findings(plan, environ, directory, offline=offline)
+    # the set is resolved for x86-64 (linux/amd64): said so where the profile names other platforms
+    amd64 = "" if plan.profile.platforms == ["linux/amd64"] else "linux/amd64"
+    more = [replace(f, platform=amd64) for f in set_findings(plan, environ, directory, offline=offline)
             if (f.code, f.message) not in seen]
+    if plan.profile.platforms != ["linux/amd64"]:
+        from envgen.lock.platforms import platform_findings
+
+        more += platform_findings(plan, environ, directory, offline=offline)
     return sorted([*findings, *more], key=lambda f: SEVERITY_ORDER[f.severity])
 
 

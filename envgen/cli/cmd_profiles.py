@@ -26,8 +26,12 @@ def profiles_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-rea
         typer.echo(rows_table(rows))
 
 
-def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a YAML file.")) -> None:
-    """Print the fully resolved profile (extends merged, defaults filled) as YAML."""
+def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a YAML file."),
+             platform: str | None = typer.Option(None, "--platform", metavar="linux/amd64|linux/arm64",
+                                                 help="Show what this platform installs (default: each of the "
+                                                      "profile's platforms, when it names others than linux/amd64).")
+             ) -> None:
+    """Print the fully resolved profile (extends merged, defaults filled) as YAML; per platform, what each installs."""
     import yaml
 
     from envgen.pipeline.session import Session
@@ -43,6 +47,14 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
         typer.echo(f"# default applied: {line}")
     for line in notes.lifted if notes else []:
         typer.echo(f"# framework moved: {line}")
+    from envgen.plan.platforms import platform_lines
+    from envgen.profile.values import PLATFORMS
+
+    if platform is not None and platform not in PLATFORMS:
+        raise InputError(f"option --platform = {platform!r} is not known", fix=f"use {' or '.join(PLATFORMS)}")
+    shown = [platform] if platform else [] if plan.profile.platforms == ["linux/amd64"] else plan.profile.platforms
+    for line in platform_lines(plan, list(shown)):
+        typer.echo(f"# platform {line}")
     data = plan.profile.model_dump(mode="json", exclude={"extends"})
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
 

@@ -192,6 +192,13 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
             cmd.append("--load")
         cmd.append("--progress=plain")
     cmd += ["--iidfile", str(iidfile), "-f", str(context_dir / dockerfile)]
+    return cmd + input_options(context_dir, secrets, build_args, labels, no_cache)
+
+
+def input_options(context_dir: Path, secrets: Mapping[str, Path], build_args: Mapping[str, str],
+                  labels: Mapping[str, str], no_cache: bool) -> list[str]:
+    """What a build command line takes after its own options: secrets, build arguments, labels, then the context."""
+    cmd: list[str] = []
     for name, src in sorted(secrets.items()):
         cmd += ["--secret", f"id={name},src={src}"]
     for key, value in sorted(build_args.items()):
@@ -200,8 +207,7 @@ def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfil
         cmd += ["--label", f"{key}={value}"]
     if no_cache:
         cmd.append("--no-cache")
-    cmd.append(str(context_dir))
-    return cmd
+    return cmd + [str(context_dir)]
 
 
 def oci_archive(iidfile: Path) -> Path:
@@ -243,6 +249,36 @@ def _stop(proc: subprocess.Popen[str]) -> None:
             continue
 
 
+def stream_cli(cmd: list[str], environ: Mapping[str, str], parser: BuildkitPlainParser | BuildahParser, log: IO[str],
+               sink: ProgressSink, fix: str) -> int:
+    """Run a builder's CLI to its end: its output into ``log``, the steps ``parser`` reads into ``sink``; its exit
+    status. Ctrl-C stops its process group (``_stop``); DockerUnavailable (with ``fix``) when it cannot start."""
+    log.write(f"[envgen] {_redacted(cmd)}\n")
+    log.flush()
+    try:
+        proc = subprocess.Popen(cmd, env=dict(environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
+                                start_new_session=True)
+    except OSError as exc:
+        raise DockerUnavailable(f"cannot run the docker CLI {cmd[0]}: {exc.strerror or exc}.", fix=fix) from None
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            text = parser.feed(line)
+            if text is not None:
+                sink.output(text)
+        rc = proc.wait()
+    except BaseException:
+        _stop(proc)
+        raise
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+    log.flush()
+    return rc
+
+
 def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets: Mapping[str, Path],
                build_args: Mapping[str, str], labels: Mapping[str, str], log: IO[str], sink: ProgressSink,
                env: Mapping[str, str] | None, no_cache: bool,
@@ -263,30 +299,7 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
                 builder = replace(builder, oci_rewrite=False)
         cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
                           environ)
-        log.write(f"[envgen] {_redacted(cmd)}\n")
-        log.flush()
-        try:
-            proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise DockerUnavailable(f"cannot run the docker CLI {builder.cli}: {exc.strerror or exc}.",
-                                    fix="install docker.io, or build with --builder classic") from None
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                text = parser.feed(line)
-                if text is not None:
-                    sink.output(text)
-            rc = proc.wait()
-        except BaseException:
-            _stop(proc)
-            raise
-        finally:
-            if proc.stdout is not None:
-                proc.stdout.close()
-        log.flush()
+        rc = stream_cli(cmd, environ, parser, log, sink, "install docker.io, or build with --builder classic")
         if rc != 0:
             fallback = "interrupted (the docker CLI was stopped by a signal)" if rc < 0 or rc == 130 else \
                 f"docker exited with code {rc}"

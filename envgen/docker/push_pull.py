@@ -135,15 +135,16 @@ def push_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str]
 
 
 def pull_image(client: DockerClient, ref: str, *, auth_config: Mapping[str, str] | None = None,
-               on_status: StatusCallback | None = None) -> str:
-    """Pull ``ref`` (by tag, or by digest: ``name[:tag]@sha256:...``); returns the local image ID."""
+               on_status: StatusCallback | None = None, platform: str | None = None) -> str:
+    """Pull ``ref`` (by tag, or by digest: ``name[:tag]@sha256:...``); returns the local image ID. ``platform``:
+    which image of a manifest list (default: the engine's, the host's platform)."""
     parsed = parse_ref(ref)
     if parsed.digest:  # the engine pulls repository + digest; a tag beside the digest is informative only
         repo, tag, local = parsed.name, parsed.digest, f"{parsed.name}@{parsed.digest}"
     else:
         (repo, tag), local = split_ref(ref), ref
     with _engine_errors(ref, "pull"):
-        events = client.api.pull(repo, tag=tag, stream=True, decode=True,
+        events = client.api.pull(repo, tag=tag, stream=True, decode=True, platform=platform,
                                  auth_config=dict(auth_config) if auth_config else None)
         _consume(ref, "pull", events, on_status)
         image_id = client.api.inspect_image(local)["Id"]

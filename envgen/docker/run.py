@@ -67,6 +67,7 @@ def run_container(
     timeout_s: float | None = None,
     files: tuple[str, bytes] | None = None,
     preflight: bool = False,
+    platform: str | None = None,
 ) -> RunResult:
     """Run ``command`` in ``image`` to completion; returns its exit code and combined output.
 
@@ -77,7 +78,8 @@ def run_container(
     image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``. ``files``: (DEST, a tar)
     unpacked into the container before it starts (it is never committed). ``preflight``: the image's own preflight
     (its entrypoint's GPU and driver check) runs before the command; off for envgen's own runs (probe, freeze,
-    readers), which judge the host themselves, on for the user's command (``envgen run``).
+    readers), which judge the host themselves, on for the user's command (``envgen run``). ``platform``
+    ("linux/arm64"): the image's platform, when not the host's (run through QEMU: envgen.docker.multiplatform).
     Raises GpuRequestRefused when the engine refuses the GPU request, InputError for an unknown image.
     """
     from docker.errors import APIError
@@ -85,6 +87,8 @@ def run_container(
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
     if not preflight:
         kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
+    if platform is not None:
+        kwargs["platform"] = platform
     if remove:  # envgen's own container (the probe): owned, and a dead owner's ones go first
         from envgen.docker.owner import owner_labels, remove_orphans
 

@@ -28,6 +28,7 @@ from envgen.kb.models import (
     TensorflowPtxFailure,
     TorchRelease,
 )
+from envgen.kb.platforms import GpuRefusal, PlatformWheel
 from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
 from envgen.kb.versions import minor, same_prefix, vtuple
 from envgen.kb.wheel_libraries import GpuBuilds, WheelLibraries
@@ -73,6 +74,8 @@ class Tables:
     python_setups: list[PythonSetup] = field(default_factory=list)
     wheel_libraries: list[WheelLibraries] = field(default_factory=list)
     gpu_builds: list[GpuBuilds] = field(default_factory=list)
+    platform_wheels: list[PlatformWheel] = field(default_factory=list)
+    gpu_refusals: list[GpuRefusal] = field(default_factory=list)
 
     def cuda(self, version: str) -> CudaToolkit | None:
         want = minor(version)
@@ -142,4 +145,6 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "python_setups": (PythonSetup, "python_setups"),
     "wheel_libraries": (WheelLibraries, "wheel_libraries"),
     "gpu_builds": (GpuBuilds, "gpu_builds"),
+    "platform_wheels": (PlatformWheel, "platform_wheels"),
+    "gpu_refusals": (GpuRefusal, "gpu_refusals"),
 }

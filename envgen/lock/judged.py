@@ -66,11 +66,9 @@ def set_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None
         return []
     offline = offline or offline_asked(environ)
     path = cache / f"{_PREFIX}{set_key(plan, environ)}.json" if cache else None
-    if path is not None:
-        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            kept = json.loads(path.read_bytes())
-            if offline or time.time() < kept["until"]:
-                return [Finding(**row) for row in kept["findings"]]
+    kept = kept_findings(path, offline)
+    if kept is not None:
+        return kept
     if offline:
         return not_resolved(plan, "offline: --offline or ENVGEN_OFFLINE")
     from envgen.errors import ResolverUnavailable
@@ -79,14 +77,29 @@ def set_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None
         found, life = _resolve_and_judge(plan, environ, cache), TTL_S
     except ResolverUnavailable as exc:  # kept a short while: the next checks do not wait on the index again
         found, life = not_resolved(plan, f"no index answered: {exc.message}"), RETRY_S
+    keep_findings(path, found, life, f"{_PREFIX}*.json")
+    return found
+
+
+def kept_findings(path: Path | None, offline: bool) -> list[Finding] | None:
+    """The answer kept at ``path`` while it lasts (offline: of any age), else None."""
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            kept = json.loads(path.read_bytes())
+            if offline or time.time() < kept["until"]:
+                return [Finding(**row) for row in kept["findings"]]
+    return None
+
+
+def keep_findings(path: Path | None, found: list[Finding], life: float, stale: str) -> None:
+    """Keep ``found`` at ``path`` for ``life`` seconds; older answers matching ``stale`` are pruned."""
     if path is not None:
         from envgen.files import prune_stale, write_atomically
 
         with contextlib.suppress(OSError):
             write_atomically(path, json.dumps({"until": time.time() + life, "findings": [f.to_json() for f in found]},
                                               sort_keys=True))
-            prune_stale(path, f"{_PREFIX}*.json")
-    return found
+            prune_stale(path, stale)
 
 
 def not_resolved(plan: ImagePlan, reason: str) -> list[Finding]:

@@ -321,6 +321,26 @@ def pin_base(client: DockerClient | None, profile: Profile, plan: TemplateInput,
                     pinned.value)
 
 
+def other_platforms(profile: Profile, route: Route, runner: Runner) -> str:
+    """The lock's blocks for the profile's platforms but linux/amd64 (``envgen.lock.platforms``): "" for none."""
+    from envgen.lock.platforms import resolve_platform
+    from envgen.plan.lock_platforms import AMD64, format_block
+
+    others = [p for p in profile.platforms if p != AMD64]
+    if others and not uv_serves(profile.python_minor):
+        raise InputError(f"platforms {', '.join(others)} are locked by uv, which serves Python >= 3.8, not "
+                         f"{profile.python_minor}", fix="use python 3.8 or newer, or platforms: [linux/amd64]")
+
+    def resolve(pins: list[str], arch: str, tags: tuple[str, ...]) -> Resolved:
+        return uv_resolve(pins, profile.python_minor, route.glibc, tags, find_links=route.find_links,
+                          index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env, runner=runner,
+                          constraints=route.plan.image.base_constraints, arch=arch)
+
+    note = f"uv {uv_version()} (uv pip compile)"
+    return "".join(format_block(resolve_platform(p, route.plan.pins.pip, route.plan.pins.pip_extra,
+                                                 profile.python_minor, route.glibc, resolve, note)) for p in others)
+
+
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
          runner: Runner = run_command, uv_runner: Runner | None = None, engine: bool = True,
          client: DockerClient | None = None, kb: KnowledgeBase | None = None) -> LockOutcome:
@@ -355,7 +375,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                              tuple(route.plan.image.user_pip), base.base, base.apt_input),
                   sorted_entries(sets.environment.values()), sets.extras, tools=sets.tools, apt=base.apt)
     target = lock_path(source.path)
-    write_atomically(target, format_lock(result, profile_name=profile.name, extra_fields=[*fields, *base.fields]),
-                     mode=0o644)
+    text = format_lock(result, profile_name=profile.name, extra_fields=[*fields, *base.fields])
+    write_atomically(target, text + other_platforms(profile, route, uv_runner or run_command), mode=0o644)
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
                        time.monotonic() - started, len(base.apt), base.pin)

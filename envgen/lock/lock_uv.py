@@ -61,15 +61,15 @@ def uv_binary() -> str:
     return found
 
 
-def uv_platform(glibc: str | None) -> str:
-    """``--python-platform`` for an x86-64 glibc image: capped at the image's glibc (unknown: the one
-    ``manylinux_platforms`` assumes too, GLIBC_WHEN_UNKNOWN)."""
+def uv_platform(glibc: str | None, arch: str = "x86_64") -> str:
+    """``--python-platform`` for a glibc image of ``arch`` (x86_64; aarch64 for linux/arm64): capped at the image's
+    glibc (unknown: the one ``manylinux_platforms`` assumes too, GLIBC_WHEN_UNKNOWN)."""
     parts = (glibc or GLIBC_WHEN_UNKNOWN).split(".")
     if (int(parts[0]), int(parts[1])) < (2, 28):  # uv names manylinux_2_17 (2014) and 2_28 on, nothing between
-        return "x86_64-manylinux_2_17"
+        return f"{arch}-manylinux_2_17"
     if (int(parts[0]), int(parts[1])) > UV_NEWEST_GLIBC:  # Debian 13's 2.41: uv refuses a name it does not know
-        return f"x86_64-manylinux_{UV_NEWEST_GLIBC[0]}_{UV_NEWEST_GLIBC[1]}"
-    return f"x86_64-manylinux_{parts[0]}_{parts[1]}"
+        return f"{arch}-manylinux_{UV_NEWEST_GLIBC[0]}_{UV_NEWEST_GLIBC[1]}"
+    return f"{arch}-manylinux_{parts[0]}_{parts[1]}"
 
 
 def image_tags(python_minor: str, platforms: Sequence[str]) -> list[Tag]:
@@ -81,11 +81,12 @@ def image_tags(python_minor: str, platforms: Sequence[str]) -> list[Tag]:
 
 def compile_command(requirements: Path, output: Path, python_minor: str, glibc: str | None, *,
                     find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None,
-                    only_binary: bool = True) -> list[str]:
-    """``only_binary``: wheels alone (a lock); False: what pip really installs, sdists included (the witness)."""
+                    only_binary: bool = True, arch: str = "x86_64") -> list[str]:
+    """``only_binary``: wheels alone (a lock); False: what pip really installs, sdists included (the witness).
+    ``arch``: the image's machine (aarch64 for linux/arm64)."""
     command = [uv_binary(), "pip", "compile", str(requirements), "--output-file", str(output),
                "--format", "pylock.toml", "--generate-hashes", "--no-header", "--quiet",
-               "--python-version", python_minor, "--python-platform", uv_platform(glibc),
+               "--python-version", python_minor, "--python-platform", uv_platform(glibc, arch),
                *(["--only-binary", ":all:"] if only_binary else []), "--index-strategy", "unsafe-best-match",
                "--no-config"]
     if index_url:
@@ -158,7 +159,7 @@ def run_command(command: list[str], env: Mapping[str, str]) -> subprocess.Comple
 def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platforms: Sequence[str], *,
                find_links: Sequence[str], index_urls: Sequence[str], index_url: str | None,
                env: Mapping[str, str], runner: Runner = run_command, only_binary: bool = True,
-               constraints: Sequence[str] = ()) -> Resolved:
+               constraints: Sequence[str] = (), arch: str = "x86_64") -> Resolved:
     """The complete set ``pins`` need on the image's platform; raises BuildFailed with uv's tail. ``only_binary``
     False: sdists too, as pip would install them (``Resolved.sdists`` names them). ``constraints``: versions the
     resolution must keep (the base's, base_provides: uv's ``--constraint``)."""
@@ -169,7 +170,7 @@ def uv_resolve(pins: Sequence[str], python_minor: str, glibc: str | None, platfo
         requirements, output = root / "requirements.in", root / "pylock.toml"
         requirements.write_text("\n".join(pins) + "\n", encoding="utf-8")
         command = compile_command(requirements, output, python_minor, glibc, find_links=find_links,
-                                  index_urls=index_urls, index_url=index_url, only_binary=only_binary)
+                                  index_urls=index_urls, index_url=index_url, only_binary=only_binary, arch=arch)
         if constraints:
             (root / "constraints.txt").write_text("\n".join(constraints) + "\n", encoding="utf-8")
             command += ["--constraint", str(root / "constraints.txt")]

@@ -17,6 +17,7 @@ from envgen.profile.normalise import normalise
 from envgen.profile.requirements import PipLine, canonical, parse_line
 from envgen.profile.values import (
     CHANNEL_RE,
+    DEFAULT_PLATFORMS,
     ENV_KEY_RE,
     NAME_RE,
     AptPackage,
@@ -32,12 +33,15 @@ from envgen.profile.values import (
     LabelText,
     LocalPath,
     PipRequirement,
+    Platform,
     RegistryHost,
     RegistryMirror,
     Url,
     Version,
+    default_platforms,
     matches,
     one_line,
+    platform_list,
 )
 from envgen.records import Between, Check, Doc, Length, Record
 
@@ -242,6 +246,10 @@ class Profile(Strict):
     local_base: Annotated[bool, Doc(
         "True for a base image built locally (no registry digest): digest pinning is skipped, visibly, in the"
         " Dockerfile and in `envgen check`.")] = False
+    platforms: Annotated[list[Platform], Length(min=1), Check(platform_list), Doc(
+        "The platforms the image is planned, checked, locked and built for: linux/amd64 (x86-64) and linux/arm64 "
+        "(64-bit Arm: GH200, GB200, DGX Spark). Left out: linux/amd64 alone.")] = field(
+        default_factory=default_platforms)
     # How the Python environment is made: conda (micromamba) from channels, or pip on the
     # base image's own Python (NGC images, plain Debian/Ubuntu bases).
     installer: Annotated[Literal["conda", "pip"], Doc(
@@ -390,7 +398,9 @@ class Profile(Strict):
         # base_provides only when set: a profile without it keeps the identity (and hash) it had before the
         # field existed, so its images stay cache hits
         # (and its packages only when named: a base_provides profile of before keeps its hash too)
+        # (and platforms only when not linux/amd64 alone, the one platform there was before the field)
         dump = self.model_dump(mode="json", exclude={"mirrors", "extends"} | (
+            {"platforms"} if tuple(self.platforms) == DEFAULT_PLATFORMS else set()) | (
             {"base_provides"} if self.base_provides is None else set()) | (
             {"metadata"} if self.metadata is None else set()))
         if self.base_provides is not None and not self.base_provides.packages:

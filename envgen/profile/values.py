@@ -6,7 +6,7 @@ newline (environment values excepted, as said at ``ENV_VALUE_RE``)."""
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from envgen.errors import shown
 from envgen.profile.requirements import SAFE_RE, RefusedLine, parse_line
@@ -87,6 +87,35 @@ Channel = Annotated[str, matches(CHANNEL_RE, "conda channel name (such as \"cond
 EnvValue = Annotated[str, matches(ENV_VALUE_RE, "environment value (printable characters but \" \\ $ ` only)")]
 Url = Annotated[str, matches(URL_RE, "URL (http://, https:// or file://, no spaces or quotes)")]
 GpuTarget = Annotated[str, matches(GPU_TARGET_RE, "GPU name or compute capability (such as \"A100\" or \"8.0\")")]
+
+
+# The platforms envgen plans, locks and builds for (OCI os/architecture): Linux on x86-64 and on 64-bit Arm.
+PlatformName = Literal["linux/amd64", "linux/arm64"]
+PLATFORMS: tuple[PlatformName, ...] = ("linux/amd64", "linux/arm64")
+DEFAULT_PLATFORMS: tuple[PlatformName, ...] = ("linux/amd64",)
+
+
+def _platform(value: object) -> object:
+    if value not in PLATFORMS:
+        raise ValueError(f"{shown(value)} is not a platform envgen builds for: use {' or '.join(PLATFORMS)}")
+    return value
+
+
+# (checked before the Literal, for envgen's own message; the Literal makes the JSON Schema's enum)
+Platform = Annotated[PlatformName, Check(_platform, mode="before")]
+
+
+def default_platforms() -> list[PlatformName]:
+    """``platforms`` left out: linux/amd64 alone (a named function: the compiled validator is pickled)."""
+    return list(DEFAULT_PLATFORMS)
+
+
+def platform_list(value: list[str]) -> list[str]:
+    """``platforms``: each platform once, at least one."""
+    if len(set(value)) != len(value):
+        raise ValueError(f"[{', '.join(value)}] must name each platform once, at least one: such as "
+                         f"[{', '.join(PLATFORMS)}]")
+    return value
 
 
 INTERPRETER_RE = re.compile(r"^(/[A-Za-z0-9._+-]+)+$")

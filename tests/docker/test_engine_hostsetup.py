@@ -81,7 +81,8 @@ def test_rerun_is_a_no_op(docker_client: object, local_registry: str, unavailabl
     lines = done.stdout.splitlines()
     steps = [line.split(":")[1].strip() for line in lines[:-1]]
     assert steps == ["packages", "dockerd", "base image", "registry", "devcontainer CLI", "actionlint",
-                     "loopback name", "podman", "podman", "podman", "podman"]
-    assert "API service answering" in lines[-3] and "base image debian:bookworm-slim present" in lines[-2]
+                     "loopback name", "podman", "podman", "podman", "podman", "binfmt"]
+    assert "API service answering" in lines[-4] and "base image debian:bookworm-slim present" in lines[-3]
+    assert lines[-2] == "host-setup: binfmt: qemu-aarch64 registered (flags PF)"
     assert "already running" in lines[1] and "already answering" in lines[3] and "present" in lines[4]
     assert "present" in lines[5]
