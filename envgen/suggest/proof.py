@@ -6,8 +6,8 @@ written or judged."""
 
 from __future__ import annotations
 
-from envgen.check.combined import Stated, among, first_disjoint, index_of, stated, unserved
-from envgen.check.installs import Installed
+from envgen.check.packages.combined import Stated, among, first_disjoint, index_of, stated, unserved
+from envgen.check.packages.installs import Installed
 from envgen.kb import KnowledgeBase
 from envgen.suggest.parts import Candidate
 

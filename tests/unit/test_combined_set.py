@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from envgen.check import check_profile
-from envgen.check.combined import Stated, first_disjoint, row_of, stated
-from envgen.check.installs import Installed
+from envgen.check.packages.combined import Stated, first_disjoint, row_of, stated
+from envgen.check.packages.installs import Installed
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import Requirement
 from envgen.profile import Profile

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.installs import Installed, installed
+from envgen.check.packages.installs import Installed, installed
 from envgen.check.util import finding
 from envgen.kb import KnowledgeBase
 from envgen.kb.engines import ENGINES, EngineRequires

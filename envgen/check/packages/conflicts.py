@@ -6,10 +6,10 @@ would meet. A pin PyPI serves nothing of for the image's Python (``tensorflow[an
 
 from __future__ import annotations
 
-from envgen.check.combined import Conflict, conflicts, index_of, meeting, stated, unserved
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
-from envgen.check.installs import Installed, installed
+from envgen.check.packages.combined import Conflict, conflicts, index_of, meeting, stated, unserved
+from envgen.check.packages.installs import Installed, installed
 from envgen.check.util import finding
 
 

@@ -5,9 +5,9 @@ built against (its wheel declares no torch; the SGLang releases that pin it pin 
 from __future__ import annotations
 
 from envgen.check.context import CheckContext
+from envgen.check.engines.pins import pinned_engines, torch_of, trap_of
 from envgen.check.findings import Finding
-from envgen.check.installs import installed
-from envgen.check.rules_engines import pinned_engines, torch_of, trap_of
+from envgen.check.packages.installs import installed
 from envgen.check.util import finding
 from envgen.kb.versions import vtuple
 

@@ -6,9 +6,9 @@ arch-specific targets (``sm_90a``: Hopper) has its kernels on that GPU alone."""
 from __future__ import annotations
 
 from envgen.check.context import CheckContext
+from envgen.check.engines.pins import pinned_engines, trap_of
 from envgen.check.findings import Finding
-from envgen.check.installs import installed
-from envgen.check.rules_engines import pinned_engines, trap_of
+from envgen.check.packages.installs import installed
 from envgen.check.util import finding
 from envgen.kb import KnowledgeBase
 from envgen.kb.engine_kernels import (

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from envgen.check.installs import Installed
+from envgen.check.packages.installs import Installed
 from envgen.kb import KnowledgeBase
 from envgen.kb.indexed import PinnedRelease
 from envgen.kb.pypackages import FrameworkRequires, Requirement

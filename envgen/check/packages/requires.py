@@ -4,10 +4,10 @@ profile's pins. Two distributions whose requirements on a third disagree: ``rule
 
 from __future__ import annotations
 
-from envgen.check.combined import read
 from envgen.check.context import CheckContext
 from envgen.check.findings import Finding, Severity
-from envgen.check.installs import Floating, Installed, floating, installed
+from envgen.check.packages.combined import read
+from envgen.check.packages.installs import Floating, Installed, floating, installed
 from envgen.check.util import finding
 from envgen.kb.pypackages import FrameworkRequires, PackageBreak, Requirement, Side
 from envgen.kb.specifiers import contains, overlaps, within

@@ -123,7 +123,7 @@ def _locked_versions(ctx: CheckContext) -> tuple[dict[str, str], str] | None:
 def floating_lines(ctx: CheckContext) -> list[Finding]:
     """Each packages.pip line that floats (a range, an unpinned name): what pins it (a current lock), or that the
     build resolves it the day it runs; and each line whose marker leaves it out of the image."""
-    from envgen.check.installs import floating
+    from envgen.check.packages.installs import floating
     from envgen.profile.loader import profile_arg
 
     out = [finding("info", "pip-marker-skips",
