@@ -12,7 +12,7 @@ import pytest
 from packaging.version import Version
 
 from envgen.kb import load_kb
-from envgen.kb.refresh import engines
+from tools.kbrefresh import engines
 
 PYPI = Path(__file__).resolve().parents[1] / "fixtures" / "pypi"
 CASES = [("vllm", "0.11.0"), ("sglang", "0.5.3"), ("flashinfer-cubin", "0.6.9")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh.pins import exact_pins, served
+from tools.kbrefresh.pins import exact_pins, served
 
 DATA = Path(__file__).resolve().parents[2] / "envgen" / "kb" / "data"
 

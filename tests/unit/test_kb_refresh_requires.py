@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from envgen.kb import load_kb
-from envgen.kb.refresh import requires, wheel_stream
+from tools.kbrefresh import requires, wheel_stream
 
 PYPI = Path(__file__).resolve().parents[1] / "fixtures" / "pypi"
 TF_META = PYPI / "tensorflow-2.15.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl.metadata"

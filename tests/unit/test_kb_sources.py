@@ -18,8 +18,8 @@ import yaml
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.models import Row
-from envgen.kb.refresh.torch_arch import STORED, case_for, sections
 from envgen.kb.tables import TABLES
+from tools.kbrefresh.torch_arch import STORED, case_for, sections
 
 ROOT = Path(__file__).resolve().parents[2]
 UNNAMED = ROOT / "envgen" / "kb" / "refresh" / "upstream" / "sources-unnamed.yaml"

@@ -13,8 +13,8 @@ import pytest
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import PackageBreak
-from envgen.kb.refresh import witness
-from envgen.kb.refresh.witness_match import agrees, boundaries
+from tools.kbrefresh import witness
+from tools.kbrefresh.witness_match import agrees, boundaries
 
 
 @pytest.fixture(scope="module")

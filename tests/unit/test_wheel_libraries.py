@@ -19,12 +19,12 @@ import pytest
 
 from envgen.check import check_profile
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.elf_dynamic import BytesSource, read_dynamic
-from envgen.kb.refresh.member_source import MemberSource
-from envgen.kb.refresh.wheel_libs import read_objects
 from envgen.plan.image import plan_image
 from envgen.profile import Profile
+from tools.kbrefresh import wheel_stream
+from tools.kbrefresh.elf_dynamic import BytesSource, read_dynamic
+from tools.kbrefresh.member_source import MemberSource
+from tools.kbrefresh.wheel_libs import read_objects
 
 # a real 28 kB manylinux wheel from PyPI: one small extension module (sha256 as PyPI lists it for the file)
 MARKUPSAFE = ("https://files.pythonhosted.org/packages/97/18/c30da5e7a0e7f4603abfc6780574131221d9148f323752c2755d48"

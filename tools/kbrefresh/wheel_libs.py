@@ -31,9 +31,9 @@ from typing import Any
 
 import yaml
 
-from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.elf_dynamic import NotElf, read_dynamic
-from envgen.kb.refresh.member_source import MemberSource
+from tools.kbrefresh import wheel_stream
+from tools.kbrefresh.elf_dynamic import NotElf, read_dynamic
+from tools.kbrefresh.member_source import MemberSource
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 _OBJECT = re.compile(r"\.so(\.[0-9]+)*$")

@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 
 from envgen.kb.pypackages import PackageBreak, Trial
-from envgen.kb.refresh.witness_match import boundaries, releases_between
-from envgen.kb.refresh.witness_run import carry_out, pypi
+from tools.kbrefresh.witness_match import boundaries, releases_between
+from tools.kbrefresh.witness_run import carry_out, pypi
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "python_packages.yaml"
 RECORDS = Path(__file__).resolve().parent / "upstream" / "witnesses.yaml"

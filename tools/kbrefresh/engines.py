@@ -34,7 +34,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from envgen.kb.refresh.requires import (
+from tools.kbrefresh.requires import (
     _CP,
     _JSON,
     SIMPLE,
@@ -164,7 +164,7 @@ def _member_metadata(url: str, size: int) -> str:
     """The METADATA member by range requests (no ``.metadata`` request first: the index says there is none)."""
     import zipfile
 
-    from envgen.kb.refresh.wheel_stream import open_seekable
+    from tools.kbrefresh.wheel_stream import open_seekable
 
     with open_seekable(url, size) as handle, zipfile.ZipFile(handle) as wheel:
         member = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)

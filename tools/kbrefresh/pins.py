@@ -27,7 +27,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from envgen.kb.refresh.requires import _JSON, SIMPLE, _get, emit
+from tools.kbrefresh.requires import _JSON, SIMPLE, _get, emit
 
 PYTHONS = [f"3.{m}" for m in range(5, 15)]
 _CP = re.compile(r"^cp3(\d+)$")

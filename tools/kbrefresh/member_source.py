@@ -13,7 +13,7 @@ import struct
 import zlib
 from typing import IO
 
-from envgen.kb.refresh.wheel_stream import Member
+from tools.kbrefresh.wheel_stream import Member
 
 _FIRST, _MOST = 1 << 16, 1 << 23
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner, split_codes
+from tools.kbrefresh import wheel_stream
+from tools.kbrefresh.fatbin import ArchSummary, FatbinScanner, split_codes
 
 _INFO = ("torch/version.py", "tensorflow/python/platform/build_info.py")
 _CUDA = re.compile(

@@ -92,19 +92,19 @@ def main(argv: list[str]) -> int:
         sys.stdout.write("\n".join(diff) + ("\n" if diff else ""))
         return 1 if diff else 0
     if len(argv) == 2 and argv[0] == "--triton-matrix":
-        from envgen.kb.refresh.ngc_triton import parse_matrix
+        from tools.kbrefresh.ngc_triton import parse_matrix
 
         facts = parse_matrix(Path(argv[1]).read_text(encoding="utf-8"))
         sys.stdout.write(yaml.safe_dump(list(facts.values()), sort_keys=False, width=120))
         return 0
     if len(argv) == 2 and argv[0] == "--banner":
-        from envgen.kb.refresh.ngc_banner import parse_banners
+        from tools.kbrefresh.ngc_banner import parse_banners
 
         banners = parse_banners(Path(argv[1]).read_text(encoding="utf-8"))
         sys.stdout.write(yaml.safe_dump(list(banners.values()), sort_keys=False, width=120))
         return 0
     if len(argv) == 2 and argv[0] == "--triton-backends":
-        from envgen.kb.refresh.ngc_backends import parse_backends
+        from tools.kbrefresh.ngc_backends import parse_backends
 
         backends = parse_backends(Path(argv[1]).read_text(encoding="utf-8"))
         sys.stdout.write(yaml.safe_dump(list(backends.values()), sort_keys=False, width=120))

@@ -32,7 +32,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envgen.kb.refresh.requires import _JSON, SIMPLE, _get, emit, merge, requirements
+from tools.kbrefresh.requires import _JSON, SIMPLE, _get, emit, merge, requirements
 
 
 def sdists(files: list[dict[str, Any]], req: Requirement) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from envgen.kb.refresh.wheel_stream import open_seekable
+from tools.kbrefresh.wheel_stream import open_seekable
 
 SIMPLE = "https://pypi.org/simple/{name}/"
 _JSON = "application/vnd.pypi.simple.v1+json"

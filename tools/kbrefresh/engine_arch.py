@@ -34,9 +34,9 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner, split_codes
-from envgen.kb.refresh.requires import emit
+from tools.kbrefresh import wheel_stream
+from tools.kbrefresh.fatbin import ArchSummary, FatbinScanner, split_codes
+from tools.kbrefresh.requires import emit
 
 DISTRIBUTIONS = ("vllm", "sgl-kernel", "sglang-kernel")
 ROWS = Path(__file__).resolve().parents[1] / "data" / "engine_requires.yaml"

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from envgen.kb.refresh.requires import _JSON, SIMPLE, _get, emit
+from tools.kbrefresh.requires import _JSON, SIMPLE, _get, emit
 
 HEADER = ("# The Linux x86_64 files of NVIDIA's CUDA wheels that profiles pin, as PyPI's simple index serves them\n"
           "# (PEP 691 JSON; size: PEP 700's, the file's bytes). Made and refreshed by\n"

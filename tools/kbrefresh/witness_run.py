@@ -18,8 +18,8 @@ from typing import Any
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from envgen.kb.pypackages import Trial
-from envgen.kb.refresh.requires import _get
-from envgen.kb.refresh.wheel_stream import open_seekable
+from tools.kbrefresh.requires import _get
+from tools.kbrefresh.wheel_stream import open_seekable
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 _CP = re.compile(r"^cp(\d)(\d+)$")
