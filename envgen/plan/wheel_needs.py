@@ -1,7 +1,7 @@
 """The CUDA libraries the binary wheels of ``packages.pip`` load, matched against what the image provides.
 
 A pinned line whose wheel for the image's CPython (Linux x86-64) is recorded in ``wheel_libraries.yaml`` (its objects'
-DT_NEEDED, read from the wheel by ``kb.refresh.wheel_libs``) needs every soname of a CUDA library family
+DT_NEEDED, read from the wheel by ``tools.kbrefresh.wheel_libs``) needs every soname of a CUDA library family
 (``cuda_libraries.yaml``: cudart, cuBLAS, cuDNN, NCCL...) its objects name. Each is provided, or not, by the image:
 the distributions ``plan.libraries`` surveys (the base image, conda, the NVIDIA wheels of the set, the wheels a
 framework pulls in), the NVIDIA wheels a recorded wheel itself requires, and the objects of the recorded wheels of the

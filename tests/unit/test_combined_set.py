@@ -124,7 +124,7 @@ def test_the_kb_records_requires_dist_for_every_release_suggest_can_pick(kb: Kno
         name = build.gpu_package.split("[")[0]
         if kb.requires_of(name, version) is None:
             missing.append(f"{name}=={version}")
-    assert not missing, f"refresh with python -m envgen.kb.refresh.requires: {missing}"
+    assert not missing, f"refresh with python -m tools.kbrefresh.requires: {missing}"
 
 
 def test_a_pin_with_a_local_label_is_left_to_its_own_index(kb: KnowledgeBase) -> None:

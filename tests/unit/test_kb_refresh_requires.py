@@ -1,4 +1,4 @@
-"""The Requires-Dist refresh tool (envgen.kb.refresh.requires) on recorded PyPI inputs: the simple-index entries
+"""The Requires-Dist refresh tool (tools.kbrefresh.requires) on recorded PyPI inputs: the simple-index entries
 and the core-metadata files of tensorflow 2.15.1 and torch 2.1.2 (tests/fixtures/pypi/, fetched from PyPI by
 the tool itself), and the wheel range reader against a real zip served over loopback HTTP."""
 

@@ -7,7 +7,7 @@ difference is one line; ``upstream/compare-reviewed.txt`` lists the differences 
 
 Usage::
 
-    python -m envgen.kb.refresh.compare_tables [--all]
+    python -m tools.kbrefresh.compare_tables [--all]
 
 prints the unreviewed differences (``--all``: every difference) and exits 1 when there are any. Refresh the
 stored copies from cog's repository and rerun: a changed upstream value shows as a new line.

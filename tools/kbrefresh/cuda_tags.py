@@ -7,7 +7,7 @@ two lists (one ``<status> <tag>`` per line) and ``upstream/nvidia-cuda-eol.csv``
 
 Usage::
 
-    python -m envgen.kb.refresh.cuda_tags [--compare] [supported-tags.md unsupported-tags.md [eol.csv]]
+    python -m tools.kbrefresh.cuda_tags [--compare] [supported-tags.md unsupported-tags.md [eol.csv]]
 
 prints the ``releases`` of each CUDA minor as YAML, or with ``--compare`` a diff against base_images.yaml
 (empty when the knowledge base agrees with the lists).

@@ -3,9 +3,9 @@ wheels, into ``engine_arches.yaml``.
 
 Usage::
 
-    python -m envgen.kb.refresh.engine_arch [--budget-s 900] [--workers 3] [--into envgen/kb/data/engine_arches.yaml]
-    python -m envgen.kb.refresh.engine_arch 'vllm==0.19.1'
-    python -m envgen.kb.refresh.engine_arch sgl-kernel sglang-kernel --merge --into envgen/kb/data/engine_arches.yaml
+    python -m tools.kbrefresh.engine_arch [--budget-s 900] [--workers 3] [--into envgen/kb/data/engine_arches.yaml]
+    python -m tools.kbrefresh.engine_arch 'vllm==0.19.1'
+    python -m tools.kbrefresh.engine_arch sgl-kernel sglang-kernel --merge --into envgen/kb/data/engine_arches.yaml
 
 The releases are those ``engine_requires.yaml`` holds (its rows name each wheel's URL and PyPI's sha256) for vLLM,
 sgl-kernel and sglang-kernel. Each wheel is streamed once, front to back, without being written to disk
@@ -39,13 +39,13 @@ from tools.kbrefresh.fatbin import ArchSummary, FatbinScanner, split_codes
 from tools.kbrefresh.requires import emit
 
 DISTRIBUTIONS = ("vllm", "sgl-kernel", "sglang-kernel")
-ROWS = Path(__file__).resolve().parents[1] / "data" / "engine_requires.yaml"
+ROWS = Path(__file__).resolve().parents[2] / "envgen" / "kb" / "data" / "engine_requires.yaml"
 _SOURCE = re.compile(r"^(?P<url>https://\S+\.whl) .*sha256 (?P<sha>[0-9a-f]{64})", re.S)
 _GRAFTED = re.compile(r"-[0-9a-f]{8}\.so")  # a library auditwheel copied in carries its vendor's arch lists
 HEADER = ("# The GPU architectures of the serving engines' compiled kernels, per shared object of each release's\n"
           "# Linux x86_64 wheel, read from the fat binaries in it (entry headers: cubins `sm_XX`, arch-specific\n"
           "# cubins `sm_90a`, PTX `compute_XX`); never typed by hand. Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.engine_arch --into envgen/kb/data/engine_arches.yaml\n"
+          "#   python -m tools.kbrefresh.engine_arch --into envgen/kb/data/engine_arches.yaml\n"
           "# `engine_arches_unread`: the releases (or distributions) not read, and why.\n"
           "# Read by check/rules_engine_arch.py and suggest.\n")
 
@@ -112,7 +112,7 @@ def read(distribution: str, version: str, url: str, sha256: str) -> dict[str, An
     return {"distribution": distribution, "version": version, "objects": objects,
             "source": f"read from the wheel's fat binaries: {url} ({wheel}, sha256 {sha256}, equal to the bytes "
                       f"read; {result.size / 1e6:.0f} MB in {result.seconds:.0f} s; "
-                      "python -m envgen.kb.refresh.engine_arch)"}
+                      "python -m tools.kbrefresh.engine_arch)"}
 
 
 def fetch(todo: list[tuple[str, str, str, str]], budget_s: float,
@@ -164,7 +164,7 @@ def _kept(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.engine_arch",
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.engine_arch",
                                      description=(__doc__ or "").split("\n")[0])
     parser.add_argument("specs", nargs="*", help="names or specifiers (vllm>=0.19); default: all three")
     parser.add_argument("--budget-s", type=float, default=900.0, help="stop starting new wheels after this long")

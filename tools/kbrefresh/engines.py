@@ -3,8 +3,8 @@ the wheels PyPI serves into ``engine_requires.yaml``.
 
 Usage::
 
-    python -m envgen.kb.refresh.engines [--since 2024-12-01] [--into envgen/kb/data/engine_requires.yaml]
-    python -m envgen.kb.refresh.engines 'vllm==0.11.0' 'sglang>=0.5'
+    python -m tools.kbrefresh.engines [--since 2024-12-01] [--into envgen/kb/data/engine_requires.yaml]
+    python -m tools.kbrefresh.engines 'vllm==0.11.0' 'sglang>=0.5'
 
 For every final release uploaded since ``--since`` (default: two years before today) it picks the release's
 Linux x86_64 wheel (a CPython manylinux one, an ``abi3`` one, or a pure ``py3-none-any`` one), reads its core
@@ -53,11 +53,11 @@ CHAIN = frozenset({"torch", "torchvision", "torchaudio", "xformers", "triton", "
                    "flashinfer-cubin", "flashinfer-jit-cache", "sgl-kernel", "sglang-kernel", "vllm", "cuda-python",
                    "cuda-toolkit", "nvidia-cutlass-dsl", "flash-attn", "deep-gemm", "xgrammar"})
 MINORS = [f"3.{m}" for m in range(8, 15)]
-TORCH_ROWS = Path(__file__).resolve().parents[1] / "data" / "framework_requires.yaml"
+TORCH_ROWS = Path(__file__).resolve().parents[2] / "envgen" / "kb" / "data" / "framework_requires.yaml"
 HEADER = ("# Serving engines' own pins (vLLM, SGLang) and their kernel packages' (sgl-kernel, FlashInfer): each row\n"
           "# is one release's Requires-Python and the Requires-Dist lines of its chain, read from the core metadata\n"
           "# of its Linux x86_64 wheel on PyPI (never typed by hand). Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.engines --since 2024-12-01 --into envgen/kb/data/engine_requires.yaml\n"
+          "#   python -m tools.kbrefresh.engines --since 2024-12-01 --into envgen/kb/data/engine_requires.yaml\n"
           "# `python`: the CPython minors the wheels install for; `build`: the CUDA build the PyPI wheel carries\n"
           "# (its own nvidia/cuda-toolkit pin, else its exact torch pin's build: `build_from`); an extra that\n"
           "# includes another (sglang[all] -> [srt]) repeats its lines. `engine_unread`: what could not be read.\n"
@@ -214,7 +214,7 @@ def render(rows: list[dict[str, Any]], missed: list[Unread]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.engines", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.engines", description=__doc__.split("\n")[0])
     parser.add_argument("specs", nargs="*", default=list(ENGINES), help="names or specifiers (vllm>=0.8)")
     parser.add_argument("--since", default=str(datetime.date.today() - datetime.timedelta(days=730)),
                         help="the oldest upload date read (YYYY-MM-DD)")

@@ -1,7 +1,7 @@
 """A reproducible random sample of the facts in the knowledge base's hand-written tables, for an audit against
 primary sources (docs/validation/2026-12-01-kb-facts/README.md records one).
 
-    python -m envgen.kb.refresh.fact_sample [--seed 29] [--count 40]
+    python -m tools.kbrefresh.fact_sample [--seed 29] [--count 40]
 
 A fact is one field of one row (a nested row's fields count on their own: a PyTorch variant's arch list), with
 the prose fields left out (source, notes, fix, shows, the witness trials). The tables read from artifacts by the
@@ -55,7 +55,7 @@ def facts(kb: KnowledgeBase) -> list[tuple[str, str, str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.fact_sample", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.fact_sample", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--count", type=int, default=40)
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Extract (GPU name, compute capability) pairs from a saved copy of https://developer.nvidia.com/cuda-gpus.
 
 The page lists GPUs in tables whose cells hold a name and, next to it, a compute capability such as 8.6.
-Usage: ``python -m envgen.kb.refresh.gpus cuda-gpus.html`` prints YAML rows to compare with gpus.yaml.
+Usage: ``python -m tools.kbrefresh.gpus cuda-gpus.html`` prints YAML rows to compare with gpus.yaml.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def parse(html: str) -> list[dict[str, str]]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: python -m envgen.kb.refresh.gpus SAVED_PAGE.html\n")
+        sys.stderr.write("usage: python -m tools.kbrefresh.gpus SAVED_PAGE.html\n")
         return 2
     with open(argv[0], encoding="utf-8") as handle:
         sys.stdout.write(yaml.safe_dump({"gpus": parse(handle.read())}, sort_keys=False))

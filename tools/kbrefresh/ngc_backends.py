@@ -11,7 +11,7 @@ two different Pythons in one backend block keep none.
 
 Usage::
 
-    python -m envgen.kb.refresh.ngc_notes --triton-backends upstream/ngc-triton-backends.txt   # per release, YAML
+    python -m tools.kbrefresh.ngc_notes --triton-backends upstream/ngc-triton-backends.txt   # per release, YAML
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ a copy, so rows built on it stay unverified).
 
 Usage::
 
-    python -m envgen.kb.refresh.ngc_notes --banner FILE   # per NGC release and framework, as YAML
+    python -m tools.kbrefresh.ngc_notes --banner FILE   # per NGC release and framework, as YAML
 
 Banners of one release that name different builds keep no framework_version (like ngc_triton's rows).
 """

@@ -8,11 +8,11 @@ states, and the ngc.yaml row they back.
 
 Usage::
 
-    python -m envgen.kb.refresh.ngc_notes PAGE.txt...     # the facts each saved page states, as YAML
-    python -m envgen.kb.refresh.ngc_notes --compare       # stored facts against ngc.yaml; exit 1 on drift
-    python -m envgen.kb.refresh.ngc_notes --triton-matrix compatibility.md   # NGC PyTorch builds (ngc_triton)
-    python -m envgen.kb.refresh.ngc_notes --banner banners.txt   # builds the images' start banners name (ngc_banner)
-    python -m envgen.kb.refresh.ngc_notes --triton-backends FILE  # the images' Python (ngc_backends)
+    python -m tools.kbrefresh.ngc_notes PAGE.txt...     # the facts each saved page states, as YAML
+    python -m tools.kbrefresh.ngc_notes --compare       # stored facts against ngc.yaml; exit 1 on drift
+    python -m tools.kbrefresh.ngc_notes --triton-matrix compatibility.md   # NGC PyTorch builds (ngc_triton)
+    python -m tools.kbrefresh.ngc_notes --banner banners.txt   # builds the images' start banners name (ngc_banner)
+    python -m tools.kbrefresh.ngc_notes --triton-backends FILE  # the images' Python (ngc_backends)
 
 A fact a page does not state is left out (and the row's field stays empty): nothing is filled from a
 neighbouring release.

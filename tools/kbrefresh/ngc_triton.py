@@ -9,7 +9,7 @@ Python minor. The row's CUDA is the TensorRT-LLM container's own and is NOT a fa
 
 Usage::
 
-    python -m envgen.kb.refresh.ngc_notes --triton-matrix compatibility.md   # per NGC PyTorch release, as YAML
+    python -m tools.kbrefresh.ngc_notes --triton-matrix compatibility.md   # per NGC PyTorch release, as YAML
 
 A build named without a ``.nvYY.M`` suffix (``2.3.0a0+ebedce2``) names no release and is skipped; a release whose
 rows name two different builds or Pythons keeps only what they agree on.

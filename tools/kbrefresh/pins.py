@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.pins [--requires envgen/kb/data/framework_requires.yaml] [--into FILE]
+    python -m tools.kbrefresh.pins [--requires envgen/kb/data/framework_requires.yaml] [--into FILE]
 
 For each ``name==version`` that ``framework_requires.yaml`` holds (``tensorrt-libs==8.6.1`` from
 ``tensorflow[and-cuda]==2.15.0``) it reads the name's PyPI simple index (PEP 691 JSON) once and records the CPython
@@ -34,7 +34,7 @@ _CP = re.compile(r"^cp3(\d+)$")
 HEADER = ("# What PyPI serves of each release a framework's Requires-Dist pins exactly (framework_requires.yaml): the\n"
           "# CPython minors with a wheel pip installs on Linux x86_64, and whether an sdist exists; a release PyPI\n"
           "# does not have gets neither. Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.pins --into envgen/kb/data/pinned_releases.yaml\n"
+          "#   python -m tools.kbrefresh.pins --into envgen/kb/data/pinned_releases.yaml\n"
           "# (never typed by hand). Read by check/combined.py: a pin with nothing for the Python is an error.\n")
 
 
@@ -103,8 +103,8 @@ def rows(pins: list[tuple[str, str]], today: str) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.pins", description=__doc__.split("\n")[0])
-    data = Path(__file__).resolve().parents[1] / "data"
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.pins", description=__doc__.split("\n")[0])
+    data = Path(__file__).resolve().parents[2] / "envgen" / "kb" / "data"
     parser.add_argument("--requires", type=Path, default=data / "framework_requires.yaml")
     parser.add_argument("--into", type=Path, help="write the table here instead of printing it")
     args = parser.parse_args(argv)

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.requires 'tensorflow>=2.1' 'torch>=1.13' [--into FILE]
-    python -m envgen.kb.refresh.requires --metadata FILE --wheel URL#sha256=HEX [--python 3.9 3.10 ...]
+    python -m tools.kbrefresh.requires 'tensorflow>=2.1' 'torch>=1.13' [--into FILE]
+    python -m tools.kbrefresh.requires --metadata FILE --wheel URL#sha256=HEX [--python 3.9 3.10 ...]
 
 For each ``name==version`` (or every final release a specifier admits) it reads PyPI's simple index (PEP 691
 JSON), picks the newest CPython manylinux x86_64 wheel, and reads its core metadata: the PEP 658
@@ -45,7 +45,7 @@ _CP = re.compile(r"^cp(\d)(\d+)$")
 _CUDART = re.compile(r"^(nvidia-cuda-runtime(-cu\d+)?|cuda-toolkit)$")
 HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires-Dist, read from the core metadata of\n"
           "# its CPython (else pure-Python) manylinux x86_64 wheel on PyPI (never by hand). Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.requires 'tensorflow>=1.15' 'tensorflow-gpu>=1.15,<2.12' \\\n"
+          "#   python -m tools.kbrefresh.requires 'tensorflow>=1.15' 'tensorflow-gpu>=1.15,<2.12' \\\n"
           "#     'tensorflow-cpu>=2.1' 'torch>=1.4' 'torchvision>=0.5' 'torchaudio>=0.4' \\\n"
           "#     'jax>=0.4.26,<0.13' 'xformers>=0.0.22' 'bitsandbytes>=0.43,<0.51' 'cupy-cuda11x>=12,<14' \\\n"
           "#     'cupy-cuda12x>=12,<15' 'cupy-cuda13x>=14,<15' --into envgen/kb/data/framework_requires.yaml\n"
@@ -53,7 +53,7 @@ HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires
           "# extensions.yaml rows with wheels; a pure-Python wheel's Pythons are its Requires-Python's); the\n"
           "# releases PyPI serves as an sdist only, from the sdist's PKG-INFO or egg-info/requires.txt (its source\n"
           "# says which), by\n"
-          "#   python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.0' 'deepspeed>=0.10' \\\n"
+          "#   python -m tools.kbrefresh.sdist_requires 'flash-attn>=2.0' 'deepspeed>=0.10' \\\n"
           "#     --into envgen/kb/data/framework_requires.yaml\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"
@@ -211,7 +211,7 @@ def merge(path: Path, rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.requires", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.requires", description=__doc__.split("\n")[0])
     parser.add_argument("specs", nargs="*", help="name==version, or a specifier (torch>=2.0) for every release")
     parser.add_argument("--into", type=Path, help="merge the rows into this data file instead of printing them")
     parser.add_argument("--metadata", type=Path, help="a saved core-metadata file instead of the index")

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.sdist_requires 'flash-attn>=2.0' 'deepspeed>=0.10' [--into FILE]
+    python -m tools.kbrefresh.sdist_requires 'flash-attn>=2.0' 'deepspeed>=0.10' [--into FILE]
 
 For each final release a specifier admits that has a ``.tar.gz`` sdist on PyPI's simple index (PEP 691 JSON), the
 sdist is downloaded, its sha256 checked against the index, and its requirements read from the sdist itself, never
@@ -148,7 +148,7 @@ def fetch(spec: str) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.sdist_requires",
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.sdist_requires",
                                      description=(__doc__ or "").split("\n")[0])
     parser.add_argument("specs", nargs="+", help="name==version, or a specifier (deepspeed>=0.18)")
     parser.add_argument("--into", type=Path, help="merge the rows into this data file instead of printing them")

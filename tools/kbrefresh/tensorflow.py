@@ -1,6 +1,6 @@
 """Extract the Linux GPU "tested build configurations" rows from a saved tensorflow/docs ``source.md``.
 
-Usage: ``python -m envgen.kb.refresh.tensorflow source.md`` prints ``{series, python_min, python_max, cuda,
+Usage: ``python -m tools.kbrefresh.tensorflow source.md`` prints ``{series, python_min, python_max, cuda,
 cudnn}`` rows; the package columns of tensorflow.yaml (gpu_package, stub) come from the pip page by hand.
 """
 
@@ -44,7 +44,7 @@ def parse(markdown: str) -> list[dict[str, str]]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: python -m envgen.kb.refresh.tensorflow source.md\n")
+        sys.stderr.write("usage: python -m tools.kbrefresh.tensorflow source.md\n")
         return 2
     with open(argv[0], encoding="utf-8") as handle:
         sys.stdout.write(yaml.safe_dump({"tensorflow": parse(handle.read())}, sort_keys=False))

@@ -1,7 +1,7 @@
 """Extract per-CUDA TORCH_CUDA_ARCH_LIST from a saved PyTorch ``build_cuda.sh`` and print arch lists in
 ``torch.cuda.get_arch_list()`` form (``8.6`` -> ``sm_86``; ``9.0+PTX`` adds ``compute_90``).
 
-Usage: ``python -m envgen.kb.refresh.torch_arch build_cuda.sh``. The stored excerpts of the release branches'
+Usage: ``python -m tools.kbrefresh.torch_arch build_cuda.sh``. The stored excerpts of the release branches'
 scripts (``upstream/pytorch-builder-arch-lists.txt``: ``== torch X.Y`` sections of ``line number: line``) are read
 by :func:`sections`; :func:`case_for` finds the case a CUDA version falls in (bash case patterns are globs).
 """
@@ -80,7 +80,7 @@ def case_for(cases: dict[str, dict[str, list[str]]], cuda: str) -> dict[str, lis
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: python -m envgen.kb.refresh.torch_arch build_cuda.sh\n")
+        sys.stderr.write("usage: python -m tools.kbrefresh.torch_arch build_cuda.sh\n")
         return 2
     with open(argv[0], encoding="utf-8") as handle:
         sys.stdout.write(yaml.safe_dump(parse(handle.read()), sort_keys=False))

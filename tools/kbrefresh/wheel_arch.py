@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.wheel_arch [--compare] WHEEL_OR_URL...
+    python -m tools.kbrefresh.wheel_arch [--compare] WHEEL_OR_URL...
 
 For each wheel (a path, or an https URL streamed without saving it) prints a YAML row: the framework, its
 version and CUDA (``torch/version.py`` / tensorflow's ``build_info.py``), ``arch_list`` (SASS ``sm_XX``) and
@@ -92,7 +92,7 @@ def source_text(row: dict[str, Any]) -> str:
         f"read from the wheel's fat binaries: {row['wheel']} sha256:{row['sha256']} "
         f"({row['fatbins']} fat binaries in {row['shared_objects']} shared objects"
         + (f"; in a few kernels only: {partial}" if partial else "")
-        + "; python -m envgen.kb.refresh.wheel_arch)"
+        + "; python -m tools.kbrefresh.wheel_arch)"
     )
 
 

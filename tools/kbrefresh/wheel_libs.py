@@ -3,7 +3,7 @@ reads of the wheel, into ``wheel_libraries.yaml``.
 
 Usage::
 
-    python -m envgen.kb.refresh.wheel_libs [--python cp311] [--platform manylinux_x86_64] \\
+    python -m tools.kbrefresh.wheel_libs [--python cp311] [--platform manylinux_x86_64] \\
         [--into envgen/kb/data/wheel_libraries.yaml] 'cupy-cuda12x==13.3.0' ...
 
 For each release, the wheels PyPI lists for the Python tags and platform given are read: the zip central directory
@@ -39,7 +39,7 @@ PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 _OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
 HEADER = ("# The shared libraries each binary wheel's objects load (DT_NEEDED), read from their ELF dynamic segments\n"
           "# by range reads of the wheel; never typed by hand. Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.wheel_libs --into envgen/kb/data/wheel_libraries.yaml NAME==VERSION...\n"
+          "#   python -m tools.kbrefresh.wheel_libs --into envgen/kb/data/wheel_libraries.yaml NAME==VERSION...\n"
           "# Read by plan/wheel_needs.py: check's wheel-lib-missing and the probe's library tier.\n")
 
 
@@ -127,7 +127,7 @@ def read_wheel(name: str, version: str, file: dict[str, Any]) -> dict[str, Any]:
            "nvidia_requires": requires,
            "source": f"read from the wheel's ELF dynamic segments: {file['url']} (sha256 {sha}, PyPI's; "
                      f"{read / 1e6:.1f} of {file['size'] / 1e6:.1f} MB read by range requests; "
-                     "python -m envgen.kb.refresh.wheel_libs)"}
+                     "python -m tools.kbrefresh.wheel_libs)"}
     sys.stderr.write(f"read {file['filename']}: {len(objects)} objects, {read / 1e6:.1f} MB in {seconds:.1f} s\n")
     if cached is not None:
         from envgen.files import write_atomically
@@ -153,7 +153,7 @@ def merge(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.wheel_libs")
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.wheel_libs")
     parser.add_argument("releases", nargs="+", help="NAME==VERSION")
     parser.add_argument("--python", action="append", default=[], help="CPython tag, e.g. cp311 (repeatable)")
     parser.add_argument("--platform", default="manylinux_x86_64")

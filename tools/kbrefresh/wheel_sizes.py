@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m envgen.kb.refresh.wheel_sizes [--profiles profiles] [--into FILE] [NAME==VERSION ...]
+    python -m tools.kbrefresh.wheel_sizes [--profiles profiles] [--into FILE] [NAME==VERSION ...]
 
 For every ``nvidia-*==X`` that a profile's ``packages.pip`` names (and each NAME==VERSION given), it reads the name's
 PyPI simple index once (PEP 691 JSON, whose PEP 700 ``size`` is the file's length) and records each manylinux
@@ -26,7 +26,7 @@ from tools.kbrefresh.requires import _JSON, SIMPLE, _get, emit
 
 HEADER = ("# The Linux x86_64 files of NVIDIA's CUDA wheels that profiles pin, as PyPI's simple index serves them\n"
           "# (PEP 691 JSON; size: PEP 700's, the file's bytes). Made and refreshed by\n"
-          "#   python -m envgen.kb.refresh.wheel_sizes --into envgen/kb/data/nvidia_wheel_files.yaml\n"
+          "#   python -m tools.kbrefresh.wheel_sizes --into envgen/kb/data/nvidia_wheel_files.yaml\n"
           "# (never typed by hand). Read by check/rules_cuda_twice.py: the megabytes of a second copy of CUDA.\n")
 
 

@@ -1,6 +1,6 @@
 """Run the witnesses of python_packages.yaml and record what they show.
 
-    python -m envgen.kb.refresh.witness [--row ID ...] [--python PATH] [--check]
+    python -m tools.kbrefresh.witness [--row ID ...] [--python PATH] [--check]
 
 Each row's ``witness:`` trials are carried out (``witness_run``: a fresh venv by uv with exact pins and the code
 run, or a file read out of a wheel on PyPI), then, for each pair of neighbouring releases the trials put on either
@@ -25,10 +25,10 @@ from envgen.kb.pypackages import PackageBreak, Trial
 from tools.kbrefresh.witness_match import boundaries, releases_between
 from tools.kbrefresh.witness_run import carry_out, pypi
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "python_packages.yaml"
+DATA = Path(__file__).resolve().parents[2] / "envgen" / "kb" / "data" / "python_packages.yaml"
 RECORDS = Path(__file__).resolve().parent / "upstream" / "witnesses.yaml"
 HEADER = ("# What the witnesses of envgen/kb/data/python_packages.yaml showed: written by\n"
-          "#   python -m envgen.kb.refresh.witness   (never by hand)\n"
+          "#   python -m tools.kbrefresh.witness   (never by hand)\n"
           "# per row: each trial (its key as the row's witness states it), the date, the Python, the command, what\n"
           "# was installed (uv pip freeze), the text seen and the result; a wheel read names the file and its sha256\n"
           "# (as PyPI lists it). boundaries: neighbouring releases the trials put on either side of a boundary of\n"
@@ -77,7 +77,7 @@ def _uv() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgen.kb.refresh.witness", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.kbrefresh.witness", description=__doc__.split("\n")[0])
     parser.add_argument("--row", action="append", default=[], help="a row id (repeatable); default: every row")
     parser.add_argument("--python", default=sys.executable, help="the interpreter the venvs are made from")
     parser.add_argument("--check", action="store_true", help="compare with the records; write nothing")

@@ -1,5 +1,5 @@
 """What a python_packages.yaml row says about a witness trial, and where its recorded trials put the boundaries:
-pure functions, shared by the refresh tool (``envgen.kb.refresh.witness``) and the test that replays the
+pure functions, shared by the refresh tool (``tools.kbrefresh.witness``) and the test that replays the
 recorded witnesses against the rows."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """CUDA shipped twice: the same CUDA library families arrive from a CUDA base image and from NVIDIA's pip wheels,
 or from two wheels each with its own copy in its own directory. Only one copy is loaded; the other is megabytes
 every pull carries. The megabytes are the wheels' download sizes as PyPI serves them (``nvidia_wheel_files.yaml``,
-recorded by ``envgen.kb.refresh.wheel_sizes``); the base's copy has no recorded size, so it is not counted."""
+recorded by ``tools.kbrefresh.wheel_sizes``); the base's copy has no recorded size, so it is not counted."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from envgen.check.util import finding
 from envgen.plan.libraries import BASE, Provider
 
 SOURCE = "cuda_libraries.yaml, nvidia_wheel_files.yaml"
-REFRESH = "python -m envgen.kb.refresh.wheel_sizes"
+REFRESH = "python -m tools.kbrefresh.wheel_sizes"
 
 
 def _sizes(ctx: CheckContext, wheels: list[Provider]) -> tuple[int, list[str]]:

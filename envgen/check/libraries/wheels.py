@@ -80,7 +80,7 @@ def wheel_lib_missing(ctx: CheckContext) -> list[Finding]:
             "info", "wheel-libs-unread",
             f"{item.distribution}=={item.version} ({item.origin}) is a GPU build whose wheel for this image is not "
             "recorded: the CUDA libraries it loads are not judged",
-            f"python -m envgen.kb.refresh.wheel_libs --into envgen/kb/data/wheel_libraries.yaml "
+            f"python -m tools.kbrefresh.wheel_libs --into envgen/kb/data/wheel_libraries.yaml "
             f"'{item.distribution}=={item.version}'", "gpu_builds.yaml"))
     return out
 
