@@ -6,7 +6,7 @@ DT_NEEDED, read from the wheel by ``tools.kbrefresh.wheel_libs``) needs every so
 the distributions ``plan.libraries`` surveys (the base image, conda, the NVIDIA wheels of the set, the wheels a
 framework pulls in), the NVIDIA wheels a recorded wheel itself requires, and the objects of the recorded wheels of the
 set, the wheel's own included (a library it or another wheel bundles). Pure: ``Stack.wheel_libraries`` holds the
-result for one profile; check's ``rules_wheel_libraries`` and the probe's expectations (``plan.expected``) read it.
+result for one profile; check's ``libraries.wheels`` and the probe's expectations (``plan.expected``) read it.
 """
 
 from __future__ import annotations

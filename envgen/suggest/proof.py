@@ -1,8 +1,8 @@
 """A candidate must be installable before it is ranked: the frameworks it names (TensorFlow's distribution with its
 extras, torch of its CUDA build, torchvision and torchaudio of the release) go through `check`'s combined set
-(``check.combined``: the recorded Requires-Dist, intersected per distribution, and the exact pins PyPI serves for
-the candidate's Python), and a candidate whose set pip refuses is refused with the reason, before any profile is
-written or judged."""
+(``check.packages.combined``: the recorded Requires-Dist, intersected per distribution, and the exact pins PyPI
+serves for the candidate's Python), and a candidate whose set pip refuses is refused with the reason, before any
+profile is written or judged."""
 
 from __future__ import annotations
 

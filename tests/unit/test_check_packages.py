@@ -1,4 +1,4 @@
-"""check/rules_packages.py: what the corpus cannot assert (info findings, warnings that must stay quiet) and
+"""check/packages/requires.py: what the corpus cannot assert (info findings, warnings that must stay quiet) and
 the pins suggest takes from it."""
 
 from __future__ import annotations

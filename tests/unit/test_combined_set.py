@@ -1,6 +1,6 @@
-"""check/combined.py and suggest/proof.py: the recorded Requires-Dist of everything pip installs, intersected per
-distribution (ranges, not only exact pins), and the exact pins PyPI serves for the image's Python; suggest refuses
-a candidate whose set fails either before ranking it. The resolver's own verdict on the same sets:
+"""check/packages/combined.py and suggest/proof.py: the recorded Requires-Dist of everything pip installs,
+intersected per distribution (ranges, not only exact pins), and the exact pins PyPI serves for the image's Python;
+suggest refuses a candidate whose set fails either before ranking it. The resolver's own verdict on the same sets:
 tests/unit/test_suggest_resolves.py."""
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ HEADER = ("# The GPU architectures of the serving engines' compiled kernels, per
           "# cubins `sm_90a`, PTX `compute_XX`); never typed by hand. Made and refreshed by\n"
           "#   python -m tools.kbrefresh.engine_arch --into envgen/kb/data/engine_arches.yaml\n"
           "# `engine_arches_unread`: the releases (or distributions) not read, and why.\n"
-          "# Read by check/rules_engine_arch.py and suggest.\n")
+          "# Read by check/engines/arch.py and suggest.\n")
 
 
 def wheels(path: Path = ROWS, names: tuple[str, ...] = DISTRIBUTIONS) -> list[tuple[str, str, str, str]]:

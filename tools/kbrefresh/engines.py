@@ -61,7 +61,7 @@ HEADER = ("# Serving engines' own pins (vLLM, SGLang) and their kernel packages'
           "# `python`: the CPython minors the wheels install for; `build`: the CUDA build the PyPI wheel carries\n"
           "# (its own nvidia/cuda-toolkit pin, else its exact torch pin's build: `build_from`); an extra that\n"
           "# includes another (sglang[all] -> [srt]) repeats its lines. `engine_unread`: what could not be read.\n"
-          "# Read by check/rules_engines.py and check/rules_engine_kernels.py.\n")
+          "# Read by check/engines/pins.py and check/engines/kernels.py.\n")
 
 
 def _linux_wheel(filename: str) -> tuple[str, Version, list[str]] | None:

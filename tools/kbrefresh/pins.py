@@ -35,7 +35,8 @@ HEADER = ("# What PyPI serves of each release a framework's Requires-Dist pins e
           "# CPython minors with a wheel pip installs on Linux x86_64, and whether an sdist exists; a release PyPI\n"
           "# does not have gets neither. Made and refreshed by\n"
           "#   python -m tools.kbrefresh.pins --into envgen/kb/data/pinned_releases.yaml\n"
-          "# (never typed by hand). Read by check/combined.py: a pin with nothing for the Python is an error.\n")
+          "# (never typed by hand). Read by check/packages/combined.py: "
+          "a pin with nothing for the Python is an error.\n")
 
 
 def exact_pins(requires: Path) -> list[tuple[str, str]]:

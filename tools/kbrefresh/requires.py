@@ -57,7 +57,7 @@ HEADER = ("# Frameworks' own dependency pins: each row is one release's Requires
           "#     --into envgen/kb/data/framework_requires.yaml\n"
           "# `python`: the CPython minors a requirement's marker holds for on Linux x86_64\n"
           "# (absent: all the release's wheels); `extra`: the extra that brings it; `build`: the CUDA build the pins\n"
-          "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/combined.py.\n")
+          "# belong to (from the nvidia-cuda-runtime pin), for PyTorch. Read by check/packages/combined.py.\n")
 
 
 def _get(url: str, headers: dict[str, str] | None = None) -> bytes:

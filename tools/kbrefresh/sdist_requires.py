@@ -11,7 +11,7 @@ declare ``Requires-Dist`` dynamic (PEP 643: then the field is what any build of 
 record of ``install_requires`` in ``*.egg-info/requires.txt`` (``[extra]`` / ``[:marker]`` sections turned into
 markers), which a ``setup.py`` computing its requirements at install time may not match: the row's source says
 which file and line it was read from. The Python minors are those the sdist's Requires-Python admits (3.6-3.14).
-Rows go to ``framework_requires.yaml`` beside the wheels' (``requires.merge``), read by check/combined.py.
+Rows go to ``framework_requires.yaml`` beside the wheels' (``requires.merge``), read by check/packages/combined.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Usage::
 For every ``nvidia-*==X`` that a profile's ``packages.pip`` names (and each NAME==VERSION given), it reads the name's
 PyPI simple index once (PEP 691 JSON, whose PEP 700 ``size`` is the file's length) and records each manylinux
 x86_64 wheel of that release: file name, URL, sha256 and size. `envgen check` reads the sizes to say how many
-megabytes a second copy of the CUDA libraries costs (check/rules_cuda_twice.py). Nothing is typed by hand.
+megabytes a second copy of the CUDA libraries costs (check/libraries/cuda_twice.py). Nothing is typed by hand.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tools.kbrefresh.requires import _JSON, SIMPLE, _get, emit
 HEADER = ("# The Linux x86_64 files of NVIDIA's CUDA wheels that profiles pin, as PyPI's simple index serves them\n"
           "# (PEP 691 JSON; size: PEP 700's, the file's bytes). Made and refreshed by\n"
           "#   python -m tools.kbrefresh.wheel_sizes --into envgen/kb/data/nvidia_wheel_files.yaml\n"
-          "# (never typed by hand). Read by check/rules_cuda_twice.py: the megabytes of a second copy of CUDA.\n")
+          "# (never typed by hand). Read by check/libraries/cuda_twice.py: the megabytes of a second copy of CUDA.\n")
 
 
 def profile_pins(directory: Path) -> list[tuple[str, str]]:

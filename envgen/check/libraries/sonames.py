@@ -1,7 +1,7 @@
 """CUDA libraries as the loader resolves them: a soname nothing provides, two wheels writing one file,
 a copy that shadows the right one, two frameworks that need different builds of one library.
 
-cudart and cuDNN missing or too old for TensorFlow are said by ``rules_tensorflow`` (tf-cuda-mismatch,
+cudart and cuDNN missing or too old for TensorFlow are said by ``frameworks.tensorflow`` (tf-cuda-mismatch,
 tf-cudnn-*); these rules cover the rest of the families and the interplay between distributions.
 """
 
@@ -16,7 +16,7 @@ from envgen.kb.versions import at_least, vtuple
 from envgen.plan.libraries import STAGE_NAMES, Need, Provider, search_order
 
 SOURCE = "cuda_libraries.yaml"
-_TF_OWN_RULES = ("cudart", "cudnn")  # reported by rules_tensorflow
+_TF_OWN_RULES = ("cudart", "cudnn")  # reported by frameworks.tensorflow
 
 
 def _reachable(order: list[Provider], soname: str) -> list[Provider]:

@@ -5,7 +5,7 @@ intersected per distribution they require, offline.
 pip installs one release of each distribution; when two requirements on one name admit no common release (torch
 2.6.0's ``typing-extensions>=4.10.0`` against TensorFlow 2.13.0's ``typing-extensions<4.6.0,>=3.6.6``) the resolver
 refuses the set (ResolutionImpossible), whatever else is pinned. Exact pins are the narrowest case of the same
-test. A distribution the plan itself pins is judged against each requirement by ``rules_packages.framework_requires``
+test. A distribution the plan itself pins is judged against each requirement by ``packages.requires.framework_requires``
 (the pin is the release); here only the names pip has to choose.
 
 An exact pin must also exist for the image's Python: ``unserved`` reads ``pinned_releases.yaml`` (what PyPI serves of
@@ -110,7 +110,7 @@ Disjoint = Callable[[list[Stated]], "tuple[int, int] | None"]
 
 def among(said: list[Stated], pinned: set[str], disjoint: Disjoint | None = None) -> list[Conflict]:
     """The conflicts of requirements already read (``stated``), leaving out the names ``pinned`` (the plan's own
-    pins: ``rules_packages.framework_requires`` judges those); ``disjoint``: ``first_disjoint`` or a memo of it."""
+    pins: ``packages.requires.framework_requires`` judges those); ``disjoint``: ``first_disjoint`` or a memo of it."""
     by_name: dict[str, list[Stated]] = {}
     for s in said:
         if s.req.name not in pinned:

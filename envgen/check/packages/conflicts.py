@@ -1,5 +1,5 @@
 """The combined set as a rule: two distributions the image installs whose recorded Requires-Dist admit no common
-release of a third (``check.combined``): pip refuses the set. Exact pins that differ are ``pkg-pin-conflict``,
+release of a third (``check.packages.combined``): pip refuses the set. Exact pins that differ are ``pkg-pin-conflict``,
 ranges that do not meet ``pkg-range-conflict``; both name the two requirements and the recorded releases that
 would meet. A pin PyPI serves nothing of for the image's Python (``tensorflow[and-cuda]==2.15.0``'s
 ``tensorrt-libs==8.6.1``) is ``pkg-pin-unserved``."""

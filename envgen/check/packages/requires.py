@@ -1,6 +1,6 @@
 """The Python-package layer: pairs that install yet break when used, limits the metadata states
 (``python_packages.yaml``), the frameworks' own Requires-Dist (``framework_requires.yaml``) against the
-profile's pins. Two distributions whose requirements on a third disagree: ``rules_combined``."""
+profile's pins. Two distributions whose requirements on a third disagree: ``packages.conflicts``."""
 
 from __future__ import annotations
 
@@ -199,7 +199,8 @@ def _reported(ctx: CheckContext, have: dict[str, Installed]) -> set[tuple[str, s
 
 def _requires(ctx: CheckContext, have: dict[str, Installed]) -> Stated:
     """Each installed distribution with a recorded Requires-Dist, its row and the requirements that hold
-    (``check.combined``: a torch build not recorded keeps its release's requirements, not another build's pins)."""
+    (``check.packages.combined``: a torch build not recorded keeps its release's requirements, not another build's
+    pins)."""
     out = []
     for item in have.values():
         found = read(ctx.kb, item, ctx.profile.python_minor)

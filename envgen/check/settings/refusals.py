@@ -1,7 +1,7 @@
 """What the render would refuse, said by check first (``plan.refusals``: the same message and fix): a profile env
 variable that replaces one of envgen's, a base whose own environment occupies envgen's /opt/env, and a packages.pip
 line asking for another version of a distribution the base holds (base_provides.packages). The lock file's
-refusals are rules_lock's (lock-stale)."""
+refusals are check.lock.lockfile's (lock-stale)."""
 
 from __future__ import annotations
 
