@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from envgen.docker.gpu_errors import gpu_refusal
 from envgen.errors import EngineError, InputError
-from envgen.layout import PREFLIGHT_SWITCH
+from envgen.layout import PREFLIGHT_SWITCH, WORKSPACE
 from envgen.vocabulary import DEFAULT_SHM_SIZE
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 Gpus = Literal["all", "none"] | int
-WORKDIR_IN_CONTAINER = "/workspace"
+WORKDIR_IN_CONTAINER = WORKSPACE
 
 
 class RunResult(NamedTuple):
