@@ -239,30 +239,7 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
                 builder = replace(builder, oci_rewrite=False)
         cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
                           environ)
-        log.write(f"[envgen] {_redacted(cmd)}\n")
-        log.flush()
-        try:
-            proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise DockerUnavailable(f"cannot run the docker CLI {builder.cli}: {exc.strerror or exc}.",
-                                    fix="install docker.io, or build with --builder classic") from None
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                text = parser.feed(line)
-                if text is not None:
-                    sink.output(text)
-            rc = proc.wait()
-        except BaseException:
-            _stop(proc)
-            raise
-        finally:
-            if proc.stdout is not None:
-                proc.stdout.close()
-        log.flush()
+        rc = _run_cli(cmd, environ, builder, log, parser, sink)
         if rc != 0:
             fallback = "interrupted (the docker CLI was stopped by a signal)" if rc < 0 or rc == 130 else \
                 f"docker exited with code {rc}"
@@ -277,6 +254,36 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
         raise BuildFailed("the build finished but wrote no image ID", log_path=log.name,
                           fix=f"see the full build log: {log.name}")
     return image_id, parser
+
+
+def _run_cli(cmd: list[str], environ: Mapping[str, str], builder: BuilderInfo, log: IO[str],
+             parser: BuildkitPlainParser | BuildahParser, sink: ProgressSink) -> int:
+    """Run the build command, its output into the log and through the parser to the sink; its exit code."""
+    log.write(f"[envgen] {_redacted(cmd)}\n")
+    log.flush()
+    try:
+        proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
+                                start_new_session=True)
+    except OSError as exc:
+        raise DockerUnavailable(f"cannot run the docker CLI {builder.cli}: {exc.strerror or exc}.",
+                                fix="install docker.io, or build with --builder classic") from None
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            text = parser.feed(line)
+            if text is not None:
+                sink.output(text)
+        rc = proc.wait()
+    except BaseException:
+        _stop(proc)
+        raise
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+    log.flush()
+    return rc
 
 
 def _load_oci(client: DockerClient, archive: Path, log: IO[str]) -> str:

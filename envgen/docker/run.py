@@ -83,13 +83,7 @@ def run_container(
     from docker.errors import APIError
 
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
-    if not preflight:
-        kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
-    if remove:  # envgen's own container (the probe): owned, and a dead owner's ones go first
-        from envgen.docker.owner import owner_labels, remove_orphans
-
-        remove_orphans(client)
-        kwargs["labels"] = owner_labels()
+    _mark(client, kwargs, remove, preflight)
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)
@@ -105,6 +99,18 @@ def run_container(
         if remove:
             with contextlib.suppress(APIError):
                 container.remove(force=True)
+
+
+def _mark(client: DockerClient, kwargs: dict[str, Any], remove: bool, preflight: bool) -> None:
+    """The preflight switched off unless asked for; envgen's own container (``remove``: the probe's) labelled
+    with its owner, a dead owner's ones removed first."""
+    if not preflight:
+        kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
+    if remove:
+        from envgen.docker.owner import owner_labels, remove_orphans
+
+        remove_orphans(client)
+        kwargs["labels"] = owner_labels()
 
 
 def _create_kwargs(gpus: Gpus, cdi_devices: Sequence[str], workdir: Path | None, user: str | None, shm_size: str,

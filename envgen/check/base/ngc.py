@@ -74,6 +74,24 @@ def ngc_driver(ctx: CheckContext) -> list[Finding]:
     if ngc is None or driver is None or need is None or driver_at_least(driver, need[0]):
         return []
     minimum, cite = need
+    forward = _forward_compat(ctx, ngc, driver, minimum, cite)
+    if forward is not None:
+        return forward
+    return [
+        finding(
+            "error",
+            "ngc-driver-too-old",
+            f"{ngc.image}:{ngc.tag} needs driver >= {minimum} (CUDA "
+            f"{ngc.cuda}); the host has {driver}",
+            f"upgrade the driver to >= {minimum} or use an older NGC release",
+            cite,
+        )
+    ]
+
+
+def _forward_compat(ctx: CheckContext, ngc: NgcRelease, driver: str, minimum: str, cite: str) -> list[Finding] | None:
+    """The findings for a driver below the release's minimum on a data-centre branch that CUDA forward
+    compatibility serves; None when the driver is on no such branch."""
     # forward compatibility is the base's path: it holds while the image keeps the base's own NVIDIA_REQUIRE_CUDA
     # (plan.require); code envgen adds on a newer CUDA needs that CUDA's driver (toolkit-refuses says so)
     kept = ctx.plan.nvidia_require_cuda is None
@@ -81,10 +99,12 @@ def ngc_driver(ctx: CheckContext) -> list[Finding]:
         b for b in ngc.datacenter_drivers
         if kept and vtuple(b)[0] == vtuple(driver)[0] and driver_at_least(driver, b)
     ]
+    if not branches:
+        return None
     family = ctx.kb.ngc_family_for(ctx.profile.base)
     segments = family.forward_compat_segments if family is not None else ["datacenter"]
     excluded = [t for t in ctx.targets if t.model is not None and t.model.segment not in (*segments, "synthetic")]
-    if branches and excluded:
+    if excluded:
         who = ", ".join(f"{t.label} ({t.model.segment})" for t in excluded if t.model is not None)
         return [
             finding(
@@ -96,26 +116,15 @@ def ngc_driver(ctx: CheckContext) -> list[Finding]:
                 family.cite() if family is not None else cite,
             )
         ]
-    if branches:
-        return [
-            finding(
-                "warning",
-                "ngc-driver-forward-compat",
-                f"driver {driver} is below {ngc.tag}'s minimum "
-                f"{minimum} but is data-centre branch {branches[0]}+, supported through CUDA forward "
-                "compatibility on data-centre GPUs only (the image keeps the base's own NVIDIA_REQUIRE_CUDA, "
-                "so the NVIDIA Container Toolkit starts it)",
-                f"upgrade to >= {minimum} on other GPUs",
-                cite,
-            )
-        ]
     return [
         finding(
-            "error",
-            "ngc-driver-too-old",
-            f"{ngc.image}:{ngc.tag} needs driver >= {minimum} (CUDA "
-            f"{ngc.cuda}); the host has {driver}",
-            f"upgrade the driver to >= {minimum} or use an older NGC release",
+            "warning",
+            "ngc-driver-forward-compat",
+            f"driver {driver} is below {ngc.tag}'s minimum "
+            f"{minimum} but is data-centre branch {branches[0]}+, supported through CUDA forward "
+            "compatibility on data-centre GPUs only (the image keeps the base's own NVIDIA_REQUIRE_CUDA, "
+            "so the NVIDIA Container Toolkit starts it)",
+            f"upgrade to >= {minimum} on other GPUs",
             cite,
         )
     ]

@@ -20,53 +20,48 @@ def driver_minimum(ctx: CheckContext) -> list[Finding]:
     driver = ctx.host.driver
     if driver is None or not ctx.gpu:
         return []
+    judged = (_cuda_driver(ctx, version, why, driver) for version, why in ctx.plan.cuda.in_use)
+    return [f for f in judged if f is not None]
+
+
+def _cuda_driver(ctx: CheckContext, version: str, why: str, driver: str) -> Finding | None:
+    """The host driver against one CUDA the image uses: unknown, too old, or within minor-version compatibility."""
     windows = ctx.host.windows_driver
     where = "Windows/WSL2" if windows else "Linux"
-    out = []
-    for version, why in ctx.plan.cuda.in_use:
-        toolkit = ctx.kb.cuda(version)
-        if toolkit is None:
-            out.append(
-                finding(
-                    "warning",
-                    "cuda-unknown",
-                    f"CUDA {version} ({why}) is not in the knowledge base; its minimum driver is unknown",
-                    "use a CUDA release listed in cuda.yaml",
-                    "cuda.yaml",
-                )
-            )
-            continue
-        need = toolkit.driver_windows_min if windows else toolkit.driver_linux_min
-        compat = toolkit.minor_compat_driver_windows_min if windows else toolkit.minor_compat_driver_min
-        if driver_at_least(driver, need):
-            continue
-        if compat is not None and driver_at_least(driver, compat):
-            if any(_branch_finding(ctx, t, driver) for t in ctx.targets):
-                continue  # the driver does not drive the GPU at all (gpu_driver_branch): no "it runs"
-            out.append(
-                finding(
-                    "warning",
-                    "driver-minor-compat",
-                    f"driver {driver} is below CUDA {version}'s "
-                    f"{where} minimum {need} ({why}) but within CUDA {vtuple(version)[0]}.x minor-version "
-                    f"compatibility (>= {compat}): it runs, but PTX JIT of newer code and some features "
-                    "fail",
-                    f"upgrade the driver to >= {need}",
-                    toolkit.cite(),
-                )
-            )
-            continue
-        out.append(
-            finding(
-                "error",
-                "driver-too-old",
-                f"driver {driver} is below CUDA {version}'s {where} minimum {need}{_compat_note(compat)} "
-                f'({why}): "CUDA driver version is insufficient for CUDA runtime version"',
-                f"upgrade the driver to >= {need}, or choose an older CUDA",
-                toolkit.cite(),
-            )
+    toolkit = ctx.kb.cuda(version)
+    if toolkit is None:
+        return finding(
+            "warning",
+            "cuda-unknown",
+            f"CUDA {version} ({why}) is not in the knowledge base; its minimum driver is unknown",
+            "use a CUDA release listed in cuda.yaml",
+            "cuda.yaml",
         )
-    return out
+    need = toolkit.driver_windows_min if windows else toolkit.driver_linux_min
+    compat = toolkit.minor_compat_driver_windows_min if windows else toolkit.minor_compat_driver_min
+    if driver_at_least(driver, need):
+        return None
+    if compat is not None and driver_at_least(driver, compat):
+        if any(_branch_finding(ctx, t, driver) for t in ctx.targets):
+            return None  # the driver does not drive the GPU at all (gpu_driver_branch): no "it runs"
+        return finding(
+            "warning",
+            "driver-minor-compat",
+            f"driver {driver} is below CUDA {version}'s "
+            f"{where} minimum {need} ({why}) but within CUDA {vtuple(version)[0]}.x minor-version "
+            f"compatibility (>= {compat}): it runs, but PTX JIT of newer code and some features "
+            "fail",
+            f"upgrade the driver to >= {need}",
+            toolkit.cite(),
+        )
+    return finding(
+        "error",
+        "driver-too-old",
+        f"driver {driver} is below CUDA {version}'s {where} minimum {need}{_compat_note(compat)} "
+        f'({why}): "CUDA driver version is insufficient for CUDA runtime version"',
+        f"upgrade the driver to >= {need}, or choose an older CUDA",
+        toolkit.cite(),
+    )
 
 
 def _branch_finding(ctx: CheckContext, target: Target, driver: str) -> Finding | None:
