@@ -19,9 +19,11 @@ PROFILE_JSON = f"{ETC}/profile.json"  # the resolved profile and the probe's exp
 SEALED_REPORT = f"{ETC}/smoke-report.json"  # the smoke report a validated image carries
 SEALED_FREEZE = f"{ETC}/requirements.freeze.txt"  # pip freeze of the environment, sealed beside it
 SMOKE_COMMAND = "/usr/local/bin/envgen-smoke"  # the probe's launcher
+SMOKE_REPORT = "/tmp/envgen-smoke.json"  # where a smoke run has the probe write its report, read back from stdout
 ENTRYPOINT = "/usr/local/bin/envgen-entrypoint"  # the image's entrypoint: the preflight, then the command
 PREFLIGHT_SWITCH = "ENVGEN_PREFLIGHT"  # 0/off skips the preflight, warn reports without refusing
 WORK = "/tmp/envgen"  # a build stage's working directory
+WORKSPACE = "/workspace"  # the image's WORKDIR, owned by its user: `envgen run` and the exports mount the project here
 WHEELS = "/tmp/wheels"  # the wheelhouse, bound or copied in
 SECRETS = "/run/secrets"  # where BuildKit mounts the build secrets
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from envgen.check.base.provided import moot
 from envgen.check.context import CheckContext, build_context
 from envgen.check.findings import SEVERITY_ORDER, Finding, HostSpec
 from envgen.check.report import findings_to_json, format_findings, has_errors
 from envgen.check.rules import RULES
-from envgen.check.rules_base_frameworks import moot
 from envgen.kb import KnowledgeBase
 from envgen.plan.image import ImagePlan, plan_image  # the plan the check judges (envgen.plan), for its callers
 from envgen.profile import Profile

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from envgen.check.combined import row_of
 from envgen.check.context import CheckContext
-from envgen.check.installs import installed
+from envgen.check.packages.combined import row_of
+from envgen.check.packages.installs import installed
 
 
 def scope_line(ctx: CheckContext) -> str:

@@ -9,6 +9,7 @@ import typer
 
 from envgen.cli.common import gpu_route_option, handles_errors, route_env
 from envgen.errors import InputError
+from envgen.layout import WORKSPACE
 
 
 def build_cmd(
@@ -73,7 +74,7 @@ def run_cmd(
     target: str = typer.Argument(..., metavar="PROFILE|IMAGE [--] COMMAND...",
                                  help="Profile name or image reference, then the command to run in the container."),
     gpus: str | None = typer.Option(None, "--gpus", help="all | N | none (default: what the image's profile needs)"),
-    workdir: Path | None = typer.Option(None, "--workdir", help="Directory to mount at /workspace (default: .)."),
+    workdir: Path | None = typer.Option(None, "--workdir", help=f"Directory to mount at {WORKSPACE} (default: .)."),
     force: bool = typer.Option(False, "--force", help="Run even if the image has not passed its smoke test."),
     as_root: bool = typer.Option(False, "--as-root", help="Run as uid 0 when envgen runs as root (default: the "
                                                           "image's own user)."),

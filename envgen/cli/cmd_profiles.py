@@ -124,6 +124,13 @@ def suggest_cmd(
     err(summary(result, written))
 
 
+def _refuse_init_options(out: Path | None, force: bool, python: str | None) -> None:
+    if out is not None and out.exists() and not force:
+        raise InputError(f"option -o = {str(out)!r}: the file exists", fix="choose another file, or add --force")
+    if python is not None and not (len(python.split(".")) in (2, 3) and all(p.isdigit() for p in python.split("."))):
+        raise InputError(f"option --python = {python!r} is not a Python version", fix="write it as 3.11")
+
+
 def init_cmd(
     out: Path | None = typer.Option(None, "-o", "--output", metavar="FILE",
                                     help="Write the profile here (its name is the file's)."),
@@ -152,10 +159,7 @@ def init_cmd(
     from envgen.suggest.search import parse_frameworks
     from envgen.suggest.write import file_profile_name
 
-    if out is not None and out.exists() and not force:
-        raise InputError(f"option -o = {str(out)!r}: the file exists", fix="choose another file, or add --force")
-    if python is not None and not (len(python.split(".")) in (2, 3) and all(p.isdigit() for p in python.split("."))):
-        raise InputError(f"option --python = {python!r} is not a Python version", fix="write it as 3.11")
+    _refuse_init_options(out, force, python)
     if source is not None:
         from envgen.cli.cmd_adopt import init_from, refuse_mixed
 

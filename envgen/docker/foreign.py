@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from envgen.docker.run import Gpus, RunResult, run_container
 from envgen.errors import InputError
+from envgen.layout import WORKSPACE
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 INTERPRETERS = ("/opt/conda/bin/python", "/opt/conda/envs/*/bin/python", "/opt/*/bin/python", "/opt/*/.venv/bin/python",
                 "/opt/*/venv/bin/python", "/venv/bin/python", "/.venv/bin/python", "/root/.venv/bin/python",
                 "/root/*/.venv/bin/python", "/root/miniconda3/bin/python", "/root/miniconda3/envs/*/bin/python",
-                "/root/miniforge3/bin/python", "/home/*/.venv/bin/python", "/workspace/.venv/bin/python",
+                "/root/miniforge3/bin/python", "/home/*/.venv/bin/python", f"{WORKSPACE}/.venv/bin/python",
                 "/app/.venv/bin/python", "/usr/local/bin/python3", "/usr/bin/python3")
 # what makes an environment worth probing: the frameworks and GPU packages the probe has checks for (probe_torch,
 # probe_tf, probe_ext.KNOWN)

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from envgen.docker.gpu_errors import gpu_refusal
 from envgen.errors import EngineError, InputError
-from envgen.layout import PREFLIGHT_SWITCH
+from envgen.layout import PREFLIGHT_SWITCH, WORKSPACE
 from envgen.vocabulary import DEFAULT_SHM_SIZE
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 Gpus = Literal["all", "none"] | int
-WORKDIR_IN_CONTAINER = "/workspace"
+WORKDIR_IN_CONTAINER = WORKSPACE
 
 
 class RunResult(NamedTuple):
@@ -85,15 +85,9 @@ def run_container(
     from docker.errors import APIError
 
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
-    if not preflight:
-        kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
+    _mark(client, kwargs, remove, preflight)
     if platform is not None:
         kwargs["platform"] = platform
-    if remove:  # envgen's own container (the probe): owned, and a dead owner's ones go first
-        from envgen.docker.owner import owner_labels, remove_orphans
-
-        remove_orphans(client)
-        kwargs["labels"] = owner_labels()
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)
@@ -109,6 +103,18 @@ def run_container(
         if remove:
             with contextlib.suppress(APIError):
                 container.remove(force=True)
+
+
+def _mark(client: DockerClient, kwargs: dict[str, Any], remove: bool, preflight: bool) -> None:
+    """The preflight switched off unless asked for; envgen's own container (``remove``: the probe's) labelled
+    with its owner, a dead owner's ones removed first."""
+    if not preflight:
+        kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
+    if remove:
+        from envgen.docker.owner import owner_labels, remove_orphans
+
+        remove_orphans(client)
+        kwargs["labels"] = owner_labels()
 
 
 def _create_kwargs(gpus: Gpus, cdi_devices: Sequence[str], workdir: Path | None, user: str | None, shm_size: str,

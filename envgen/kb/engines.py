@@ -1,6 +1,6 @@
 """Rows of the serving-engine layer (``engine_requires.yaml``): each vLLM, SGLang, sgl-kernel and FlashInfer
 release's Requires-Python and the Requires-Dist lines of its chain (torch, xformers, FlashInfer, sgl-kernel, the
-NVIDIA CUDA wheels), read from the core metadata of its PyPI wheel by ``envgen.kb.refresh.engines``; and the
+NVIDIA CUDA wheels), read from the core metadata of its PyPI wheel by ``tools.kbrefresh.engines``; and the
 distributions or releases whose metadata could not be read (``engine_unread``), so that nothing is guessed."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class KernelObject(Record):
 
 class EngineArches(Row):
     """The GPU architectures one vLLM / sgl-kernel release's compiled kernels are built for, per shared object,
-    read from the fat binaries of its PyPI wheel by ``envgen.kb.refresh.engine_arch`` (``source``: the wheel and
+    read from the fat binaries of its PyPI wheel by ``tools.kbrefresh.engine_arch`` (``source``: the wheel and
     its sha256)."""
 
     FILE: ClassVar[str] = "engine_arches.yaml"

@@ -2,7 +2,7 @@
 (``tensorflow[and-cuda]==2.15.0`` pins ``tensorrt-libs==8.6.1``), what PyPI serves of it: the CPython minors with a
 Linux x86_64 wheel, and whether there is an sdist. A pin PyPI has nothing of for the image's Python makes the
 whole set uninstallable, however well the ranges meet. Read from PyPI's simple index by
-``envgen.kb.refresh.pins``, never typed by hand."""
+``tools.kbrefresh.pins``, never typed by hand."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class PinnedRelease(Row):
 
 class NvidiaWheelFile(Row):
     """One Linux x86_64 file of an NVIDIA CUDA wheel release (``nvidia_wheel_files.yaml``, read from PyPI's simple
-    index by ``envgen.kb.refresh.wheel_sizes``): what a second copy of its libraries costs to download."""
+    index by ``tools.kbrefresh.wheel_sizes``): what a second copy of its libraries costs to download."""
 
     FILE: ClassVar[str] = "nvidia_wheel_files.yaml"
 

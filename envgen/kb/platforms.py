@@ -1,5 +1,5 @@
 """Row types of the platform tables: which releases have Linux aarch64 wheels (platform_wheels.yaml, read from PyPI's
-index and the wheels by ``envgen.kb.refresh.platform_wheels``) and the GPUs envgen refuses with the reason
+index and the wheels by ``tools.kbrefresh.platform_wheels``) and the GPUs envgen refuses with the reason
 (gpu_refusals.yaml: Jetson, whose CUDA comes from L4T/JetPack, not from the wheels and images envgen plans)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Rows of the Python-package layer: pairs of packages that break at run time although their metadata allows
 them, or that the metadata forbids (``python_packages.yaml``, written from the frameworks' trackers and release
 notes), and the frameworks' own ``Requires-Dist`` (``framework_requires.yaml``, read from PyPI's metadata by
-``envgen.kb.refresh.requires``)."""
+``tools.kbrefresh.requires``)."""
 
 from __future__ import annotations
 
@@ -34,12 +34,12 @@ class Unpinned(Record):
 
 
 class Trial(Record):
-    """One run or read a row's witness rests on (``envgen.kb.refresh.witness`` carries it out and records what it
-    saw in ``refresh/upstream/witnesses.yaml``). ``install``: exact pins put into a fresh venv by uv, then ``run``
-    (Python code, ``python -c``) in it; ``wheel`` + ``member``: a file read out of that release's wheel on PyPI (by
-    range requests): ``find`` is searched in it (present or not, as ``found`` says), or with ``run`` the member is
-    written beside the code that imports it. ``result``: what the trial shows: the pair ``breaks`` when used, pip
-    (uv) ``refused`` to install it, it ``works``, or (resolved only, for a Python this machine lacks) it
+    """One run or read a row's witness rests on (``tools.kbrefresh.witness`` carries it out and records what it
+    saw in ``tools/kbrefresh/upstream/witnesses.yaml``). ``install``: exact pins put into a fresh venv by uv, then
+    ``run`` (Python code, ``python -c``) in it; ``wheel`` + ``member``: a file read out of that release's wheel on
+    PyPI (by range requests): ``find`` is searched in it (present or not, as ``found`` says), or with ``run`` the
+    member is written beside the code that imports it. ``result``: what the trial shows: the pair ``breaks`` when
+    used, pip (uv) ``refused`` to install it, it ``works``, or (resolved only, for a Python this machine lacks) it
     ``installs``."""
 
     result: Literal["breaks", "refused", "works", "installs"]
@@ -89,7 +89,7 @@ class PackageBreak(Row):
     fix: str
     notes: str = ""
     # the runs and reads that show the break and its boundaries (the last release that breaks, the first that
-    # works, on each side); what they saw is recorded in refresh/upstream/witnesses.yaml
+    # works, on each side); what they saw is recorded in tools/kbrefresh/upstream/witnesses.yaml
     witness: list[Trial] = field(default_factory=list)
 
     @property

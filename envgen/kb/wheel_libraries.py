@@ -1,5 +1,5 @@
 """Rows of ``wheel_libraries.yaml`` (what each recorded binary wheel's shared objects ask the loader for: DT_NEEDED,
-read from the wheel by ``envgen.kb.refresh.wheel_libs``, never typed) and of ``gpu_builds.yaml`` (the builds of one
+read from the wheel by ``tools.kbrefresh.wheel_libs``, never typed) and of ``gpu_builds.yaml`` (the builds of one
 GPU package for each CUDA major, from the package's own documentation)."""
 
 from __future__ import annotations

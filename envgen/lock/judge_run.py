@@ -111,9 +111,9 @@ def _pins(plan: ImagePlan, route: Route) -> tuple[list[str], list[str], list[str
 def _recorded(plan: ImagePlan, pin: str) -> tuple[list[str], str] | None:
     """(the Requires-Dist lines, the row's cite) the KB recorded from ``pin``'s wheel, for the image's Python and the
     pin's extras; a torch build whose own wheel is not recorded takes its release's row without the build's
-    nvidia-*/triton pins (as the combined set reads it, ``check.combined.read``)."""
-    from envgen.check.combined import read
-    from envgen.check.installs import Installed
+    nvidia-*/triton pins (as the combined set reads it, ``check.packages.combined.read``)."""
+    from envgen.check.packages.combined import read
+    from envgen.check.packages.installs import Installed
 
     req = Requirement(pin)
     version = next(iter(req.specifier)).version

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from envgen.errors import InputError
 from envgen.imageref import parse_ref
+from envgen.layout import WORKSPACE
 from envgen.paths import build_scripts_dir
 from envgen.plan.lockfile import AptEntry
 
@@ -138,14 +139,14 @@ APT_MIRROR_SCRIPT = "apt-mirror.sh"
 def apt_script(packages: Sequence[str], apt_mirror: str | None) -> str:
     lines = ["set -eu"]
     if apt_mirror:  # the Dockerfiles' substitution (envgen/sh/apt-mirror.sh, copied beside this script)
-        lines.append(f"sh /workspace/{APT_MIRROR_SCRIPT} {shlex.quote(apt_mirror)} /etc/apt"
-                     " /etc/ssl/certs/ca-certificates.crt /workspace/ca.pem")
+        lines.append(f"sh {WORKSPACE}/{APT_MIRROR_SCRIPT} {shlex.quote(apt_mirror)} /etc/apt"
+                     f" /etc/ssl/certs/ca-certificates.crt {WORKSPACE}/ca.pem")
     lines += [
-        "if [ -f /workspace/ca.pem ]; then",
-        "  echo 'Acquire::https::CAInfo \"/workspace/ca.pem\";' > /etc/apt/apt.conf.d/99envgen-ca; fi",
-        "apt-get update -qq > /workspace/update.log 2>&1 || { cat /workspace/update.log; exit 1; }",
+        f"if [ -f {WORKSPACE}/ca.pem ]; then",
+        f"  echo 'Acquire::https::CAInfo \"{WORKSPACE}/ca.pem\";' > /etc/apt/apt.conf.d/99envgen-ca; fi",
+        f"apt-get update -qq > {WORKSPACE}/update.log 2>&1 || {{ cat {WORKSPACE}/update.log; exit 1; }}",
         "apt-get install -s --no-install-recommends " + " ".join(shlex.quote(p) for p in packages)
-        + " > /workspace/simulate.txt",
+        + f" > {WORKSPACE}/simulate.txt",
     ]
     return "\n".join(lines) + "\n"
 
@@ -164,7 +165,7 @@ def lock_apt(client: DockerClient, image: str, packages: Sequence[str], *, ca_bu
         shutil.copyfile(build_scripts_dir() / APT_MIRROR_SCRIPT, work / APT_MIRROR_SCRIPT)
         if ca_bundle is not None and ca_bundle.is_file():
             shutil.copyfile(ca_bundle, work / "ca.pem")
-        result = run_container(client, image, ["/bin/sh", "/workspace/lock.sh"], workdir=work, user="0:0",
+        result = run_container(client, image, ["/bin/sh", f"{WORKSPACE}/lock.sh"], workdir=work, user="0:0",
                                timeout_s=600)
         if result.exit_code != 0:
             tail = "\n".join(result.output.splitlines()[-8:])

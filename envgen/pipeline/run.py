@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from envgen.docker import connect
 from envgen.errors import ImageNotValidated
+from envgen.layout import WORKSPACE
 from envgen.pipeline.bundle import loaded_from_bundle
 from envgen.pipeline.gpus import start_container
 from envgen.pipeline.resolve import resolve_image
@@ -53,7 +54,7 @@ def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | 
         home = Path((os.environ if env is None else env).get("HOME") or Path.home()).resolve()
         if here in (Path("/"), home):
             out(f"envgen: warning: the current directory is {'/' if here == Path('/') else 'your home ' + str(here)}: "
-                "it is not mounted at /workspace (all of it would be writable in the container); pass --workdir DIR "
+                f"it is not mounted at {WORKSPACE} (all of it would be writable in the container); pass --workdir DIR "
                 "to mount a directory\n")
             return user, None
         return user, here

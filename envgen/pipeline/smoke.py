@@ -38,8 +38,8 @@ def smoke_command(tier: str = "all") -> list[str]:
     envgen before the tiers still run."""
     option = "" if tier == "all" else f" --tier {tier}"
     return ["/bin/sh", "-c",
-            f"envgen-smoke{option} --out /tmp/envgen-smoke.json; rc=$?; "
-            f"echo '{REPORT_MARKER}'; cat /tmp/envgen-smoke.json 2>/dev/null; exit $rc"]
+            f"envgen-smoke{option} --out {layout.SMOKE_REPORT}; rc=$?; "
+            f"echo '{REPORT_MARKER}'; cat {layout.SMOKE_REPORT} 2>/dev/null; exit $rc"]
 
 
 def split_output(output: str) -> tuple[str, str]:
@@ -90,7 +90,7 @@ def record_result(client: DockerClient, image: str, result: RunResult, *, timeou
         tail = "\n".join(log.strip().splitlines()[-15:])
         if not tail:
             raise SmokeFailed(f"the smoke test in {image} produced no report (exit {result.exit_code})",
-                              fix="see the probe output above; is /usr/local/bin/envgen-smoke in the image?")
+                              fix=f"see the probe output above; is {layout.SMOKE_COMMAND} in the image?")
         from envgen.smoke.report import diagnose_text
 
         found = diagnose_text(log)

@@ -6,7 +6,7 @@ packages, NVIDIA's pip wheels named in the profile, and the wheels a framework p
 where it lands, whether that directory is on the search path a by-soname ``dlopen`` uses, and in
 which install stage it arrives (a later stage overwrites a file an earlier one wrote).
 Pure functions; ``Stack.libraries`` holds their result for one profile, and the rules in
-``rules_libraries``, the smoke test's expectations and the `looked at:` line read it there.
+``check.libraries.sonames``, the smoke test's expectations and the `looked at:` line read it there.
 """
 
 from __future__ import annotations

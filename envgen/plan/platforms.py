@@ -1,7 +1,7 @@
 """What differs per platform of the profile (``platforms: [linux/amd64, linux/arm64]``), planned from one image plan:
 for each exact pin the image installs, the build that platform gets (linux/amd64: the knowledge base's x86-64 rows,
 as every other reader; linux/arm64: platform_wheels.yaml, the aarch64 wheel read from PyPI, with its sha256 and
-CUDA). Read by `envgen show` and `envgen check` (rules_platforms)."""
+CUDA). Read by `envgen show` and `envgen check` (check.gpu.images)."""
 
 from __future__ import annotations
 

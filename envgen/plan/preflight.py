@@ -2,7 +2,7 @@
 the image's entrypoint under any runtime): whether the image needs a GPU, the driver each CUDA runtime its code
 calls needs (the plan's ``cuda.in_use``, judged by cuda.yaml's Linux minimum and minor-version compatibility floor,
 as ``check --driver`` judges them), whether a data-centre GPU may run it through forward compatibility (an NGC base
-carries NVIDIA's compatibility libraries: ``check.rules_ngc``), and the GPU code each framework build ships (cubins
+carries NVIDIA's compatibility libraries: ``check.base.ngc``), and the GPU code each framework build ships (cubins
 and PTX, read from the wheels: pytorch.yaml and tensorflow.yaml). Written into /etc/envgen/profile.json under
 ``preflight``: made once here from the plan's rows, never worked out again by render or the image."""
 

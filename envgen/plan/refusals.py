@@ -1,7 +1,7 @@
 """Every refusal the render and the build's preparation can make, in one list (issue #28: render refuses nothing
 check let through). A refusal that the profile (and the files beside it) decides is ``seen_by="check"``: the render
 raises it through :func:`refuse` and `envgen check` reports the same reason and fix as an error finding
-(``check/rules_refusals.py``, and ``check/rules_lock.py`` for the lock file). The others depend on what `check` is
+(``check/settings/refusals.py``, and ``check/lock/lockfile.py`` for the lock file). The others depend on what `check` is
 not given (the command's options, the output directory, the engine's images) and say so in ``why_not_check``;
 ``tests/unit/test_refusals.py`` walks the list."""
 

@@ -11,7 +11,7 @@ toolkit cannot read satisfies its condition. A refusal names the value's first r
 cuda>=12.1".
 
 What envgen declares: ``cuda>=X``, X the oldest CUDA whose driver runs every CUDA runtime the image's code
-calls (``rules_driver.cuda_in_use``), minor-version compatibility included (11.x user space on any 11.x driver
+calls (``check.gpu.driver.cuda_in_use``), minor-version compatibility included (11.x user space on any 11.x driver
 >= 450.80.02, so X = 11.0). The base image's ``brand=...,driver>=...`` alternatives are dropped on purpose:
 they admit older datacenter drivers through the CUDA forward-compatibility package, which check does not
 model for a CUDA base, so keeping them would start containers check calls broken.
@@ -19,7 +19,7 @@ model for a CUDA base, so keeping them would start containers check calls broken
 An NGC framework base keeps its own value, as NVIDIA ships it, unless what envgen adds needs a newer CUDA than
 the base's: NVIDIA's notes of each release name the data-centre driver branches it runs on through the
 forward-compatibility libraries in the image (ngc.yaml ``datacenter_drivers``), which its own requirement admits,
-and check judges that path (``check.rules_ngc``). envgen then writes no NVIDIA_REQUIRE_CUDA at all.
+and check judges that path (``check.base.ngc``). envgen then writes no NVIDIA_REQUIRE_CUDA at all.
 """
 
 from __future__ import annotations

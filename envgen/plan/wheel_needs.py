@@ -1,12 +1,12 @@
 """The CUDA libraries the binary wheels of ``packages.pip`` load, matched against what the image provides.
 
 A pinned line whose wheel for the image's CPython (Linux x86-64) is recorded in ``wheel_libraries.yaml`` (its objects'
-DT_NEEDED, read from the wheel by ``kb.refresh.wheel_libs``) needs every soname of a CUDA library family
+DT_NEEDED, read from the wheel by ``tools.kbrefresh.wheel_libs``) needs every soname of a CUDA library family
 (``cuda_libraries.yaml``: cudart, cuBLAS, cuDNN, NCCL...) its objects name. Each is provided, or not, by the image:
 the distributions ``plan.libraries`` surveys (the base image, conda, the NVIDIA wheels of the set, the wheels a
 framework pulls in), the NVIDIA wheels a recorded wheel itself requires, and the objects of the recorded wheels of the
 set, the wheel's own included (a library it or another wheel bundles). Pure: ``Stack.wheel_libraries`` holds the
-result for one profile; check's ``rules_wheel_libraries`` and the probe's expectations (``plan.expected``) read it.
+result for one profile; check's ``libraries.wheels`` and the probe's expectations (``plan.expected``) read it.
 """
 
 from __future__ import annotations

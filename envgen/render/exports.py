@@ -100,7 +100,7 @@ def _compose(ctxs: Sequence[RenderedContext], config: UserConfig, out: Path,
     # compose reads a relative volume source from the compose file's directory: the project, seen from there
     project = os.path.relpath(options.project.resolve(), out.resolve()) if options.project else "./"
     context = {"items": [_item(c, config) for c in ctxs], "version": __version__, "gpu_route": options.gpu_route,
-               "project": project if project.startswith(".") else f"./{project}"}
+               "project": project if project.startswith(".") else f"./{project}", "layout": layout}
     return {"docker-compose.yml": render_template(env, "exports/docker-compose.yml.j2", context)}
 
 

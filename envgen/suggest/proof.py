@@ -1,13 +1,13 @@
 """A candidate must be installable before it is ranked: the frameworks it names (TensorFlow's distribution with its
 extras, torch of its CUDA build, torchvision and torchaudio of the release) go through `check`'s combined set
-(``check.combined``: the recorded Requires-Dist, intersected per distribution, and the exact pins PyPI serves for
-the candidate's Python), and a candidate whose set pip refuses is refused with the reason, before any profile is
-written or judged."""
+(``check.packages.combined``: the recorded Requires-Dist, intersected per distribution, and the exact pins PyPI
+serves for the candidate's Python), and a candidate whose set pip refuses is refused with the reason, before any
+profile is written or judged."""
 
 from __future__ import annotations
 
-from envgen.check.combined import Stated, among, first_disjoint, index_of, stated, unserved
-from envgen.check.installs import Installed
+from envgen.check.packages.combined import Stated, among, first_disjoint, index_of, stated, unserved
+from envgen.check.packages.installs import Installed
 from envgen.kb import KnowledgeBase
 from envgen.suggest.parts import Candidate
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from envgen.check import Finding, HostSpec, check_profile
 from envgen.check.context import build_context
-from envgen.check.rules_packages import safe_pins
+from envgen.check.packages.requires import safe_pins
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import PackageBreak

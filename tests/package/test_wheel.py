@@ -35,6 +35,8 @@ def test_wheel_carries_data_files(installed: Path) -> None:
                      "envgen/smoke/probe/envgen_probe.py", "envgen/suggest/recipes.yaml"):
         assert expected in names
     assert any(n.startswith("envgen/_data/templates/") for n in names)
+    # the KB refresh tools and their upstream copies are a checkout's developer tool (tools/kbrefresh), not shipped
+    assert not [n for n in names if n.startswith(("tools/", "envgen/kb/refresh/"))]
 
 
 def run_envgen(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -70,7 +70,7 @@ def test_corpus_is_large_and_sourced() -> None:
     cases = CORPUS["cases"]
     assert len(cases) >= 60
     assert len({c["id"] for c in cases}) == len(cases)
-    sourced = ("http", "profiles/", "README", "tests/fixtures/", "envgen/kb/refresh/upstream/")
+    sourced = ("http", "profiles/", "README", "tests/fixtures/", "tools/kbrefresh/upstream/")
     assert all(c.get("source", "").startswith(sourced) for c in cases)
     assert sum(1 for c in cases if c["expect"] == "ok") >= 15  # verdicts a careless checker gets wrong
 

@@ -1,5 +1,5 @@
 """cuda-twice: the same CUDA libraries from a CUDA base image and NVIDIA's wheels (or two wheels), with the megabytes
-read from nvidia_wheel_files.yaml (PyPI's sizes, recorded by envgen.kb.refresh.wheel_sizes)."""
+read from nvidia_wheel_files.yaml (PyPI's sizes, recorded by tools.kbrefresh.wheel_sizes)."""
 
 from __future__ import annotations
 

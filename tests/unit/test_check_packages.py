@@ -1,4 +1,4 @@
-"""check/rules_packages.py: what the corpus cannot assert (info findings, warnings that must stay quiet) and
+"""check/packages/requires.py: what the corpus cannot assert (info findings, warnings that must stay quiet) and
 the pins suggest takes from it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from envgen.check import check_profile
 from envgen.check.context import build_context
-from envgen.check.rules_packages import safe_pins
+from envgen.check.packages.requires import safe_pins
 from envgen.kb import KnowledgeBase
 from envgen.profile import Profile
 

@@ -1,6 +1,6 @@
-"""check/combined.py and suggest/proof.py: the recorded Requires-Dist of everything pip installs, intersected per
-distribution (ranges, not only exact pins), and the exact pins PyPI serves for the image's Python; suggest refuses
-a candidate whose set fails either before ranking it. The resolver's own verdict on the same sets:
+"""check/packages/combined.py and suggest/proof.py: the recorded Requires-Dist of everything pip installs,
+intersected per distribution (ranges, not only exact pins), and the exact pins PyPI serves for the image's Python;
+suggest refuses a candidate whose set fails either before ranking it. The resolver's own verdict on the same sets:
 tests/unit/test_suggest_resolves.py."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from envgen.check import check_profile
-from envgen.check.combined import Stated, first_disjoint, row_of, stated
-from envgen.check.installs import Installed
+from envgen.check.packages.combined import Stated, first_disjoint, row_of, stated
+from envgen.check.packages.installs import Installed
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import Requirement
 from envgen.profile import Profile
@@ -124,7 +124,7 @@ def test_the_kb_records_requires_dist_for_every_release_suggest_can_pick(kb: Kno
         name = build.gpu_package.split("[")[0]
         if kb.requires_of(name, version) is None:
             missing.append(f"{name}=={version}")
-    assert not missing, f"refresh with python -m envgen.kb.refresh.requires: {missing}"
+    assert not missing, f"refresh with python -m tools.kbrefresh.requires: {missing}"
 
 
 def test_a_pin_with_a_local_label_is_left_to_its_own_index(kb: KnowledgeBase) -> None:

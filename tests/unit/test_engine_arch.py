@@ -16,12 +16,12 @@ from envgen.check import HostSpec, check_profile
 from envgen.check.findings import Finding
 from envgen.kb import KnowledgeBase
 from envgen.kb.engine_kernels import arch_specific, compiled_rows, core_fails_on, core_objects
-from envgen.kb.refresh import engine_arch
-from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner
 from envgen.kb.versions import vtuple
 from envgen.profile import load_profile
 from envgen.suggest.engines import engine_requests
 from envgen.suggest.request import Request
+from tools.kbrefresh import engine_arch
+from tools.kbrefresh.fatbin import ArchSummary, FatbinScanner
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fatbin" / "sglang-kernel-flashmla-headers.bin.gz"
 

@@ -10,9 +10,9 @@ import pytest
 
 from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.kb.refresh import ngc_notes
 from envgen.plan.image import plan_image
 from envgen.profile import load_profile
+from tools.kbrefresh import ngc_notes
 
 P2405 = "nvcr.io/nvidia/pytorch:24.05-py3"
 P2512 = "nvcr.io/nvidia/pytorch:25.12-py3"
@@ -167,7 +167,7 @@ def test_releases_the_documents_do_not_settle_have_no_row(tmp_path: Path, base: 
 
 def test_triton_matrix_parser_reads_the_nv_suffix() -> None:
     """The .nvYY.M suffix names the NGC PyTorch release; builds without it, and vLLM rows, name none."""
-    from envgen.kb.refresh.ngc_triton import parse_matrix
+    from tools.kbrefresh.ngc_triton import parse_matrix
 
     text = (Path(__file__).parent.parent / "fixtures" / "ngc" / "triton-compatibility-excerpt.md").read_text()
     assert parse_matrix(text) == {

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh import ngc_notes
-from envgen.kb.refresh.ngc_backends import parse_backends
+from tools.kbrefresh import ngc_notes
+from tools.kbrefresh.ngc_backends import parse_backends
 
 BACKENDS = ngc_notes.UPSTREAM / "ngc-triton-backends.txt"
 SERVER = "== triton-inference-server/server r{rel} " + "a" * 40 + " build.py\n"

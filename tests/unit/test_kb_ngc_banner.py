@@ -11,10 +11,10 @@ import pytest
 
 from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.kb.refresh.ngc_banner import parse_banners
-from envgen.kb.refresh.ngc_notes import UPSTREAM
 from envgen.plan.image import plan_image
 from envgen.profile import load_profile
+from tools.kbrefresh.ngc_banner import parse_banners
+from tools.kbrefresh.ngc_notes import UPSTREAM
 
 BANNERS = UPSTREAM / "ngc-container-banners.txt"
 TF2502 = "nvcr.io/nvidia/tensorflow:25.02-tf2-py3"
@@ -145,7 +145,7 @@ def test_tensorflow_2402_driver_and_forward_compat(tmp_path: Path) -> None:
 
 
 def test_refresh_command_prints_the_banners(capsys: pytest.CaptureFixture[str]) -> None:
-    from envgen.kb.refresh import ngc_notes
+    from tools.kbrefresh import ngc_notes
 
     assert ngc_notes.main(["--banner", str(BANNERS)]) == 0
     out = capsys.readouterr().out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envgen.kb.refresh import gpus, tensorflow, torch_arch
+from tools.kbrefresh import gpus, tensorflow, torch_arch
 
 
 def test_gpus_page() -> None:

@@ -1,4 +1,4 @@
-"""The serving-engine refresh tool (envgen.kb.refresh.engines) on recorded PyPI inputs: the simple-index entries
+"""The serving-engine refresh tool (tools.kbrefresh.engines) on recorded PyPI inputs: the simple-index entries
 and the core metadata of vllm 0.11.0, sglang 0.5.3 and flashinfer-cubin 0.6.9 (tests/fixtures/pypi/, read from
 PyPI by the tool itself, by range requests into the wheels); the rows it makes must be the KB's rows."""
 
@@ -12,7 +12,7 @@ import pytest
 from packaging.version import Version
 
 from envgen.kb import load_kb
-from envgen.kb.refresh import engines
+from tools.kbrefresh import engines
 
 PYPI = Path(__file__).resolve().parents[1] / "fixtures" / "pypi"
 CASES = [("vllm", "0.11.0"), ("sglang", "0.5.3"), ("flashinfer-cubin", "0.6.9")]

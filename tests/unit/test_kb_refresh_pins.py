@@ -1,4 +1,4 @@
-"""envgen.kb.refresh.pins on recorded index entries (no network), and the table it made: every exact pin of
+"""tools.kbrefresh.pins on recorded index entries (no network), and the table it made: every exact pin of
 framework_requires.yaml has its row in pinned_releases.yaml."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh.pins import exact_pins, served
+from tools.kbrefresh.pins import exact_pins, served
 
 DATA = Path(__file__).resolve().parents[2] / "envgen" / "kb" / "data"
 
@@ -42,4 +42,4 @@ def test_pure_and_abi3_wheels_serve_every_python_their_requires_python_allows() 
 def test_every_exact_pin_of_the_recorded_requires_dist_has_its_row(kb: KnowledgeBase) -> None:
     have = {(row.name, row.version) for row in kb.pinned_releases}
     missing = [pin for pin in exact_pins(DATA / "framework_requires.yaml") if pin not in have]
-    assert not missing, f"refresh with python -m envgen.kb.refresh.pins: {missing[:5]}"
+    assert not missing, f"refresh with python -m tools.kbrefresh.pins: {missing[:5]}"

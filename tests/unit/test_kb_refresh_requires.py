@@ -1,4 +1,4 @@
-"""The Requires-Dist refresh tool (envgen.kb.refresh.requires) on recorded PyPI inputs: the simple-index entries
+"""The Requires-Dist refresh tool (tools.kbrefresh.requires) on recorded PyPI inputs: the simple-index entries
 and the core-metadata files of tensorflow 2.15.1 and torch 2.1.2 (tests/fixtures/pypi/, fetched from PyPI by
 the tool itself), and the wheel range reader against a real zip served over loopback HTTP."""
 
@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from envgen.kb import load_kb
-from envgen.kb.refresh import requires, wheel_stream
+from tools.kbrefresh import requires, wheel_stream
 
 PYPI = Path(__file__).resolve().parents[1] / "fixtures" / "pypi"
 TF_META = PYPI / "tensorflow-2.15.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl.metadata"

@@ -12,9 +12,9 @@ from packaging.requirements import Requirement
 
 from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh.requires import requirements
-from envgen.kb.refresh.sdist_requires import read_requirements, requires_txt_as_metadata, sdists
 from envgen.profile import load_profile
+from tools.kbrefresh.requires import requirements
+from tools.kbrefresh.sdist_requires import read_requirements, requires_txt_as_metadata, sdists
 
 REQUIRES_TXT = "torch\neinops>=0.6\n\n[dev]\npytest\n\n[:python_version < \"3.9\"]\nimportlib-metadata\n"
 

@@ -1,8 +1,8 @@
 """Every KB row's `source` names where its facts were read (issue 29, part 6): a URL, a file of this repository
-(a stored copy under envgen/kb/refresh/upstream/, a fixture) with the line or key, or the wheel read (by its file
+(a stored copy under tools/kbrefresh/upstream/, a fixture) with the line or key, or the wheel read (by its file
 name, which PyPI never reuses); and it does not rest on an
 unnamed copy ("stored copy" with no path, "secondhand", "third-party copy") or a page it says was not read. The
-rows still short of that are listed, each with the reason, in envgen/kb/refresh/upstream/sources-unnamed.yaml;
+rows still short of that are listed, each with the reason, in tools/kbrefresh/upstream/sources-unnamed.yaml;
 the test holds the list exact (no row missing from it, none listed that now names its source). PyTorch's arch
 lists that cite the stored builder-script excerpts are checked against those excerpts."""
 
@@ -18,16 +18,16 @@ import yaml
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.models import Row
-from envgen.kb.refresh.torch_arch import STORED, case_for, sections
 from envgen.kb.tables import TABLES
+from tools.kbrefresh.torch_arch import STORED, case_for, sections
 
 ROOT = Path(__file__).resolve().parents[2]
-UNNAMED = ROOT / "envgen" / "kb" / "refresh" / "upstream" / "sources-unnamed.yaml"
+UNNAMED = ROOT / "tools" / "kbrefresh" / "upstream" / "sources-unnamed.yaml"
 _URL = re.compile(r"https?://[^\s;,)'\"]+")
 # a wheel by its file name: PyPI never reuses one, so the name locates the very bytes read
 _WHEEL = re.compile(r"[A-Za-z0-9_.]+-[0-9][\w.+]*-[\w.]+-[\w.]+-[\w.]+\.whl")
-_FILE = re.compile(r"(?<![\w/.-])((?:envgen|tests|profiles|docs)/[\w./-]+\.\w+)")
-_UNNAMED = re.compile(r"stored copy(?! envgen/)(?!: envgen/)|secondhand|second-hand|third-party copy|not read|"
+_FILE = re.compile(r"(?<![\w/.-])((?:envgen|tests|tools|profiles|docs)/[\w./-]+\.\w+)")
+_UNNAMED = re.compile(r"stored copy(?! tools/)(?!: tools/)|secondhand|second-hand|third-party copy|not read|"
                       r"\bassumed\b", re.IGNORECASE)
 
 
@@ -67,7 +67,7 @@ def test_every_source_names_where_or_is_listed(kb: KnowledgeBase) -> None:
 
 
 def test_the_stored_files_sources_name_exist(kb: KnowledgeBase) -> None:
-    missing = [(t, k, f) for t, k, row in _rows(kb) for f in re.findall(r"envgen/kb/refresh/upstream/[\w./-]+",
+    missing = [(t, k, f) for t, k, row in _rows(kb) for f in re.findall(r"tools/kbrefresh/upstream/[\w./-]+",
                                                                           row.source)
                if not (ROOT / f.rstrip(".")).is_file()]
     assert not missing, missing
@@ -75,7 +75,7 @@ def test_the_stored_files_sources_name_exist(kb: KnowledgeBase) -> None:
 
 @pytest.mark.parametrize(("source", "named"), [
     ("https://pypi.org/project/pandas/2.1.2/ (Requires-Dist numpy<2)", True),
-    ("envgen/kb/refresh/upstream/witnesses.yaml#pandas-numpy2", True),
+    ("tools/kbrefresh/upstream/witnesses.yaml#pandas-numpy2", True),
     ("pytorch/builder manywheel/build.sh (secondhand copy of the script, https://github.com/pytorch/builder)", False),
     ("https://docs.nvidia.com/x.html (stored copy for cuDNN 9.1.0)", False),
     ("builder TORCH_CUDA_ARCH_LIST, 1.5-era script not read", False),

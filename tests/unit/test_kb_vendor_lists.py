@@ -12,9 +12,9 @@ import pytest
 
 from envgen.check import HostSpec, check_profile
 from envgen.kb import KnowledgeBase, load_kb
-from envgen.kb.refresh import cuda_tags, wheel_arch
-from envgen.kb.refresh.fatbin import ArchSummary, FatbinScanner
 from envgen.profile import Profile
+from tools.kbrefresh import cuda_tags, wheel_arch
+from tools.kbrefresh.fatbin import ArchSummary, FatbinScanner
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fatbin" / "libcheckpoint-fatbins.bin.gz"
 CUPTI_CODES = ["sm_50", "sm_60", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89",
@@ -196,7 +196,7 @@ def test_suggest_python_is_inside_the_torchvision_torchaudio_window(kb: Knowledg
 
 def test_kb_agrees_with_cogs_tables_up_to_reviewed_differences() -> None:
     """The rerunnable comparison against cog's torch/tf/cuda tables: only reviewed differences remain."""
-    from envgen.kb.refresh import compare_tables
+    from tools.kbrefresh import compare_tables
 
     found = compare_tables.differences(load_kb())
     assert [d for d in found if d not in compare_tables.reviewed()] == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh.wheel_sizes import profile_pins, release_files
+from tools.kbrefresh.wheel_sizes import profile_pins, release_files
 
 ROOT = Path(__file__).resolve().parents[2]
 

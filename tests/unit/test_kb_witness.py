@@ -1,6 +1,6 @@
 """Every python_packages.yaml row rests on a witness (issue 29): its trials (real installs in throwaway venvs, reads
-of files inside the wheels, resolutions) were carried out by ``python -m envgen.kb.refresh.witness``, and what they
-showed is recorded in ``envgen/kb/refresh/upstream/witnesses.yaml``. These tests replay the record against the
+of files inside the wheels, resolutions) were carried out by ``python -m tools.kbrefresh.witness``, and what they
+showed is recorded in ``tools/kbrefresh/upstream/witnesses.yaml``. These tests replay the record against the
 rows: each result is the one the row's boundaries predict, each breaking run shows the row's error, and each
 boundary was tried on both sides (PyPI lists no release between the last that breaks and the first that works).
 The slow test re-runs one cheap witness (pandas with NumPy 2) for real."""
@@ -13,8 +13,8 @@ import pytest
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.pypackages import PackageBreak
-from envgen.kb.refresh import witness
-from envgen.kb.refresh.witness_match import agrees, boundaries
+from tools.kbrefresh import witness
+from tools.kbrefresh.witness_match import agrees, boundaries
 
 
 @pytest.fixture(scope="module")

@@ -289,7 +289,7 @@ def test_the_normalisers_framework_names_are_kb_rows(kb: KnowledgeBase, tmp_path
 
 
 def test_tensorflow_thresholds_in_the_rules_are_kb_rows(kb: KnowledgeBase) -> None:
-    """rules_tensorflow compared the series with (2, 14) for tensorflow[and-cuda] and wrote "discontinued after
+    """frameworks.tensorflow compared the series with (2, 14) for tensorflow[and-cuda] and wrote "discontinued after
     2.11" for tensorflow-gpu; both come from the KB now (tensorflow_packages.yaml, tensorflow.yaml)."""
     assert kb.tensorflow_gpu_last() == "2.11"
     assert [kb.tf_package_exists("tensorflow[and-cuda]", s) for s in ("2.13", "2.14")] == [False, True]

@@ -1,4 +1,4 @@
-"""envgen.kb.refresh.platform_wheels: the aarch64 wheels of a release (a pure wheel serves every platform), the CUDA
+"""tools.kbrefresh.platform_wheels: the aarch64 wheels of a release (a pure wheel serves every platform), the CUDA
 runtime pin that holds on Linux aarch64 (markers evaluated there, not on x86_64), and the build's own CUDA record.
 Inputs in the shapes PyPI serves: PEP 691 file entries and core-metadata lines."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgen.kb.refresh.platform_wheels import CUDA_RECORDS, aarch64_wheels, runtime_pin
+from tools.kbrefresh.platform_wheels import CUDA_RECORDS, aarch64_wheels, runtime_pin
 
 
 def entry(filename: str) -> dict[str, Any]:

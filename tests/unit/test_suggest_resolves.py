@@ -7,7 +7,8 @@ Network: PyPI (reachable here and in CI).
 Where PyPI's own torch wheel of the release is the build suggest chose (pytorch.yaml `pypi: true`), the profile pins
 it plain and the set is resolved as written. Where it is not, the profile pins the build (`+cu118`, from
 download.pytorch.org, which cannot be reached here) and PyPI's release of the same version is resolved in its place,
-local label left out: it carries the same Requires-Dist but for the CUDA build's own nvidia-* pins (check/combined.py).
+local label left out: it carries the same Requires-Dist but for the CUDA build's own nvidia-* pins
+(check/packages/combined.py).
 Each job says which pins were so replaced."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Binary wheels judged on the CUDA libraries their objects load (issue #39, item 3): the ELF reader on real wheel
 bytes, and check on both sides of each CUDA boundary from the recorded rows (wheel_libraries.yaml, read from the
-wheels named in each row's source by ``python -m envgen.kb.refresh.wheel_libs``)."""
+wheels named in each row's source by ``python -m tools.kbrefresh.wheel_libs``)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ import pytest
 
 from envgen.check import check_profile
 from envgen.kb import KnowledgeBase
-from envgen.kb.refresh import wheel_stream
-from envgen.kb.refresh.elf_dynamic import BytesSource, read_dynamic
-from envgen.kb.refresh.member_source import MemberSource
-from envgen.kb.refresh.wheel_libs import read_objects
 from envgen.plan.image import plan_image
 from envgen.profile import Profile
+from tools.kbrefresh import wheel_stream
+from tools.kbrefresh.elf_dynamic import BytesSource, read_dynamic
+from tools.kbrefresh.member_source import MemberSource
+from tools.kbrefresh.wheel_libs import read_objects
 
 # a real 28 kB manylinux wheel from PyPI: one small extension module (sha256 as PyPI lists it for the file)
 MARKUPSAFE = ("https://files.pythonhosted.org/packages/97/18/c30da5e7a0e7f4603abfc6780574131221d9148f323752c2755d48"
@@ -148,7 +148,7 @@ def test_the_libraries_torch_pulls_in_count(kb: KnowledgeBase, torch: str, line:
 def test_an_unrecorded_gpu_build_is_said_not_judged(kb: KnowledgeBase) -> None:
     found = _wheel_findings(_profile(CUDA12, ["cupy-cuda12x==13.2.0"], cuda="12.1"), kb)
     assert [(f.severity, f.code) for f in found] == [("info", "wheel-libs-unread")]
-    assert "envgen.kb.refresh.wheel_libs" in found[0].fix
+    assert "tools.kbrefresh.wheel_libs" in found[0].fix
 
 
 def test_the_probe_loads_what_check_found_provided(kb: KnowledgeBase) -> None:
@@ -190,7 +190,7 @@ def test_every_recorded_wheel_names_its_url_and_sha256(kb: KnowledgeBase) -> Non
         url = row.source.split("segments: ", 1)[1].split(" ", 1)[0]
         assert url.startswith("https://files.pythonhosted.org/packages/") and url.endswith("/" + row.wheel), row.key
         assert re.search(r"\(sha256 [0-9a-f]{64}, PyPI's;", row.source), row.key
-        assert "python -m envgen.kb.refresh.wheel_libs" in row.source
+        assert "python -m tools.kbrefresh.wheel_libs" in row.source
 
 
 def test_a_plain_check_refuses_the_wheel_and_passes_its_twin(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from envgen.plan.installers.pip import Pip
 
 
 class BaseProvided(Pip):
-    check_rules = (*Pip.check_rules, "rules_base_frameworks.base_frameworks", "rules_base_frameworks.base_packages",
-                   "rules_base_frameworks.base_requires")
+    check_rules = (*Pip.check_rules, "base.provided.base_frameworks", "base.provided.base_packages",
+                   "base.provided.base_requires")
 
     def python_setup_key(self, family: BaseFamily) -> str:
         """The family's ``python_provided`` row: the base's interpreter makes the environment."""

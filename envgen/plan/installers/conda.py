@@ -22,7 +22,7 @@ class Conda(Installer):
     lock_tool = "py-rattler"
     lock_missing = ("conda resolves its packages and their dependencies (the frameworks' own too) at build time",
                     "needs the conda channels, or --conda-channel NAME=URL for a mirror")
-    check_rules = ("rules_lock.conda_lock_state",)
+    check_rules = ("lock.lockfile.conda_lock_state",)
 
     def python_setup_key(self, family: BaseFamily) -> str:
         """The conda environment brings its own Python on any base: the ``conda`` python_setups row."""

@@ -14,4 +14,4 @@ class Pip(Installer):
     pip_lock = True
     lock_missing = ("its base image, apt and pip packages are resolved at build time",
                     "needs the package indexes and the Docker engine")
-    check_rules: ClassVar[tuple[str, ...]] = ("rules_python.python_base",)
+    check_rules: ClassVar[tuple[str, ...]] = ("frameworks.python.python_base",)

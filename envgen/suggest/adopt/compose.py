@@ -199,6 +199,23 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
         "conda brings the Python"
     if read.local_base and base == (read.base.text if read.base else None):
         data["local_base"], comments[("local_base",)] = True, "made on this engine: no registry digest"
+    _frameworks(kb, read, lifted, data, options, comments, notes)
+    data["gpu"] = _gpu(kb, data, lifted, options, comments, notes)
+    _carried(read, lifted, names, installer, data, comments, notes)
+    if read.base is not None and read.kind == "dockerfile" and data["base"] != read.base.text:
+        notes.append(f"{read.base.origin}: FROM {read.base.text} not kept: the knowledge base does not know it has "
+                     f"Python {python} as its python3; the profile builds on {data['base']} (or pass --base)")
+    mirrors = _mirrors(kb, read, comments, notes)
+    if mirrors:
+        data["mirrors"] = mirrors
+    if options.base and options.base_python and installer == "pip":
+        base_provides(data, dict(options.base_holds), options.base_python, options.base, comments, notes)
+    return _finish(kb, data, comments, read, source, notes)
+
+
+def _frameworks(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, Any], options: AdoptOptions,
+                comments: Comments, notes: list[str]) -> None:
+    """``frameworks:`` as lifted, torch with the CUDA build the source names or check chooses, each commented."""
     frameworks = dict(lifted.fields)
     data["frameworks"] = frameworks
     if "pytorch" in frameworks:
@@ -210,8 +227,11 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
         comments[("frameworks", key)] = lifted.comments.get(key, "")
     if not frameworks:
         del data["frameworks"]
-    gpu = _gpu(kb, data, lifted, options, comments, notes)
-    data["gpu"] = gpu
+
+
+def _carried(read: Read, lifted: Lifted, names: CondaNames, installer: str, data: dict[str, Any], comments: Comments,
+             notes: list[str]) -> None:
+    """What the source states and the profile keeps as it is: channels, packages, apt packages, env."""
     if read.channels:
         data["channels"] = [c.text for c in read.channels if c.text != "defaults"]
         comments.update({("channels", i): str(c.origin) for i, c in enumerate(
@@ -228,15 +248,6 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     if read.env:
         data["env"] = {k: v.text for k, v in read.env.items()}
         comments.update({("env", k): str(v.origin) for k, v in read.env.items()})
-    if read.base is not None and read.kind == "dockerfile" and data["base"] != read.base.text:
-        notes.append(f"{read.base.origin}: FROM {read.base.text} not kept: the knowledge base does not know it has "
-                     f"Python {python} as its python3; the profile builds on {data['base']} (or pass --base)")
-    mirrors = _mirrors(kb, read, comments, notes)
-    if mirrors:
-        data["mirrors"] = mirrors
-    if options.base and options.base_python and installer == "pip":
-        base_provides(data, dict(options.base_holds), options.base_python, options.base, comments, notes)
-    return _finish(kb, data, comments, read, source, notes)
 
 
 _ORDER = ("name", "description", "base", "local_base", "base_provides", "installer", "cuda", "python", "frameworks",

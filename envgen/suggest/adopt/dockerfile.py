@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from envgen.errors import InputError
+from envgen.layout import WORKSPACE
 from envgen.profile.values import APT_RE, ENV_KEY_RE, ENV_VALUE_RE
 from envgen.suggest.adopt.framework_bases import take_framework_base
 from envgen.suggest.adopt.installs import Context, conda_command, conda_install, pip_command, pip_install
@@ -18,7 +19,7 @@ from envgen.suggest.adopt.reqfile import logical_lines
 
 _WHY = {"COPY": "files of the build context are not part of a profile: install what they hold as packages",
         "ADD": "files of the build context are not part of a profile: install what they hold as packages",
-        "WORKDIR": "envgen run mounts the working directory at /workspace",
+        "WORKDIR": f"envgen run mounts the working directory at {WORKSPACE}",
         "USER": "envgen's images run as the profile's user (user: name, uid)",
         "CMD": "envgen run takes the command", "ENTRYPOINT": "envgen run takes the command",
         "ARG": "a profile has no build arguments: its value is used where the file reads it",

@@ -1,0 +1,1 @@
+"""Rules on the frameworks: Python, PyTorch, TensorFlow, cuDNN and the GPU extension packages."""

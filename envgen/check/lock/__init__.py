@@ -1,0 +1,1 @@
+"""Rules on the lock: missing, stale, or leaving lines floating."""

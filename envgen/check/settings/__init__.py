@@ -1,0 +1,1 @@
+"""Rules on the profile's own settings: logins in mirror URLs, and what the render would refuse."""

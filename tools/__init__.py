@@ -1,0 +1,1 @@
+"""Developer tools that run from a checkout, outside the installed envgen package."""
