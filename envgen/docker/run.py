@@ -85,9 +85,7 @@ def run_container(
     from docker.errors import APIError
 
     kwargs = _create_kwargs(gpus, cdi_devices, workdir, user, shm_size, env)
-    _mark(client, kwargs, remove, preflight)
-    if platform is not None:
-        kwargs["platform"] = platform
+    _mark(client, kwargs, remove, preflight, platform)
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)
@@ -105,9 +103,11 @@ def run_container(
                 container.remove(force=True)
 
 
-def _mark(client: DockerClient, kwargs: dict[str, Any], remove: bool, preflight: bool) -> None:
-    """The preflight switched off unless asked for; envgen's own container (``remove``: the probe's) labelled
-    with its owner, a dead owner's ones removed first."""
+def _mark(client: DockerClient, kwargs: dict[str, Any], remove: bool, preflight: bool, platform: str | None) -> None:
+    """The preflight switched off unless asked for; the image's platform when given (one of a manifest list's);
+    envgen's own container (``remove``: the probe's) labelled with its owner, a dead owner's ones removed first."""
+    if platform is not None:
+        kwargs["platform"] = platform
     if not preflight:
         kwargs["environment"].setdefault(PREFLIGHT_SWITCH, "0")
     if remove:
