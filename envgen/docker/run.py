@@ -78,9 +78,9 @@ def run_container(
     image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``. ``files``: (DEST, a tar)
     unpacked into the container before it starts (it is never committed). ``preflight``: the image's own preflight
     (its entrypoint's GPU and driver check) runs before the command; off for envgen's own runs (probe, freeze,
-    readers), which judge the host themselves, on for the user's command (``envgen run``). ``platform``
-    ("linux/arm64"): the image's platform, when not the host's (run through QEMU: envgen.docker.multiplatform).
-    Raises GpuRequestRefused when the engine refuses the GPU request, InputError for an unknown image.
+    readers), which judge the host themselves, on for the user's command (``envgen run``). ``platform``: the
+    image's, when not the host's (QEMU: docker.multiplatform). Raises GpuRequestRefused when the engine refuses the
+    GPU request, InputError for an unknown image.
     """
     from docker.errors import APIError
 
