@@ -76,11 +76,10 @@ def run_container(
     ``cdi_devices`` asks for the GPUs by CDI instead of through the NVIDIA runtime (see device_requests);
     ``restore_env`` are variables set again after the engine's device edits (a CDI spec's env replaces the
     image's): the image's entrypoint then runs under ``/usr/bin/env NAME=value ...``. ``files``: (DEST, a tar)
-    unpacked into the container before it starts (it is never committed). ``preflight``: the image's own preflight
-    (its entrypoint's GPU and driver check) runs before the command; off for envgen's own runs (probe, freeze,
-    readers), which judge the host themselves, on for the user's command (``envgen run``). ``platform``: the
-    image's, when not the host's (QEMU: docker.multiplatform). Raises GpuRequestRefused when the engine refuses the
-    GPU request, InputError for an unknown image.
+    unpacked into the container before it starts (never committed). ``preflight``: the image's own GPU and driver
+    check before the command; off for envgen's own runs (probe, freeze, readers), on for `envgen run`. ``platform``:
+    the image's, when not the host's (QEMU). Raises GpuRequestRefused when the engine refuses the GPU request,
+    InputError for an unknown image.
     """
     from docker.errors import APIError
 

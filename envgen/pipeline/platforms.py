@@ -31,6 +31,7 @@ from envgen.pipeline.build import _log_name, _plan_to_build, _write_for_builder
 from envgen.pipeline.publish import registry_to_use, remote_ref
 from envgen.pipeline.smoke import record_result, smoke_command
 from envgen.pipeline.state import ValidationStore
+from envgen.plan.installers import installer_of
 from envgen.profile import Profile
 from envgen.render import RenderResult, render_in_memory
 from envgen.render.core import image_tag, reroute
@@ -78,7 +79,7 @@ def refuse_split_lock(profile: Profile, platforms: Sequence[str]) -> None:
     from envgen.profile.loader import profile_source
 
     source = profile_source(profile)
-    path = lock_path(source) if source is not None and profile.installer == "pip" else None
+    path = lock_path(source) if source is not None and not installer_of(profile).conda_env else None
     if path is None or not path.is_file():
         return
     lock, blocks = read_lock(path), parse_blocks(path.read_text(encoding="utf-8"), str(path))

@@ -41,7 +41,7 @@ def test_each_installer_names_rules_and_templates_that_exist() -> None:
     registered = set(RULES)
     for installer in (*INSTALLERS.values(), UV, BASE_PROVIDED):
         for dotted in installer.check_rules:
-            module, _, function = dotted.partition(".")
+            module, _, function = dotted.rpartition(".")
             rule = getattr(importlib.import_module(f"envgen.check.{module}"), function)
             assert rule in registered, f"{installer.name}: {dotted} is not a registered check rule"
         for item in installer.context_files:

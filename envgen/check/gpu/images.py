@@ -15,6 +15,7 @@ from envgen.check.context import CheckContext
 from envgen.check.findings import Finding
 from envgen.check.util import finding
 from envgen.kb.platforms import PlatformWheel
+from envgen.plan.installers import installer_of
 from envgen.plan.platforms import exact_pins
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def lock_platforms(ctx: CheckContext) -> list[Finding]:
     from envgen.profile.loader import profile_arg, profile_source
 
     source = profile_source(ctx.profile)
-    if source is None or ctx.profile.installer != "pip" or ctx.profile.platforms == ["linux/amd64"]:
+    if source is None or installer_of(ctx.profile).conda_env or ctx.profile.platforms == ["linux/amd64"]:
         return []
     from envgen.plan.lock_platforms import locked_platforms
     from envgen.plan.lockfile import lock_path
