@@ -208,14 +208,16 @@ def render(runner: CliRunner, text: str, work: Path) -> tuple[Any, Path]:
 
 @pytest.fixture(scope="module", autouse=True)
 def kb_loaded_once() -> Iterator[None]:
-    """The knowledge base is read once for the module (reading it takes about a second; it is the same
-    for every example); everything else runs as the CLI runs it."""
-    from envgen.kb import load_kb
+    """The knowledge base is parsed once for the module (about a second; the same for every example): each CLI
+    call's session then reads it from envgen's KB cache (kb.cache), which this fills; everything else runs as the
+    CLI runs it."""
+    import os
 
-    kb = load_kb()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("envgen.pipeline.prepare.load_kb", lambda: kb)
-        yield
+    from envgen.kb.cache import cache_dir, load_kb_keyed
+
+    kb, _ = load_kb_keyed(cache_dir(os.environ))
+    assert kb is not None
+    yield
 
 
 @pytest.fixture(scope="module")

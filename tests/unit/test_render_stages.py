@@ -75,7 +75,8 @@ def test_pip_venv_builds_extras_and_copies_both_into_the_runtime(kb) -> None:
     assert environment.secrets and environment.wheels and " -m venv " in environment.command
     assert Wheelhouse() in build.steps  # the classic builder's copy of the wheels: the build stage only
     # what each stage reaches, read from its steps
-    assert (build.scripts, build.caches, build.secrets) == (("apt-install.sh", "pip.sh"), PIP_CACHE, True)
+    # slim.sh: what no package loads left out at the end of the stage (plan.slim, leave_out.yaml)
+    assert (build.scripts, build.caches, build.secrets) == (("apt-install.sh", "pip.sh", "slim.sh"), PIP_CACHE, True)
     assert (extras.scripts, extras.caches, extras.secrets) == ((), (), False)
     # numpy==1.23.5 is a pin inside the frameworks' closure: the environment takes it, the extras stage has nothing
     assert [(run.command, run.scripts) for run in extras.runs] == [(f"mkdir -p {layout.EXTRAS}", ())]
@@ -94,8 +95,8 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     uv = Bind(layout.UV_DIR, layout.UV_DIR, stage="uv")
     assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"))
     assert extras.binds == (uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt"))
-    assert environment.scripts == ("uv.sh",) and environment.caches == extras.caches == UV_CACHE
-    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("uv.sh",), UV_CACHE, True)
+    assert environment.scripts == ("uv.sh", "slim.sh") and environment.caches == extras.caches == UV_CACHE
+    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("uv.sh", "slim.sh"), UV_CACHE, True)
     assert stages[1].scripts == ("with-secrets.sh",) and stages[1].caches == ()
     assert extras.scripts == () and extras.command.startswith("echo ")  # cpu-smoke's lock has no extras
     assert not any(isinstance(step, Wheelhouse) for stage in stages for step in stage.steps)  # BuildKit only
@@ -108,7 +109,8 @@ def test_micromamba_makes_the_environment_then_the_shared_stages(kb) -> None:
     stages = installer.stages()
     assert _names(stages) == [("build", BASE_IMAGE, ()), ("extras", "build", ()),
                               ("runtime", BASE_IMAGE, ("build", "extras"))]
-    assert [run.scripts for run in stages[0].runs] == [("apt-install.sh",), ("micromamba.sh",), ("conda-env.sh",)]
+    assert [run.scripts for run in stages[0].runs] == [("apt-install.sh",), ("micromamba.sh",), ("conda-env.sh",),
+                                                       ("slim.sh",)]
     environment = _environment_run(stages[0])
     assert environment.caches == (f"{layout.MICROMAMBA_ROOT}/pkgs", *PIP_CACHE)
     assert environment.command.endswith("conda-env.sh environment.yml")
@@ -151,7 +153,7 @@ def test_the_environment_layer_reaches_only_what_its_run_uses(tmp_path: Path, kb
                                               "  pip:\n    - numpy==1.23.5\n": pip})
         build, extras = VenvPip(replace(plan, lock=None)).stages()[:2]
         steps.append(_environment_run(build))
-        assert [run.scripts for run in extras.runs] == ([()] if name == "none" else [("extras.sh",)])
+        assert [run.scripts for run in extras.runs] == ([()] if name == "none" else [("extras.sh",), ("slim.sh",)])
     assert steps[0] == steps[1] and "extras.sh" not in steps[0].scripts
 
 
