@@ -96,7 +96,7 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"))
     assert extras.binds == (uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt"))
     assert environment.scripts == ("uv.sh", "slim.sh") and environment.caches == extras.caches == UV_CACHE
-    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("uv.sh", "slim.sh"), UV_CACHE, True)
+    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("slim.sh", "uv.sh"), UV_CACHE, True)
     assert stages[1].scripts == ("with-secrets.sh",) and stages[1].caches == ()
     assert extras.scripts == () and extras.command.startswith("echo ")  # cpu-smoke's lock has no extras
     assert not any(isinstance(step, Wheelhouse) for stage in stages for step in stage.steps)  # BuildKit only
