@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -39,8 +38,7 @@ def _layer_types(registry: str, repo: str, tag: str) -> tuple[str, list[str]]:
 
 
 def test_zstd_layers_where_the_builder_can_write_them(
-        docker_client: DockerClient, local_registry: str, tmp_path: Path,
-        unavailable: Callable[[str], NoReturn]) -> None:
+        docker_client: DockerClient, local_registry: str, tmp_path: Path) -> None:
     from envgen.docker import detect_builder, remove_image
     from envgen.docker.build import build_image, with_compression
     from envgen.docker.engine import engine_info
@@ -50,8 +48,9 @@ def test_zstd_layers_where_the_builder_can_write_them(
     if not builder.oci_rewrite:
         with pytest.raises(InputError, match="cannot store or pull them"):
             with_compression(builder, "zstd")
-        unavailable(f"{builder.reason}: no OCI exporter, so no zstd build to push (Docker >= 26: "
-                    "scripts/engine-current); the refusal was checked")
+        # this engine's answer is the refusal (checked above); scripts/test's Docker 26 stage runs this file again,
+        # where the zstd build below is pushed and read back
+        return
     (tmp_path / "Dockerfile").write_text("FROM debian:bookworm-slim\nARG SOURCE_DATE_EPOCH=1795470249\n"
                                          "RUN head -c 2000000 /dev/urandom > /blob\n", encoding="utf-8")
     repo = f"{session_namespace()}/zstd-layers"
