@@ -37,7 +37,8 @@ def build_cmd(
     if wanted is not None:  # one manifest list in the registry (--push is implied), each platform smoke-tested
         several.refuse_options(builder=builder, wheelhouse=wheelhouse, offline=offline)
         typer.echo(several.build_platforms(profile, wanted, registry=registry, smoke=not no_smoke, sink=console_sink(),
-                                           echo=typer.echo, env=route_env(gpu_route), check=not no_check).summary())
+                                           echo=typer.echo, env=route_env(gpu_route), check=not no_check,
+                                           session=Session(route_env(gpu_route))).summary())
         return
     outcome = build(profile, smoke=not no_smoke, push=push, builder=builder, wheelhouse=wheelhouse,
                     offline=offline, registry=registry, sink=console_sink(), echo=typer.echo,

@@ -26,9 +26,9 @@ from envgen.docker.multiplatform import (
     require_emulation,
 )
 from envgen.errors import InputError
-from envgen.kb import load_kb
 from envgen.pipeline.build import _log_name, _plan_to_build, _write_for_builder
 from envgen.pipeline.publish import registry_to_use, remote_ref
+from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import record_result, smoke_command
 from envgen.pipeline.state import ValidationStore
 from envgen.plan.installers import installer_of
@@ -118,12 +118,12 @@ class Prepared:
 
 def prepare_platforms(ref: str, *, registry: str | None = None, echo: Callable[[str], None] = lambda _line: None,
                       env: Mapping[str, str] | None = None, check: bool = True,
-                      platforms: Sequence[str] = ()) -> Prepared:
+                      platforms: Sequence[str] = (), session: Session | None = None) -> Prepared:
     """Check and render profile ``ref`` once (the same CA-bundle secret and proxy arguments as any build); the
     context is shared by every platform, which pip and apt resolve inside their own emulated build."""
     config = load_config(env)
     target = registry_to_use(registry, config)
-    kb = load_kb()
+    kb = Session.of(session, env).kb  # the command's one KB load (check's cache), as every other route
     plan = _plan_to_build(ref, kb, check, env, echo)
     profile = plan.profile
     refuse_split_lock(profile, platforms)
@@ -153,12 +153,14 @@ def build_prepared(prepared: Prepared, platforms: Sequence[str], *, sink: Progre
 
 def build_platforms(ref: str, platforms: Sequence[str], *, registry: str | None = None, smoke: bool = True,
                     sink: ProgressSink | None = None, echo: Callable[[str], None] = lambda _line: None,
-                    env: Mapping[str, str] | None = None, check: bool = True) -> PlatformsOutcome:
+                    env: Mapping[str, str] | None = None, check: bool = True,
+                    session: Session | None = None) -> PlatformsOutcome:
     """Build profile ``ref`` for ``platforms`` into one manifest list in ``registry`` (or the config's); with
     ``smoke``, the library tier of each platform's image is run and recorded."""
     wanted = check_platforms(platforms)
     require_emulation(wanted)
-    prepared = prepare_platforms(ref, registry=registry, echo=echo, env=env, check=check, platforms=wanted)
+    prepared = prepare_platforms(ref, registry=registry, echo=echo, env=env, check=check, platforms=wanted,
+                                 session=session)
     built = build_prepared(prepared, wanted, sink=sink, env=env)
     outcome = PlatformsOutcome(prepared.profile, built)
     echo(f"pushed {built.ref} as {built.index_digest}: "
