@@ -40,5 +40,10 @@ def kb_data_dir() -> Path:
 
 
 def probe_dir() -> Path:
-    """The self-contained smoke-test probe that every image carries."""
+    """The self-contained smoke-test probe that every image carries: its entry point and its package."""
     return _PACKAGE_DIR / "smoke" / "probe"
+
+
+def probe_package_dir() -> Path:
+    """The probe's checks (``core/``, ``library/``, ``gpu/`` and their data files), beside its entry point."""
+    return probe_dir() / "envgen_checks"

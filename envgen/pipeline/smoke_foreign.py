@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from envgen.docker.foreign import directory_tar, entry_interpreter, run_with_files, with_python
 from envgen.errors import GpuRequestRefused, InputError
 from envgen.host.engine_errors import host_incompatible
-from envgen.layout import SMOKE_REPORT
+from envgen.layout import PROBE_ENTRY, SMOKE_REPORT
 from envgen.paths import probe_dir
 from envgen.pipeline.gpus import gpu_kwargs
 from envgen.pipeline.session import Session
@@ -33,7 +33,7 @@ def probe_command(tier: str, python: str | None, first: str | None = None) -> li
     """The shell line that finds the interpreter (``python``, else the image's Python holding the frameworks,
     ``first`` its entrypoint's), runs the probe, and prints the marker and the report."""
     option = "" if tier == "all" else f" --tier {tier}"
-    return with_python(python, f"{PROBE_PARENT}/{PROBE_NAME}/envgen_probe.py{option} --out {SMOKE_REPORT}; "
+    return with_python(python, f"{PROBE_PARENT}/{PROBE_NAME}/{PROBE_ENTRY}{option} --out {SMOKE_REPORT}; "
                        f"rc=$?; echo '{REPORT_MARKER}'; cat {SMOKE_REPORT} 2>/dev/null; exit $rc", first)
 
 

@@ -1,4 +1,4 @@
-"""What an image's preflight checks before the user's command (``envgen_preflight.py`` in the probe folder, run by
+"""What an image's preflight checks before the user's command (the probe's ``envgen_probe.py preflight``, run by
 the image's entrypoint under any runtime): whether the image needs a GPU, the driver each CUDA runtime its code
 calls needs (the plan's ``cuda.in_use``, judged by cuda.yaml's Linux minimum and minor-version compatibility floor,
 as ``check --driver`` judges them), whether a data-centre GPU may run it through forward compatibility (an NGC base

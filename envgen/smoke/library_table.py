@@ -1,4 +1,4 @@
-"""The smoke probe's library table (``probe/libraries.json``), made from the knowledge base.
+"""The smoke probe's library table (``probe/envgen_checks/library/libraries.json``), made from the knowledge base.
 
 The probe runs inside images with the standard library only, so it cannot read the KB's YAML; it
 ships this JSON instead, for runs that get no ``expected.libraries`` (a probe started directly on a

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from envgen.errors import SmokeFailed
-from envgen.paths import probe_dir
+from envgen.paths import probe_package_dir
 from envgen.vocabulary import TIERS
 
 NOTHING_VALIDATED = "nothing-validated"  # the check a probe run that tried nothing adds (envgen_probe.NOTHING)
@@ -179,8 +179,8 @@ def sealed_verdict(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_diagnoses(path: Path | None = None) -> list[dict[str, Any]]:
-    """The probe's diagnosis table (``probe/diagnoses.json``), for errors seen on the host side."""
-    source = path or probe_dir() / "diagnoses.json"
+    """The probe's diagnosis table (``envgen_checks/core/diagnoses.json``), for errors seen on the host side."""
+    source = path or probe_package_dir() / "core" / "diagnoses.json"
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
         return list(data["diagnoses"])

@@ -23,7 +23,8 @@ LISTS = Path(__file__).resolve().parents[1] / "fixtures" / "pypi" / "probe-impor
 _DRIVER = """
 import json, os, sys, sysconfig
 sys.path.insert(0, sys.argv[1])
-import probe_common, probe_imports
+from envgen_checks.core import common as probe_common
+from envgen_checks.library import imports as probe_imports
 site = sysconfig.get_paths()["purelib"]
 names = sorted(probe_imports.installed_metadata([site]))
 rows = [{"name": n, "kind": "pip", "marker": None} for n in names]

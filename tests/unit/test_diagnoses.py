@@ -40,7 +40,7 @@ def test_fixture_is_diagnosed_as_recorded(path: Path) -> None:
     header, body = read_fixture(path)
     assert header.get("source"), f"{path.name}: no '# source:' line"
     assert path.name.startswith(header["diagnosis"] + "--")
-    probe = probe_module("probe_common")
+    probe = probe_module("core.common")
     found = probe.diagnose(body, probe.load_diagnoses())
     assert found is not None and found["id"] == header["diagnosis"], found
     host = diagnose_text(body)
@@ -106,4 +106,4 @@ def test_required_failures_are_covered() -> None:
 
 def test_unrelated_text_gets_no_diagnosis() -> None:
     assert diagnose_text("ValueError: shapes (2,3) and (4,5) not aligned") is None
-    assert probe_module("probe_common").diagnose("", []) is None
+    assert probe_module("core.common").diagnose("", []) is None

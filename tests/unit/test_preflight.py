@@ -1,10 +1,11 @@
-"""The image's preflight (issue #42): envgen_preflight.py, the script every envgen image runs before the user's
-command, judged here on this GPU-less machine with the facts the real plan seals (a100-pypi, modern-a100, a torch
-1.13.1 profile) and the GPU and driver an H200 host showed: ``tests/fixtures/hosts/h200-580/query-gpu.csv``, the
-output `nvidia-smi --query-gpu=index,name,driver_version,memory.total,compute_cap` printed on the device machine
-(recorded 2026-11-29), served by a stand-in `nvidia-smi` on PATH (no NVML here, so the script falls back to it, as
-it does in containers whose runtime injects nvidia-smi but no libnvidia-ml). Without that stand-in this machine is
-what a container started without a GPU sees."""
+"""The image's preflight (issue #42): the probe's envgen_checks/preflight.py (`envgen_probe.py preflight`), the script
+every envgen image runs before the user's command, judged here on this GPU-less machine with the facts the real plan
+seals (a100-pypi, modern-a100, a torch 1.13.1 profile) and the GPU and driver an H200 host showed:
+``tests/fixtures/hosts/h200-580/query-gpu.csv``, the output `nvidia-smi
+--query-gpu=index,name,driver_version,memory.total,compute_cap` printed on the device machine (recorded 2026-11-29),
+served by a stand-in `nvidia-smi` on PATH (no NVML here, so the script falls back to it, as it does in containers whose
+runtime injects nvidia-smi but no libnvidia-ml). Without that stand-in this machine is what a container started
+without a GPU sees."""
 
 from __future__ import annotations
 
@@ -16,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_probe_helpers import probe_module
 
+from envgen import layout
 from envgen.kb import load_kb
 from envgen.paths import probe_dir
 from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 
 HOSTS = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
-SCRIPT = probe_dir() / "envgen_preflight.py"
+SCRIPT = probe_dir() / layout.PROBE_ENTRY  # `envgen_probe.py preflight PROFILE_JSON`, as the entrypoint runs it
 TORCH_113 = """name: torch-113
 base: debian:bookworm-slim
 local_base: true
@@ -52,7 +55,8 @@ def run(tmp_path: Path, facts: dict[str, Any], host: str | None = "h200-580",
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
     if mode is not None:
         env["ENVGEN_PREFLIGHT"] = mode
-    done = subprocess.run([sys.executable, "-I", "-S", str(SCRIPT), str(tmp_path / "profile.json"), "--json"],
+    done = subprocess.run([sys.executable, "-I", "-S", str(SCRIPT), "preflight", str(tmp_path / "profile.json"),
+                           "--json"],
                           capture_output=True, text=True, env=env, timeout=60)
     doc = json.loads(done.stdout) if done.stdout.strip() else {}
     return done.returncode, done.stderr, doc
@@ -143,7 +147,7 @@ def test_no_gpu_is_one_line_an_error_for_a_gpu_image_and_nothing_for_a_cpu_image
 
 def test_an_unreadable_profile_json_checks_nothing_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "profile.json").write_text("{not json")
-    done = subprocess.run([sys.executable, "-I", "-S", str(SCRIPT), str(tmp_path / "profile.json")],
+    done = subprocess.run([sys.executable, "-I", "-S", str(SCRIPT), "preflight", str(tmp_path / "profile.json")],
                           capture_output=True, text=True, env={"PATH": os.environ["PATH"]}, timeout=60)
     assert done.returncode == 0 and done.stderr.startswith("envgen preflight: warning: cannot read "), done.stderr
 
@@ -151,10 +155,6 @@ def test_an_unreadable_profile_json_checks_nothing_and_says_so(tmp_path: Path) -
 def test_the_drivers_version_is_read_from_proc_as_the_h200_wrote_it() -> None:
     """/proc/driver/nvidia/version as `cat` printed it on the H200 (its open kernel module: "Module for x86_64
     580.159.04"); no file, no driver."""
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import envgen_preflight
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    assert envgen_preflight._proc_driver(str(HOSTS / "h200-580" / "proc-driver-version.txt")) == "580.159.04"
-    assert envgen_preflight._proc_driver("/nonexistent/version") is None
+    preflight = probe_module("preflight")
+    assert preflight._proc_driver(str(HOSTS / "h200-580" / "proc-driver-version.txt")) == "580.159.04"
+    assert preflight._proc_driver("/nonexistent/version") is None

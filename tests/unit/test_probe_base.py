@@ -34,8 +34,8 @@ TORCH_FILE = "/opt/torch/.venv/lib/x/torch/__init__.py"
 
 
 def run(expect: dict, facts: dict, monkeypatch: pytest.MonkeyPatch, where: str = TORCH_FILE):
-    base = probe_module("probe_base")
-    common = probe_module("probe_common")
+    base = probe_module("library.base")
+    common = probe_module("core.common")
     monkeypatch.setattr(base, "_module_path", lambda name: where)
     ctx = common.Context(expect)
     ctx.library_frameworks = {"torch": facts} if facts else {}
@@ -96,7 +96,7 @@ def test_a_base_envgen_built_holds_its_frameworks_where_envgen_installs(
 
 
 def test_no_base_provides_no_check() -> None:
-    assert probe_module("probe_base").checks({"expected": {"torch": "2.1.2"}}) == []
+    assert probe_module("library.base").checks({"expected": {"torch": "2.1.2"}}) == []
 
 
 def _packages_expect(tmp_path: Path, packages: dict, with_torch: bool = True) -> dict:
@@ -143,9 +143,9 @@ def test_the_distribution_is_read_from_its_metadata() -> None:
     """_distribution_place reads the installed distribution (here pytest's own, in this venv)."""
     import pytest as installed
 
-    version, where = probe_module("probe_base")._distribution_place("pytest")
+    version, where = probe_module("library.base")._distribution_place("pytest")
     assert version == installed.__version__ and where and Path(where, "pytest").is_dir()
-    assert probe_module("probe_base")._distribution_place("no-such-distribution-here") == (None, None)
+    assert probe_module("library.base")._distribution_place("no-such-distribution-here") == (None, None)
 
 
 def test_without_importlib_metadata_pkg_resources_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +156,7 @@ def test_without_importlib_metadata_pkg_resources_reads_it(monkeypatch: pytest.M
 
     import pytest as installed
 
-    base = probe_module("probe_base")
+    base = probe_module("library.base")
     monkeypatch.delattr(importlib, "metadata")
     monkeypatch.setitem(sys.modules, "importlib.metadata", None)
     with warnings.catch_warnings():

@@ -23,7 +23,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _ctx(expect: dict | None = None):
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     return common, common.Context(expect or {}, diagnoses=common.load_diagnoses())
 
 
@@ -33,7 +33,7 @@ def _expect(*rows: tuple[str, str, str]) -> dict:
 
 
 def test_the_profile_names_the_packages_and_a_bare_run_finds_them(fake: Path) -> None:
-    ext = probe_module("probe_ext")
+    ext = probe_module("gpu.ext")
     _common, ctx = _ctx(_expect(("flash-attn", "flash_attn", "2.8.3")))
     assert [name for name, _ in ext.checks(ctx)] == ["ext.flash-attn"]
     _common, bare = _ctx()
@@ -41,7 +41,7 @@ def test_the_profile_names_the_packages_and_a_bare_run_finds_them(fake: Path) ->
 
 
 def test_library_tier_imports_and_compares_the_version(fake: Path) -> None:
-    ext = probe_module("probe_ext")
+    ext = probe_module("gpu.ext")
     common, ctx = _ctx(_expect(("xformers", "xformers", "0.0.32.post2")))
     (name, func), = ext.checks(ctx, call=False)
     entry = common.run_check(ctx, name, ext.TIER, func)
@@ -54,7 +54,7 @@ def test_library_tier_imports_and_compares_the_version(fake: Path) -> None:
 
 
 def test_a_missing_package_the_profile_names_fails() -> None:
-    ext = probe_module("probe_ext")
+    ext = probe_module("gpu.ext")
     common, ctx = _ctx(_expect(("flash-attn", "envgen_no_such_module", "2.8.3")))
     (name, func), = ext.checks(ctx, call=False)
     entry = common.run_check(ctx, name, ext.TIER, func)
@@ -62,7 +62,7 @@ def test_a_missing_package_the_profile_names_fails() -> None:
 
 
 def test_gpu_tier_calls_once_or_skips_without_a_gpu(fake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ext, calls = probe_module("probe_ext"), probe_module("probe_ext_calls")
+    ext, calls = probe_module("gpu.ext"), probe_module("gpu.ext_calls")
     called = []
     monkeypatch.setitem(calls.CALLS, "xformers", lambda ctx, module: (called.append(module) or "ran", {"x": 1}))
     common, ctx = _ctx(_expect(("xformers", "xformers", "0.0.32.post2")))
@@ -77,7 +77,7 @@ def test_gpu_tier_calls_once_or_skips_without_a_gpu(fake: Path, monkeypatch: pyt
 
 
 def test_every_known_package_has_a_call_or_a_reason() -> None:
-    ext, calls = probe_module("probe_ext"), probe_module("probe_ext_calls")
+    ext, calls = probe_module("gpu.ext"), probe_module("gpu.ext_calls")
     for module, _package in ext.KNOWN:
         assert module in calls.CALLS or module in calls.NO_CALL, module
 
@@ -85,7 +85,7 @@ def test_every_known_package_has_a_call_or_a_reason() -> None:
 def test_the_probe_knows_every_module_the_knowledge_base_names() -> None:
     from envgen.kb import load_kb
 
-    known = {module for module, _package in probe_module("probe_ext").KNOWN}
+    known = {module for module, _package in probe_module("gpu.ext").KNOWN}
     assert {row.module for row in load_kb().extensions} <= known
 
 
@@ -109,7 +109,7 @@ def test_an_engine_loads_its_compiled_ops_in_the_library_tier(tmp_path: Path, mo
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("vllm", "vllm._C"):
         monkeypatch.delitem(__import__("sys").modules, name, raising=False)
-    ext = probe_module("probe_ext")
+    ext = probe_module("gpu.ext")
     common, ctx = _ctx(_expect(("vllm", "vllm", "0.11.0")))
     (name, func), = ext.checks(ctx, call=False)
     entry = common.run_check(ctx, name, ext.TIER, func)
@@ -150,7 +150,7 @@ def test_an_engine_s_shared_objects_load_or_wait_for_the_driver(tmp_path: Path, 
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("vllm", "vllm._C"):
         monkeypatch.delitem(__import__("sys").modules, name, raising=False)
-    ext = probe_module("probe_ext")
+    ext = probe_module("gpu.ext")
     monkeypatch.setattr(__import__("ctypes"), "CDLL", dlopen)
     common, ctx = _ctx(_expect(("vllm", "vllm", "0.11.0")))
     (name, func), = ext.checks(ctx, call=False)

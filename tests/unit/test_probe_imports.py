@@ -49,7 +49,7 @@ def _row(kind: str, spec: str) -> dict[str, object]:
 
 
 def _ctx(pip: list[str], frameworks: tuple[str, ...] = ()) -> object:
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     rows = [_row("framework", spec) for spec in frameworks] + [_row("pip", spec) for spec in pip]
     expect = {"name": "p", "gpu": {"required": False}, "expected": {"gpu_required": False, "distributions": rows}}
     return common.Context(expect)
@@ -66,7 +66,7 @@ def _expected(tmp_path: Path, name: str, **changes: object) -> dict:
 def test_distributions_come_from_the_plans_expected_document(tmp_path: Path) -> None:
     """The plan's frameworks (TensorFlow under its package's name) and the packages.pip lines whose marker holds
     in the image; the probe reads nothing of the profile's own lists."""
-    imports = probe_module("probe_imports")
+    imports = probe_module("library.imports")
     pip = ["opencv-python-headless==4.9.0.80", "PyYAML==6.0.1", 'tomli==2.0.1; python_version < "3.8"']
     expect = _expected(tmp_path, "cpu-smoke", packages={"apt": [], "pip": pip})
     assert imports.distributions_to_import(expect) == [
@@ -79,7 +79,7 @@ def test_distributions_come_from_the_plans_expected_document(tmp_path: Path) -> 
 
 
 def test_conda_packages_are_imported_when_they_are_python(tmp_path: Path) -> None:
-    imports = probe_module("probe_imports")
+    imports = probe_module("library.imports")
     expect = _expected(tmp_path, "modern-a100")
     conda = [r for r in expect["expected"]["distributions"] if r["kind"] == "conda"]
     assert conda and all(r["origin"].startswith("packages.conda[") for r in conda)
@@ -87,13 +87,13 @@ def test_conda_packages_are_imported_when_they_are_python(tmp_path: Path) -> Non
 
 
 def test_a_marker_the_image_does_not_meet_leaves_the_line_out() -> None:
-    imports = probe_module("probe_imports")
+    imports = probe_module("library.imports")
     rows = [dict(_row("pip", "a==1"), marker='python_version < "3"'), _row("pip", "b==1")]
     assert imports.distributions_to_import({"expected": {"distributions": rows}}) == [("b", False)]
 
 
 def test_modules_from_top_level_or_record(site: Path) -> None:
-    imports = probe_module("probe_imports")
+    imports = probe_module("library.imports")
     _dist(site, "Good-Pkg", "goodmod", "")
     _dist(site, "other", "othermod", "", top_level=False)
     found = imports.installed_metadata([str(site)])
@@ -102,7 +102,7 @@ def test_modules_from_top_level_or_record(site: Path) -> None:
 
 
 def test_clean_imports_pass(site: Path) -> None:
-    imports = probe_module("probe_imports")
+    imports = probe_module("library.imports")
     _dist(site, "goodpkg", "goodmod", "VALUE = 1\n")
     ctx = _ctx(["goodpkg==1.0"])
     message, figures = imports.check_imports(ctx)
@@ -110,7 +110,7 @@ def test_clean_imports_pass(site: Path) -> None:
 
 
 def test_a_failing_import_is_diagnosed_from_the_recorded_text(site: Path) -> None:
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     text = _recorded("markupsafe-soft-unicode--1.txt")
     _dist(site, "oldjinja", "oldjinja", f"raise ImportError({text.splitlines()[-1].strip()[13:]!r})\n")
     _dist(site, "goodpkg", "goodmod", "")
@@ -125,7 +125,7 @@ def test_a_failing_import_is_diagnosed_from_the_recorded_text(site: Path) -> Non
 
 def test_a_warning_at_import_that_means_a_break_fails(site: Path) -> None:
     """NumPy 2 under a wheel built for 1.x: the import returns, the module only printed NumPy's message."""
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     text = _recorded("numpy-abi--1.txt").split("\n\nTraceback")[0]
     _dist(site, "oldcv", "oldcv", f"import sys\nsys.stderr.write({text!r})\n")
     entry = common.run_check(_ctx(["oldcv==1.0"]), "imports", imports.TIER, imports.check_imports)
@@ -134,13 +134,13 @@ def test_a_warning_at_import_that_means_a_break_fails(site: Path) -> None:
 
 
 def test_frameworks_missing_are_left_to_their_own_checks(site: Path) -> None:
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     entry = common.run_check(_ctx([], ("torch==2.1.2",)), "imports", imports.TIER, imports.check_imports)
     assert entry["status"] == common.PASS and entry["figures"]["imported"] == []
 
 
 def test_a_module_that_needs_the_driver_is_not_a_break_without_one(site: Path) -> None:
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     if Path("/dev/nvidiactl").exists():
         pytest.skip("this host has an NVIDIA driver")
     message = "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory"
@@ -151,7 +151,7 @@ def test_a_module_that_needs_the_driver_is_not_a_break_without_one(site: Path) -
 
 def test_torch_after_import_call_needs_no_numpy(site: Path) -> None:
     """torch does not depend on numpy: without it, the from_numpy call is left out, not failed."""
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     _dist(site, "torch", "torch", "def from_numpy(a):\n    raise RuntimeError('Numpy is not available')\n")
     (site / "numpy").mkdir()
     (site / "numpy" / "__init__.py").write_text("raise ImportError('No module named numpy here')\n")

@@ -40,7 +40,7 @@ def _write(site: Path, name: str, version: str, files: dict[str, str], requires:
 
 
 def test_names_come_from_record() -> None:
-    names = probe_module("probe_imports_names")
+    names = probe_module("library.imports_names")
     assert names.modules_of_paths(SKLEARN) == {"sklearn"}
     assert names.modules_of_paths(BOTORCH) == {"botorch", "botorch_community"}
     assert names.modules_of_paths(PROTOBUF) == {"google", "six"}
@@ -49,7 +49,7 @@ def test_names_come_from_record() -> None:
 def test_top_level_txt_only_where_it_is_backed(tmp_path: Path) -> None:
     """Debian 12's python3-setuptools 66.1.1: an .egg-info with no RECORD, whose top_level.txt (recorded from
     /usr/lib/python3/dist-packages/setuptools-66.1.1.egg-info) names `debian`, which the package never installs."""
-    names = probe_module("probe_imports_names")
+    names = probe_module("library.imports_names")
     meta = tmp_path / "setuptools-66.1.1.egg-info"
     meta.mkdir()
     (meta / "top_level.txt").write_text("_distutils_hack\ndebian\npkg_resources\nsetuptools\n")
@@ -60,7 +60,7 @@ def test_top_level_txt_only_where_it_is_backed(tmp_path: Path) -> None:
 
 
 def test_the_extra_a_module_needs(tmp_path: Path) -> None:
-    names = probe_module("probe_imports_names")
+    names = probe_module("library.imports_names")
     meta = _write(tmp_path, "black", "26.10.1", {}, ("click>=8.0.0", "aiohttp>=3.10; extra == 'd'",
                                                       "colorama>=0.4.3; extra == \"colorama\""))
     extras = names.extra_only_requirements(str(meta))
@@ -77,7 +77,7 @@ def test_budget_holds_when_100_modules_fail(tmp_path: Path, monkeypatch: pytest.
                                             capfd: pytest.CaptureFixture[str]) -> None:
     """100 failing distributions and one that kills its interpreter: one child, one retry of the failing ones
     apart (continued past the crash), every failing module named with its error, within the budget."""
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     for index in range(100):
         _write(tmp_path, f"bad{index}", "1.0", {f"bad{index}/__init__.py": f"raise ImportError('broken {index}')\n"})
@@ -98,7 +98,7 @@ def test_budget_holds_when_100_modules_fail(tmp_path: Path, monkeypatch: pytest.
 def test_a_cpu_profile_is_never_told_about_cuda() -> None:
     """The recorded import of tensorflow-addons 0.23.0 under Keras 3 logs TensorFlow's "Could not find cuda
     drivers" line: a GPU profile may be told silent-cpu for it, a CPU profile never."""
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     text = "\n".join(line for line in RECORDED.read_text().splitlines() if not line.startswith("# "))
     gpu = common.Context({"gpu": {"required": True}})
     cpu = common.Context({"gpu": {"required": False}})
@@ -110,7 +110,7 @@ def test_a_cpu_profile_is_never_told_about_cuda() -> None:
 def test_an_import_across_major_releases_names_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """tensorflow-addons' own import of keras.src.engine, replayed from the recorded output, against a keras that
     lacks it: the check names both with their versions, and the cause is about them, not CUDA."""
-    common, imports = probe_module("probe_common"), probe_module("probe_imports")
+    common, imports = probe_module("core.common"), probe_module("library.imports")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     text = "\n".join(line for line in RECORDED.read_text().splitlines() if not line.startswith("# "))
     log = text.split("Traceback (most recent call last):")[0]

@@ -3,17 +3,16 @@ knowledge base, so the two cannot drift apart."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from envgen.kb import load_kb
+from envgen.paths import probe_package_dir
 from envgen.smoke.library_table import render
 
-SHIPPED = Path(__file__).resolve().parents[2] / "envgen" / "smoke" / "probe" / "libraries.json"
+SHIPPED = probe_package_dir() / "library" / "libraries.json"
 
 
 def test_shipped_table_is_the_generated_one() -> None:
     assert SHIPPED.read_text(encoding="utf-8") == render(load_kb()), (
-        "regenerate: python -m envgen.smoke.library_table > envgen/smoke/probe/libraries.json")
+        "regenerate: python -m envgen.smoke.library_table > envgen/smoke/probe/envgen_checks/library/libraries.json")
 
 
 def test_cuda13_names_seen_on_the_h200() -> None:

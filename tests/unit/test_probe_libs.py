@@ -193,7 +193,7 @@ TF_212_ARCH = ["sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"]  # tf.
 
 
 def arch_ctx(arch: list[str], targets: list[tuple[str, str]]) -> Any:
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     ctx = common.Context({"name": "t", "expected": {"gpu_targets": [
         {"name": name, "compute_capability": cc} for name, cc in targets]}}, diagnoses=common.load_diagnoses())
     ctx.library_frameworks = {"tensorflow": {"cuda_build": True, "arch_list": arch}}
@@ -201,14 +201,14 @@ def arch_ctx(arch: list[str], targets: list[tuple[str, str]]) -> Any:
 
 
 def test_ptx_serves_a_newer_gpu_and_is_said_so() -> None:
-    libs = probe_module("probe_libs")
+    libs = probe_module("library.libs")
     message, figures = libs.check_arch(arch_ctx(TF_212_ARCH, [("A100", "8.0"), ("H100", "9.0")]))
     assert "tensorflow A100 sm_80: PTX compute_80 only" in message
     assert figures["targets"]["tensorflow H100 sm_90"] == {"sass": [], "ptx": ["compute_80"]}
 
 
 def test_same_major_cubin_serves_a_higher_minor_but_not_across_majors() -> None:
-    libs, common = probe_module("probe_libs"), probe_module("probe_common")
+    libs, common = probe_module("library.libs"), probe_module("core.common")
     message, _ = libs.check_arch(arch_ctx(["sm_80", "sm_86"], [("RTX 4090", "8.9")]))
     assert "sm_80, sm_86" in message
     ctx = arch_ctx(["sm_80", "sm_86"], [("H100", "9.0")])
@@ -219,7 +219,7 @@ def test_same_major_cubin_serves_a_higher_minor_but_not_across_majors() -> None:
 
 def test_arch_without_targets_is_skipped_with_the_reason() -> None:
     # a stack with no GPU targets proves nothing about kernels: skipped, and says why
-    libs, common = probe_module("probe_libs"), probe_module("probe_common")
+    libs, common = probe_module("library.libs"), probe_module("core.common")
     entry = common.run_check(arch_ctx(TF_212_ARCH, []), "libraries.arch", "libraries", libs.check_arch)
     assert entry["status"] == "skipped" and "no GPU targets" in entry["message"]
 

@@ -36,7 +36,7 @@ def elf(path: Path, tags: dict[int, str]) -> Path:
 
 
 def test_runpath_expands_origin_and_prefers_runpath(tmp_path: Path) -> None:
-    runpath = probe_module("probe_libs_runpath").runpath
+    runpath = probe_module("library.libs_runpath").runpath
     lib = elf(tmp_path / "libtorch_cuda.so", {DT_RPATH: "/old", DT_RUNPATH: "$ORIGIN/../../nvidia/cusolver/lib:/opt/x"})
     assert runpath(str(lib)) == [str((tmp_path / "../../nvidia/cusolver/lib").resolve()), "/opt/x"]
     assert runpath(str(elf(tmp_path / "rpath.so", {DT_RPATH: "${ORIGIN}/a"}))) == [str(tmp_path / "a")]
@@ -56,7 +56,7 @@ def test_a_lazily_opened_library_is_found_through_the_framework_s_runpath(tmp_pa
     module = types.ModuleType("fakefw")
     module.__file__ = str(site / "fakefw" / "__init__.py")
     monkeypatch.setitem(sys.modules, "fakefw", module)
-    through = probe_module("probe_libs_runpath").through_runpath
+    through = probe_module("library.libs_runpath").through_runpath
     found = through("libcusolver.so.11", ["fakefw"])
     assert found == (str(site / "nvidia" / "cusolver" / "lib" / "libcusolver.so.11"),
                      str(site / "fakefw" / "lib" / "libfw_cuda.so"))

@@ -10,7 +10,7 @@ from test_probe_helpers import probe_module
 
 
 def test_plan_is_full_on_a_fast_gpu() -> None:
-    timing = probe_module("probe_timing")
+    timing = probe_module("gpu.timing")
     plan = timing.plan_speed(0.0014, 10.0)  # bf16 8192 on an H200: 1.4 ms a product
     assert (plan.warmup, plan.iters, plan.windows) == (3, 20, 3)
     assert plan.sustain_iters * 0.0014 >= timing.SUSTAIN_BATCH_S
@@ -21,14 +21,14 @@ def test_plan_is_full_on_a_fast_gpu() -> None:
 @pytest.mark.parametrize("product_s", [1e-7, 1e-4, 0.0014, 0.02, 0.08, 0.5, 4.5, 60.0])
 @pytest.mark.parametrize("share_s", [0.5, 3.0, 10.0])
 def test_plan_stays_within_its_share(product_s: float, share_s: float) -> None:
-    plan = probe_module("probe_timing").plan_speed(product_s, share_s)
+    plan = probe_module("gpu.timing").plan_speed(product_s, share_s)
     assert plan.iters >= 1 and plan.windows >= 1
     # a plan over its share is the smallest one: one window of one product after one warm-up
     assert plan.cost_s(product_s) <= share_s or (plan.windows, plan.warmup, plan.iters) == (1, 1, 1)
 
 
 def test_plan_drops_sustained_then_windows_on_a_slow_card() -> None:
-    timing = probe_module("probe_timing")
+    timing = probe_module("gpu.timing")
     peak_only = timing.plan_speed(0.08, 6.5)  # fp32 4096 on a small card: 80 ms a product
     assert peak_only.sustain_iters == 0 and peak_only.windows == 3
     slow = timing.plan_speed(4.5, 10.0)  # fp16 on a card without fast fp16
@@ -37,7 +37,7 @@ def test_plan_drops_sustained_then_windows_on_a_slow_card() -> None:
 
 
 def test_speed_size_grows_only_on_a_fast_gpu_with_memory() -> None:
-    timing = probe_module("probe_timing")
+    timing = probe_module("gpu.timing")
     gib = 1024**3
     assert timing.speed_size(4096, 0.00018, 140 * gib) == 8192  # H200: fp16 4096 in 0.18 ms
     assert timing.speed_size(1024, 0.00001, 140 * gib) == 8192  # capped at MAX_SPEED_N
@@ -47,7 +47,7 @@ def test_speed_size_grows_only_on_a_fast_gpu_with_memory() -> None:
 
 
 def test_speed_budget_is_a_share_of_the_time_left() -> None:
-    timing = probe_module("probe_timing")
+    timing = probe_module("gpu.timing")
     ctx = SimpleNamespace(timeout_s=300.0, elapsed=lambda: 20.0)
     assert timing.speed_budget(ctx, 4) == pytest.approx(min(timing.SPEED_BUDGET_CAP_S, 280 * 0.25) / 4)
     late = SimpleNamespace(timeout_s=30.0, elapsed=lambda: 26.0)
@@ -97,7 +97,7 @@ class PowerCappedGpu:
 
 
 def test_time_cuda_reads_peak_after_idle_and_sustained_after_load() -> None:
-    probe_torch = probe_module("probe_torch_speed")
+    probe_torch = probe_module("gpu.torch_speed")
     gpu = PowerCappedGpu(fast=0.0014, slow=0.0017)  # bf16 8192 on an H200: ~790 vs ~650 TFLOP/s
     peak, sustained, plan = probe_torch.time_cuda(gpu.torch(), gpu.product, 10.0, sleep=gpu.sleep)
     assert peak == pytest.approx(0.0014)
@@ -108,7 +108,7 @@ def test_time_cuda_reads_peak_after_idle_and_sustained_after_load() -> None:
 
 
 def test_tensorflow_gpu_timing_follows_the_same_plan() -> None:
-    probe_tf = probe_module("probe_tf_speed")
+    probe_tf = probe_module("gpu.tf_speed")
     gpu = PowerCappedGpu(fast=0.0014, slow=0.0017)
     peak, sustained, plan = probe_tf._time_tf_gpu(gpu.product, lambda _value: None, 10.0, sleep=gpu.sleep,
                                                   clock=lambda: gpu.now)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from test_probe_helpers import probe_module
 
-from envgen.paths import probe_dir
+from envgen.paths import probe_dir, probe_package_dir
 
 
 def _vermin() -> str:
@@ -34,23 +35,29 @@ def test_probe_runs_on_python_37() -> None:
 
 
 def test_probe_is_small_and_standalone() -> None:
-    files = sorted(p.name for p in probe_dir().iterdir() if p.is_file())
-    assert "envgen_probe.py" in files and "diagnoses.json" in files
+    files = sorted(p.relative_to(probe_dir()).as_posix() for p in probe_dir().rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    shipped = {"envgen_probe.py", "envgen_checks/core/diagnoses.json", "envgen_checks/library/libraries.json"}
+    assert shipped <= set(files)
     # small: the probe is copied into every image (split by kind of check, so counted in bytes, not files)
     assert sum((probe_dir() / name).stat().st_size for name in files) <= 500_000
-    for path in probe_dir().glob("*.py"):
-        text = path.read_text()
-        assert "import envgen" not in text and "from envgen" not in text, path.name
+    envgen = re.compile(r"^\s*(import|from) envgen\b(?!_)", re.M)
+    for path in probe_dir().rglob("*.py"):
+        assert envgen.search(path.read_text()) is None, path.name
 
 
-def test_the_probe_spells_no_image_path() -> None:
-    """The paths of the image are envgen/layout.py's: what the probe needs of them reaches it through the plan's
-    expected document (base_provides.envgen_env), so no probe module writes one (docstrings included)."""
+def test_the_probe_is_a_package_grouped_by_tier_with_one_entry_point() -> None:
+    """One script at the folder's top (envgen_probe.py: the probe and, first argument ``preflight``, the preflight);
+    every other module in the package by tier, importing its siblings relatively: no flat ``import probe_x`` that
+    needs its own folder on the path (issue #41)."""
     from envgen import layout
 
-    paths = (layout.ENV, layout.EXTRAS, layout.ETC, layout.OWN)
-    found = [(path.name, spelled) for path in sorted(probe_dir().glob("*.py")) for spelled in paths
-             if spelled in path.read_text()]
+    scripts = sorted(p.name for p in probe_dir().glob("*.py"))
+    assert scripts == [layout.PROBE_ENTRY]
+    tiers = sorted(p.name for p in probe_package_dir().iterdir() if (p / "__init__.py").is_file())
+    assert tiers == ["core", "gpu", "library"]
+    flat = re.compile(r"^\s*(import|from) (probe_\w+|envgen_checks)\b", re.M)
+    found = [p.name for p in probe_package_dir().rglob("*.py") if flat.search(p.read_text())]
     assert found == []
 
 
@@ -69,11 +76,11 @@ def test_the_probe_spells_no_image_path() -> None:
     ],
 )
 def test_kernel_support(capability, arch_list, sass, ptx) -> None:
-    assert probe_module("probe_kernels").kernel_support(capability, arch_list) == (sass, ptx)
+    assert probe_module("core.kernels").kernel_support(capability, arch_list) == (sass, ptx)
 
 
 def test_version_helpers() -> None:
-    versions, timing = probe_module("probe_versions"), probe_module("probe_timing")
+    versions, timing = probe_module("core.versions"), probe_module("gpu.timing")
     assert versions.version_matches("2.1.2+cu121", "2.1.2+cu121")
     assert not versions.version_matches("2.1.2+cu121", "2.1.2+cu118")
     assert versions.version_matches("2.1.2", "2.1.2+cu121")
@@ -93,7 +100,7 @@ def test_version_helpers() -> None:
 
 
 def test_context_reads_profile_and_expected_tolerantly() -> None:
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     profile = {"name": "p", "python": "3.10.13", "cuda": "12.1", "cudnn": "8.9",
                "frameworks": {"pytorch": "2.1.2+cu121", "tensorflow": "2.12.0"},
                "gpu": {"required": True}, "smoke": {"matmul_size": 2048, "train_steps": 5},
@@ -111,7 +118,7 @@ def test_context_reads_profile_and_expected_tolerantly() -> None:
 
 
 def test_run_check_records_pass_skip_fail_and_diagnoses_exceptions() -> None:
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     ctx = common.Context({}, diagnoses=common.load_diagnoses())
 
     def boom(_ctx):
@@ -137,7 +144,7 @@ def test_run_check_records_pass_skip_fail_and_diagnoses_exceptions() -> None:
 
 def test_time_budget_fails_remaining_checks() -> None:
     """A check the budget left no time for proves nothing: it fails (a skip would let the report pass)."""
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     ctx = common.Context({"smoke": {"timeout_s": 10}}, diagnoses=common.load_diagnoses(), started=0.0)
     entry = common.run_check(ctx, "late", None, lambda _ctx: ("never", {}))
     assert entry["status"] == "fail" and "time budget" in entry["message"]
@@ -145,14 +152,14 @@ def test_time_budget_fails_remaining_checks() -> None:
 
 
 def test_capture_stderr_catches_native_writes() -> None:
-    common = probe_module("probe_common")
+    common = probe_module("core.common")
     with common.CaptureStderr() as captured:
         os.write(2, b"W dso_loader.cc] Could not load dynamic library 'libcudart.so.11.0'\n")
     assert "libcudart.so.11.0" in captured.text
 
 
 def test_parse_nvidia_smi_rows() -> None:
-    system = probe_module("probe_system")
+    system = probe_module("core.system")
     driver, gpus = system.parse_nvidia_smi("NVIDIA H200, 580.159.04, 143771, 9.0\nNVIDIA GeForce GTX 950M, "
                                            "470.256.02, 2004 MiB, 5.0\n")
     assert driver == "470.256.02"
@@ -167,10 +174,10 @@ def _fake_torch(capability: tuple[int, int], arch_list: list[str]) -> SimpleName
 
 
 def test_torch_kernels_check_with_arch_override(monkeypatch) -> None:
-    common = probe_module("probe_common")
-    probe_torch = probe_module("probe_torch")
+    common = probe_module("core.common")
+    probe_torch = probe_module("gpu.torch_checks")
     fake = _fake_torch((9, 0), ["sm_80", "sm_90"])
-    monkeypatch.setattr(probe_module("probe_torch_base"), "_import_torch", lambda: fake)
+    monkeypatch.setattr(probe_module("gpu.torch_base"), "_import_torch", lambda: fake)
     ctx = common.Context({"gpu": {"required": True}}, arch_override=["sm_50", "sm_60"],
                          diagnoses=common.load_diagnoses())
     ctx.mode, ctx.gpus = "gpu", [{"name": "H200"}]

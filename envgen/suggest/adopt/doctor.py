@@ -15,6 +15,7 @@ from pathlib import Path
 from envgen.check import HostSpec, check_profile, format_findings
 from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
+from envgen.layout import PROBE_ENTRY
 from envgen.paths import probe_dir
 from envgen.profile import load_profile
 from envgen.smoke.report import SmokeReport
@@ -49,7 +50,7 @@ def _probe(python: Path, targets: list[dict[str, str]]) -> SmokeReport:
         out, expect = Path(tmp) / "report.json", Path(tmp) / "expect.json"
         expect.write_text(json.dumps({"expected": {"gpu_required": None, "gpu_targets": targets}}), encoding="utf-8")
         try:
-            subprocess.run([str(python), str(probe_dir() / "envgen_probe.py"), "--tier", "libraries", "--out",
+            subprocess.run([str(python), str(probe_dir() / PROBE_ENTRY), "--tier", "libraries", "--out",
                             str(out), *(["--expect", str(expect)] if targets else [])],
                            capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:

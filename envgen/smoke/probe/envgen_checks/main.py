@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
-"""envgen smoke probe: proves that the GPU and the frameworks in this environment really work.
+"""The probe's run (``envgen_probe.py`` beside this package is its entry point): the arguments, the tiers in
+order (the library tier, then the GPU tier), the report and its table.
 
-    python envgen_probe.py [--expect PROFILE_JSON] [--json] [--out FILE] [--arch-list sm_50,sm_60]
+    python -I envgen_probe.py [--expect PROFILE_JSON] [--json] [--out FILE] [--tier T] [--arch-list sm_50,sm_60]
 
 Standard library only at its core; every framework is optional. Python 3.7 and later.
 Exit status: 0 when no check failed, 1 when one did, 2 on bad arguments.
@@ -9,20 +9,12 @@ Exit status: 0 when no check failed, 1 when one did, 2 on bad arguments.
 
 import argparse
 import json
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import probe_base  # noqa: E402
-import probe_common  # noqa: E402
-import probe_ext  # noqa: E402
-import probe_imports  # noqa: E402
-import probe_libs  # noqa: E402
-import probe_system  # noqa: E402
-import probe_tf  # noqa: E402
-import probe_torch  # noqa: E402
+from .core import common, system
+from .gpu import ext, tf_checks, torch_checks
+from .library import base, imports, libs
 
 PROBE_VERSION = "1.0"
 NOTHING = "nothing-validated"  # the check a run that tried nothing adds
@@ -31,7 +23,7 @@ _NOTHING_TEXT = ("nothing to validate: %s holds no framework or GPU package the 
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="envgen_probe", description=__doc__.split("\n")[1])
+    parser = argparse.ArgumentParser(prog="envgen_probe", description="envgen smoke probe: proves that the GPU and the frameworks in this environment really work.")
     parser.add_argument("--expect", metavar="PROFILE_JSON",
                         help="resolved profile (JSON) with an optional 'expected' dict")
     parser.add_argument("--json", action="store_true", help="print the JSON report instead of a table")
@@ -57,47 +49,47 @@ def load_expect(path):
 def run_libraries(ctx):
     """The library tier: runs with or without a GPU, before any GPU check."""
     try:
-        ctx.library_table = probe_libs.load_table()
+        ctx.library_table = libs.load_table()
     except (OSError, ValueError) as exc:
-        message = "library tier cannot run: its table %s cannot be read: %s" % (probe_libs.LIBRARIES_FILE, exc)
-        ctx.checks.append(probe_common.result("libraries.load", None, probe_common.FAIL, message,
-                                              diagnosis=probe_common.diagnose(message, ctx.diagnoses)))
+        message = "library tier cannot run: its table %s cannot be read: %s" % (libs.LIBRARIES_FILE, exc)
+        ctx.checks.append(common.result("libraries.load", None, common.FAIL, message,
+                                              diagnosis=common.diagnose(message, ctx.diagnoses)))
         return
-    for name, func in probe_libs.checks() + probe_base.checks(ctx.expect):
-        probe_common.run_check(ctx, name, probe_libs.TIER, func)
+    for name, func in libs.checks() + base.checks(ctx.expect):
+        common.run_check(ctx, name, libs.TIER, func)
 
 
 def run_extensions(ctx, call):
     """GPU extension packages: imported (and, with ``call``, called once on the GPU) after the frameworks."""
-    for name, func in probe_ext.checks(ctx, call=call):
-        probe_common.run_check(ctx, name, probe_ext.TIER, func)
+    for name, func in ext.checks(ctx, call=call):
+        common.run_check(ctx, name, ext.TIER, func)
 
 
 def run_all(ctx, tier="all"):
-    probe_common.run_check(ctx, "python", None, probe_system.check_python)
+    common.run_check(ctx, "python", None, system.check_python)
     if tier in ("libraries", "all"):
         run_libraries(ctx)
-        for name, func in probe_imports.checks():  # needs no GPU: part of the library tier
-            probe_common.run_check(ctx, name, probe_imports.TIER, func)
+        for name, func in imports.checks():  # needs no GPU: part of the library tier
+            common.run_check(ctx, name, imports.TIER, func)
     if tier == "libraries":
         ctx.mode = "libraries"
         run_extensions(ctx, call=False)
         if nothing_to_validate(ctx):
-            ctx.checks.append(probe_common.result(NOTHING, None, probe_common.SKIPPED, _NOTHING_TEXT % sys.executable))
+            ctx.checks.append(common.result(NOTHING, None, common.SKIPPED, _NOTHING_TEXT % sys.executable))
         return
-    probe_common.run_check(ctx, "devices", None, probe_system.check_devices)
+    common.run_check(ctx, "devices", None, system.check_devices)
     if ctx.mode is None:
         ctx.mode = "gpu" if ctx.gpus else "cpu-only"
-    for module in (probe_torch, probe_tf):
+    for module in (torch_checks, tf_checks):
         for index, (name, func) in enumerate(module.checks()):
             # the first check imports the framework; when that fails or it is absent, it speaks for all
             if index > 0 and module.FRAMEWORK not in ctx.frameworks:
                 break
-            probe_common.run_check(ctx, name, module.FRAMEWORK, func)
+            common.run_check(ctx, name, module.FRAMEWORK, func)
         module.facts_after(ctx)
     run_extensions(ctx, call=True)
     if nothing_to_validate(ctx):
-        ctx.checks.append(probe_common.result(NOTHING, None, probe_common.SKIPPED, _NOTHING_TEXT % sys.executable))
+        ctx.checks.append(common.result(NOTHING, None, common.SKIPPED, _NOTHING_TEXT % sys.executable))
 
 
 def nothing_to_validate(ctx):
@@ -105,7 +97,7 @@ def nothing_to_validate(ctx):
     that tried nothing proves no tier (issue #38: a venv off PATH, /usr/bin/python3 probed, "validated: gpu")."""
     if ctx.has_expect or ctx.frameworks:
         return False
-    return not any(c["framework"] == probe_ext.TIER and c["status"] == probe_common.PASS for c in ctx.checks)
+    return not any(c["framework"] == ext.TIER and c["status"] == common.PASS for c in ctx.checks)
 
 
 def reached_tier(ctx, tiers, failed):
@@ -121,23 +113,23 @@ def reached_tier(ctx, tiers, failed):
 
 
 def build_report(ctx, duration, tiers="all"):
-    counts = {probe_common.PASS: 0, probe_common.FAIL: 0, probe_common.SKIPPED: 0}
+    counts = {common.PASS: 0, common.FAIL: 0, common.SKIPPED: 0}
     for check in ctx.checks:
         counts[check["status"]] += 1
     return {
-        "schema": probe_common.SCHEMA,
+        "schema": common.SCHEMA,
         "probe_version": PROBE_VERSION,
-        "status": "fail" if counts[probe_common.FAIL] else "pass",
+        "status": "fail" if counts[common.FAIL] else "pass",
         "mode": ctx.mode,
         "tiers_run": tiers,
-        "tier": reached_tier(ctx, tiers, counts[probe_common.FAIL]),
+        "tier": reached_tier(ctx, tiers, counts[common.FAIL]),
         "profile": ctx.expect.get("name"),
         "gpu_required": ctx.gpu_required(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started)),
         "duration_s": round(duration, 2),
         "arch_list_override": ctx.arch_override,
-        "host": probe_system.host_facts(),
-        "python": probe_system.python_facts(),
+        "host": system.host_facts(),
+        "python": system.python_facts(),
         "driver": ctx.driver,
         "gpus": ctx.gpus,
         "frameworks": ctx.frameworks,
@@ -169,7 +161,7 @@ def render_table(report):
             continue
         check = report["checks"][index - 1]
         figures = _short_figures(check["figures"])
-        if figures and check["status"] != probe_common.SKIPPED:
+        if figures and check["status"] != common.SKIPPED:
             lines.append("%s  %s  %s" % ("".ljust(width[0]), "".ljust(width[1]), figures))
         if check.get("diagnosis"):
             lines.append("%s  cause: %s" % ("".ljust(width[0] + width[1] + 2), check["diagnosis"]["cause"]))
@@ -188,7 +180,7 @@ def main(argv=None):
         sys.stderr.write("envgen_probe: cannot read --expect: %s\n" % exc)
         return 2
     arch = [item.strip() for item in args.arch_list.split(",") if item.strip()] if args.arch_list else None
-    ctx = probe_common.Context(expect, arch_override=arch, started=started)
+    ctx = common.Context(expect, arch_override=arch, started=started)
     saved_stdout = sys.stdout
     if args.json:
         sys.stdout = sys.stderr  # frameworks that print must not corrupt the JSON on stdout
@@ -208,6 +200,3 @@ def main(argv=None):
     sys.stdout.flush()
     return 1 if report["status"] == "fail" else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,7 +9,7 @@ NVML (libnvidia-ml.so.1, which every GPU route injects into the container), else
 the driver's version from /proc/driver/nvidia/version. It passes silently, or prints one line per finding on stderr:
 a warning lets the command run, a refusal stops it with exit code 78 (EX_CONFIG) before it starts.
 
-    envgen_preflight.py PROFILE_JSON [--json]
+    python -I -S envgen_probe.py preflight PROFILE_JSON [--json]
 
 ENVGEN_PREFLIGHT=0 (or off/false/no) skips it (the launcher reads that); ENVGEN_PREFLIGHT=warn reports refusals as
 warnings and runs the command anyway.
@@ -21,13 +21,12 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run with -I: the script's folder is not on the path
-from probe_kernels import kernel_support  # noqa: E402
-from probe_versions import version_parts  # noqa: E402
+from .core.kernels import kernel_support
+from .core.versions import version_parts
 
 
 def _version(text):
-    """'580.159.04' -> (580, 159, 4): the probe's own reading of a version (probe_versions)."""
+    """'580.159.04' -> (580, 159, 4): the probe's own reading of a version (core.versions)."""
     return tuple(version_parts(text))
 
 REFUSED = 78  # sysexits' EX_CONFIG: the image and this host's GPU or driver do not fit
@@ -172,7 +171,7 @@ def _driver_findings(facts, host):
 
 def _kernel_findings(facts, host):
     """Each visible GPU against the GPU code each framework ships: a cubin of its major at or below its minor,
-    or PTX at or below its capability (probe_kernels.kernel_support, the probe's own rule)."""
+    or PTX at or below its capability (core.kernels.kernel_support, the probe's own rule)."""
     out = []
     for kernels in facts.get("kernels", []):
         code = kernels.get("code") or []
@@ -228,6 +227,3 @@ def main(argv):
             sys.stderr.write("envgen preflight: warning: %s\n" % text)
     return REFUSED if refuse else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,6 +1,6 @@
 """Shared parts of the envgen probe: check results, the run context, diagnoses, capturing native logs.
-Version helpers are in probe_versions, the speed check's timing plan in probe_timing, compiled
-architectures and loaded libraries in probe_kernels.
+Version helpers are in core.versions, the speed check's timing plan in gpu.timing, compiled
+architectures and loaded libraries in core.kernels.
 
 Standard library only; runs on Python 3.7 and later (checked by a unit test with vermin).
 """
@@ -14,7 +14,7 @@ import time
 import traceback
 import warnings
 
-from probe_versions import cuda_from_variant
+from .versions import cuda_from_variant
 
 SCHEMA = "envgen.smoke/1"
 PASS, FAIL, SKIPPED = "pass", "fail", "skipped"

@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 
-from probe_common import Fail, Skip
-from probe_versions import compare_versions
+from .common import Fail, Skip
+from .versions import compare_versions
 
 
 def host_facts():

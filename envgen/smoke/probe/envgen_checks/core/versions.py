@@ -53,7 +53,7 @@ def cudnn_text(number):
 
 def cuda_from_variant(version):
     """'2.1.2+cu121' -> '12.1', '1.7.1+cu101' -> '10.1', '+cpu' or none -> None: read only for a profile JSON given
-    by hand (``probe_common.expectations``); envgen's plan states torch's CUDA (``expected.torch_cuda``)."""
+    by hand (``core.common.expectations``); envgen's plan states torch's CUDA (``expected.torch_cuda``)."""
     if not version or "+" not in str(version):
         return None
     found = re.match(r"cu(\d+)(\d)$", str(version).split("+", 1)[1])

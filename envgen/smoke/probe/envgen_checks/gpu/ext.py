@@ -1,7 +1,7 @@
 """GPU extension packages in the envgen probe (flash-attn, xformers, bitsandbytes, CuPy, Apex, DeepSpeed, Triton,
 JAX) and the serving engines (vLLM, SGLang): each is imported and its version compared with the profile's; an
-engine's compiled ops are loaded in the library tier too (probe_ext_calls.COMPILED); in the GPU tier each is
-called once (probe_ext_calls). Python 3.7+, standard library only; the packages are imported inside the checks.
+engine's compiled ops are loaded in the library tier too (ext_calls.COMPILED); in the GPU tier each is
+called once (ext_calls). Python 3.7+, standard library only; the packages are imported inside the checks.
 
 Which packages: the profile's ``expected.extensions`` (envgen writes it for every such package in packages.pip);
 without a profile (``--expect`` not given), every one of them that is importable here.
@@ -11,9 +11,9 @@ import importlib
 import os
 import traceback
 
-import probe_ext_calls
-from probe_common import Fail, Skip
-from probe_versions import version_matches
+from . import ext_calls
+from ..core.common import Fail, Skip
+from ..core.versions import version_matches
 
 TIER = "extensions"
 # import name -> pip distribution, in the order the checks run
@@ -78,14 +78,14 @@ def import_package(package, module_name, version):
 def make_check(package, module_name, version, call):
     def check(ctx):
         module, figures = import_package(package, module_name, version)
-        call_func = probe_ext_calls.CALLS.get(module_name)
+        call_func = ext_calls.CALLS.get(module_name)
         said = "%s %s imports" % (package, figures["version"])
-        if module_name in probe_ext_calls.COMPILED:
-            said += "; " + probe_ext_calls.load_compiled(module_name, figures, module)
+        if module_name in ext_calls.COMPILED:
+            said += "; " + ext_calls.load_compiled(module_name, figures, module)
         if not call:
             return said + " (its GPU call runs in the GPU tier)", figures
         if call_func is None:
-            return said + "; no GPU call for it (%s)" % probe_ext_calls.NO_CALL.get(module_name, "import only"), figures
+            return said + "; no GPU call for it (%s)" % ext_calls.NO_CALL.get(module_name, "import only"), figures
         reason = ctx.gpu_skip_reason()
         if reason:
             raise Skip("%s; GPU call skipped: %s" % (said, reason))

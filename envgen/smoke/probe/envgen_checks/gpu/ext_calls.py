@@ -10,7 +10,7 @@ import math
 import os
 import traceback
 
-from probe_common import CaptureStderr, Fail, Skip
+from ..core.common import CaptureStderr, Fail, Skip
 
 NO_CALL = {"apex": "NVIDIA Apex's fused kernels exist only in a source build; the import proves the package"}
 
@@ -120,8 +120,8 @@ def call_deepspeed(ctx, module):
 
 def call_triton(ctx, module):
     torch = _torch_gpu(ctx)
-    import probe_ext_triton
-    error, n = probe_ext_triton.vector_add(torch)
+    from . import ext_triton
+    error, n = ext_triton.vector_add(torch)
     figures = {"n": n, "max_abs_error": error}
     if error != 0.0:
         raise Fail("Triton vector add differs from torch's (max error %g)" % error, figures)

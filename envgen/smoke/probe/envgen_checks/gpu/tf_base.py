@@ -1,7 +1,7 @@
 """What every TensorFlow check of the envgen probe shares: the facts and the log, the import gate, the
 GPU list and device, TF32, the precisions and the error measure. Python 3.7+."""
 
-from probe_common import Skip
+from ..core.common import Skip
 
 FRAMEWORK = "tensorflow"
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 5e-3}

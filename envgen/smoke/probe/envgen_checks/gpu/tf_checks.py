@@ -1,5 +1,5 @@
 """TensorFlow checks of the envgen probe: version truth and devices here; the rest by kind in
-probe_tf_compute (placement, correctness, training, memory), probe_tf_speed and probe_tf_dist (several
+tf_compute (placement, correctness, training, memory), tf_speed and tf_dist (several
 GPUs). tensorflow is imported inside the checks; Python 3.7+.
 
 What TensorFlow's C++ code logs while it loads CUDA and registers GPUs (where "Could not load dynamic
@@ -9,13 +9,13 @@ library" and "Skipping registering GPU devices" appear) is captured and fed to t
 import os
 import traceback
 
-from probe_common import CaptureStderr, Fail, Skip
-from probe_kernels import loaded_libraries
-from probe_tf_base import FRAMEWORK, _facts, _list_gpus, _log, _require_tf
-from probe_tf_compute import check_amp, check_conv, check_matmul, check_memory, check_train
-from probe_tf_dist import check_allreduce
-from probe_tf_speed import check_speed
-from probe_versions import compare_versions
+from ..core.common import CaptureStderr, Fail, Skip
+from ..core.kernels import loaded_libraries
+from .tf_base import FRAMEWORK, _facts, _list_gpus, _log, _require_tf
+from .tf_compute import check_amp, check_conv, check_matmul, check_memory, check_train
+from .tf_dist import check_allreduce
+from .tf_speed import check_speed
+from ..core.versions import compare_versions
 
 __all__ = ["FRAMEWORK", "checks", "facts_after"]
 

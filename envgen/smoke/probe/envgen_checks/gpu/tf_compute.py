@@ -3,8 +3,8 @@ float64 CPU reference, mixed precision, a few training steps, memory growth. Pyt
 
 import time
 
-from probe_common import Fail, Skip
-from probe_tf_base import (
+from ..core.common import Fail, Skip
+from .tf_base import (
     FRAMEWORK,
     TOLERANCE,
     _capability,

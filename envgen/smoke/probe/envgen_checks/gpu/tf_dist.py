@@ -1,7 +1,7 @@
 """TensorFlow multi-GPU check of the envgen probe: a MirroredStrategy all-reduce. Python 3.7+."""
 
-from probe_common import Fail, Skip
-from probe_tf_base import _device, _list_gpus, _require_tf
+from ..core.common import Fail, Skip
+from .tf_base import _device, _list_gpus, _require_tf
 
 
 def check_allreduce(ctx):

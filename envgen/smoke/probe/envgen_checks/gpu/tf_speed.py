@@ -3,8 +3,8 @@ Python 3.7+."""
 
 import time
 
-from probe_tf_base import _device, _precisions, _require_tf, _Tf32
-from probe_timing import (
+from .tf_base import _device, _precisions, _require_tf, _Tf32
+from .timing import (
     PAUSE_S,
     PEAK_ITERS,
     PEAK_WARMUP,
@@ -38,7 +38,7 @@ def _time_tf(tf, func, sync, target_s=0.05, repeats=7, warmup=2):
 
 
 def _time_tf_gpu(func, sync, share_s, sleep=time.sleep, clock=time.perf_counter):
-    """The GPU speed plan of probe_common.plan_speed for TensorFlow: (peak seconds per call, sustained
+    """The GPU speed plan of timing.plan_speed for TensorFlow: (peak seconds per call, sustained
     seconds per call or None, plan). A host timer between device syncs (fetching a value produced
     last waits for the whole stream) brackets each timed loop."""
 

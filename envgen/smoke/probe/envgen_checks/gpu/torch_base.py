@@ -3,7 +3,7 @@ precisions and the error measure. torch is imported inside the checks; Python 3.
 
 import contextlib
 
-from probe_common import Skip
+from ..core.common import Skip
 
 FRAMEWORK = "torch"
 # Relative Frobenius error allowed against a float64 reference, by the precision of the product.

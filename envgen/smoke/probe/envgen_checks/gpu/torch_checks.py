@@ -1,20 +1,20 @@
 """PyTorch checks of the envgen probe: version truth, devices and kernels here; the rest by kind in
-probe_torch_compute (placement, correctness, training), probe_torch_speed and probe_torch_dist
+torch_compute (placement, correctness, training), torch_speed and torch_dist
 (several GPUs). torch is imported inside the checks; Python 3.7+.
 
-Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`` (probe_common).
+Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`` (core.common).
 """
 
 import os
 import traceback
 
-from probe_common import Fail, Skip
-from probe_kernels import kernel_support, loaded_libraries
-from probe_torch_base import FRAMEWORK, _facts, _import_torch, _require_gpu, _require_torch
-from probe_torch_compute import check_amp, check_conv, check_matmul, check_train
-from probe_torch_dist import check_allreduce
-from probe_torch_speed import check_speed
-from probe_versions import compare_versions, cudnn_text
+from ..core.common import Fail, Skip
+from ..core.kernels import kernel_support, loaded_libraries
+from .torch_base import FRAMEWORK, _facts, _import_torch, _require_gpu, _require_torch
+from .torch_compute import check_amp, check_conv, check_matmul, check_train
+from .torch_dist import check_allreduce
+from .torch_speed import check_speed
+from ..core.versions import compare_versions, cudnn_text
 
 __all__ = ["FRAMEWORK", "checks", "facts_after"]
 

@@ -1,14 +1,14 @@
 """PyTorch placement and correctness checks of the envgen probe: matmul and convolution against a
 float64 CPU reference, mixed precision, a few training steps. Python 3.7+.
 
-Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`` (probe_common).
+Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`` (core.common).
 """
 
 import time
 
-from probe_common import Fail, Skip
-from probe_torch_base import TOLERANCE, _device, _fp32_precision, _precisions, _rel_error, _require_torch
-from probe_versions import cudnn_text
+from ..core.common import Fail, Skip
+from .torch_base import TOLERANCE, _device, _fp32_precision, _precisions, _rel_error, _require_torch
+from ..core.versions import cudnn_text
 
 
 def check_matmul(ctx):

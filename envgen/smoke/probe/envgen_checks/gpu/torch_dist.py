@@ -6,8 +6,8 @@ import socket
 import tempfile
 import time
 
-from probe_common import Fail, Skip
-from probe_torch_base import _require_gpu, _require_torch
+from ..core.common import Fail, Skip
+from .torch_base import _require_gpu, _require_torch
 
 
 def _free_port():

@@ -3,7 +3,7 @@ Python 3.7+."""
 
 import time
 
-from probe_timing import (
+from .timing import (
     PAUSE_S,
     PEAK_ITERS,
     PEAK_WARMUP,
@@ -16,11 +16,11 @@ from probe_timing import (
     speed_size,
     tflops,
 )
-from probe_torch_base import _device, _fp32_precision, _precisions, _require_torch
+from .torch_base import _device, _fp32_precision, _precisions, _require_torch
 
 
 def time_cuda(torch, func, share_s, sleep=time.sleep):
-    """Time ``func`` (one product) on the GPU as ``probe_common.plan_speed`` says, within ``share_s``
+    """Time ``func`` (one product) on the GPU as ``timing.plan_speed`` says, within ``share_s``
     seconds: (peak seconds per call, sustained seconds per call or None, plan). Device events bracket
     each timed loop; the first call (library handles, kernel choice) and the timing of one call that
     sizes the plan stay out of the figures."""
@@ -110,7 +110,7 @@ def check_speed(ctx):
 
 
 def _speed_size(torch, device, n):
-    """``n``, or larger on a fast GPU (probe_common.speed_size), judged by an fp16 product; GPUs
+    """``n``, or larger on a fast GPU (timing.speed_size), judged by an fp16 product; GPUs
     without tensor cores (before Volta) keep ``n``."""
     if torch.cuda.get_device_capability(device)[0] < 7 or not hasattr(torch.cuda, "mem_get_info"):
         return n

@@ -5,13 +5,13 @@ the other distributions base_provides.packages names (envgen neither downloads n
 Standard library only (on Python 3.7, setuptools' pkg_resources reads the versions); Python 3.7+; no GPU
 needed.
 
-Reads ctx.library_frameworks (filled by probe_libs' libraries.frameworks: version, CUDA build) and the
+Reads ctx.library_frameworks (filled by libs' libraries.frameworks: version, CUDA build) and the
 distributions' metadata for torchvision/torchaudio and the packages."""
 
 import os
 
-from probe_common import Fail
-from probe_versions import version_matches
+from ..core.common import Fail
+from ..core.versions import version_matches
 
 TIER = "libraries"
 # frameworks: keys -> (import name, distribution)

@@ -4,12 +4,12 @@
 code under protobuf 4, Jinja2 2.x under MarkupSafe 2.1 install cleanly and fail (or print a warning and fail
 later) on import. For each distribution of the plan's ``expected.distributions`` (the frameworks, the
 ``packages.pip`` lines, the conda packages that are Python distributions) the check finds the top-level modules it
-installs (probe_imports_names: RECORD, never ``*.libs`` or a ``top_level.txt`` name nothing backs), imports them
+installs (imports_names: RECORD, never ``*.libs`` or a ``top_level.txt`` name nothing backs), imports them
 in a child ``python`` (a crash in a native module cannot take the probe down) and matches each module's output
 against ``diagnoses.json``. One child imports every module, each on its own (shared imports are paid once: torch,
 torchvision and torchaudio one child each took 14.8 s of a 33.6 s probe run on the H200); the modules that fail
 there are imported once more in a child of their own, apart from the others, so a failure costs one more child
-whether 1 or 100 fail (probe_imports_run), and the verdict names each failing module with its error. A module
+whether 1 or 100 fail (imports_run), and the verdict names each failing module with its error. A module
 that fails only for want of an extra the image does not hold (black's ``blackd`` without ``black[d]``) is noted,
 not failed. A diagnosis marked ``import_break`` fails the check even when the import returned (torch < 2.3 under
 NumPy 2 only warns at import, then ``torch.from_numpy`` raises). Standard library only, Python 3.7+.
@@ -21,9 +21,9 @@ import subprocess
 import sys
 import time
 
-import probe_common
-import probe_imports_run
-from probe_imports_names import (across_note, canonical, extra_only_requirements, needs_extra,
+from ..core import common
+from . import imports_run
+from .imports_names import (across_note, canonical, extra_only_requirements, needs_extra,
                                  top_level_modules)
 
 __all__ = ["canonical", "top_level_modules"]  # the names the unit tests read from here
@@ -123,31 +123,31 @@ def _deadline(ctx, share):
 
 def _bad(result, ctx, breaks):
     """(is a break, diagnosis) of one step's (status, output)."""
-    found = probe_common.diagnose(result[1], ctx.diagnoses)
+    found = common.diagnose(result[1], ctx.diagnoses)
     return result[0] != "ok" or (found is not None and found["id"] in breaks), found
 
 
 def import_steps(ctx, steps, breaks):
     """{label: (status, output)}: every step in one child; the steps that failed there once more, apart."""
-    results = probe_imports_run.run_steps(steps, _deadline(ctx, 0.75))
+    results = imports_run.run_steps(steps, _deadline(ctx, 0.75))
     again = [s for s in steps if _bad(results[s[0]], ctx, breaks)[0]]
     if again:
-        results.update(probe_imports_run.run_steps(again, _deadline(ctx, 1.0)))
+        results.update(imports_run.run_steps(again, _deadline(ctx, 1.0)))
     return results, [s[0] for s in again]
 
 
 def _with_note(dist, output, found, ctx, metadata, owners):
     """(output, diagnosis) with the probe's line naming both packages first where the traceback itself has no
-    diagnosis and the import failed on a part of another installed distribution (probe_imports_names.across_note);
+    diagnosis and the import failed on a part of another installed distribution (imports_names.across_note);
     what a framework logged before the traceback (TensorFlow's "Could not find cuda drivers") is no cause."""
     start = output.rfind("Traceback (most recent call last)")
-    if probe_common.diagnose(output[max(start, 0):], ctx.diagnoses) is not None:
+    if common.diagnose(output[max(start, 0):], ctx.diagnoses) is not None:
         return output, found
     note = across_note(dist, output, metadata, owners)
     if not note:
         return output, found
     output = note + "\n" + output
-    return output, probe_common.diagnose(output, ctx.diagnoses)
+    return output, common.diagnose(output, ctx.diagnoses)
 
 
 def _judge(dist, modules, results, ctx, breaks, metadata, owners):
@@ -221,7 +221,7 @@ def check_imports(ctx):
     """Import every distribution of the profile; fail naming each module that does not import, with its error."""
     wanted = distributions_to_import(ctx.expect)
     if not wanted:
-        raise probe_common.Skip("the profile names no Python distributions")
+        raise common.Skip("the profile names no Python distributions")
     out = import_all(ctx, wanted)
     figures = _figures(out)
     notes = ""
@@ -234,7 +234,7 @@ def check_imports(ctx):
         parts = ["%s (%s): %s" % (m, d, _last_line(o)) for d, failing in failed for m, o, _ in failing]
         parts += ["%s is named by the profile but not installed" % d for d in missing]
         log = "\n".join("--- %s (%s)\n%s" % (m, d, o) for d, failing in failed for m, o, _ in failing)
-        raise probe_common.Fail("%d of %d distributions do not import: %s%s"
+        raise common.Fail("%d of %d distributions do not import: %s%s"
                                 % (len(failed) + len(missing), len(passed) + len(failed) + len(missing),
                                    "; ".join(parts), notes), figures, log)
     return "%d distributions import: %s%s" % (len(passed), ", ".join(passed), notes), figures

@@ -1,5 +1,5 @@
 """What a distribution installs that can be imported, read from its installed metadata (the import check's
-names, probe_imports.py).
+names, imports.py).
 
 The names come from RECORD (PEP 376/627: every file the installer wrote): a top-level directory holding
 ``__init__.py`` (a package), one holding Python or extension modules without it (a namespace package, as

@@ -1,4 +1,4 @@
-"""Running the import check's steps in child interpreters (probe_imports.py): one child imports every module,
+"""Running the import check's steps in child interpreters (imports.py): one child imports every module,
 each in its own ``try`` so one failure stops nothing, and writes a marker line before and after each; a step
 that starts and never ends is the one that crashed the child or ran past the deadline, and the steps after it go
 to a new child. The parent prints progress every ``PROGRESS_S`` seconds on stderr. Standard library only,

@@ -5,19 +5,19 @@ soname is loaded with ctypes as the framework would (the real LD_LIBRARY_PATH; f
 libraries its RPATH made it load, read from /proc/self/maps after ``import torch``), and the path it
 resolved to and the version the library reports are compared with the built-with versions. The
 compiled architecture list is compared with the profile's GPU targets. Nothing here needs a GPU or a
-driver. The parts by kind: probe_libs_facts (the frameworks' built-with versions, what to check),
-probe_libs_load (one library loaded), probe_libs_search (where a soname resolves), probe_libs_version
+driver. The parts by kind: libs_facts (the frameworks' built-with versions, what to check),
+libs_load (one library loaded), libs_search (where a soname resolves), libs_version
 (what a library reports). Standard library only; Python 3.7+.
 """
 
 import json
 import os
 
-from probe_common import Fail, Skip
-from probe_kernels import kernel_support
-from probe_libs_facts import derived_libraries, tensorflow_facts, torch_facts
-from probe_libs_load import _ctypes, check_library, describe_problem
-from probe_libs_search import ld_cache
+from ..core.common import Fail, Skip
+from ..core.kernels import kernel_support
+from .libs_facts import derived_libraries, tensorflow_facts, torch_facts
+from .libs_load import _ctypes, check_library, describe_problem
+from .libs_search import ld_cache
 
 LIBRARIES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libraries.json")
 TIER = "libraries"

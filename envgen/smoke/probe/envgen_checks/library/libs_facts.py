@@ -7,9 +7,9 @@ Standard library only; Python 3.7+.
 
 import os
 
-from probe_common import CaptureStderr, Fail
-from probe_libs_search import mapped_paths
-from probe_versions import cudnn_text, version_parts
+from ..core.common import CaptureStderr, Fail
+from .libs_search import mapped_paths
+from ..core.versions import cudnn_text, version_parts
 
 
 def _major(version):

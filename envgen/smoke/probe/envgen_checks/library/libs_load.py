@@ -6,11 +6,11 @@ Standard library only; Python 3.7+.
 
 import os
 
-from probe_common import CaptureStderr, Fail
-from probe_libs_runpath import through_runpath
-from probe_libs_search import copies_of, loaded_path, search_path
-from probe_libs_version import _version_of_file, distribution_of, reported_version, version_from_file_name
-from probe_versions import version_parts
+from ..core.common import CaptureStderr, Fail
+from .libs_runpath import through_runpath
+from .libs_search import copies_of, loaded_path, search_path
+from .libs_version import _version_of_file, distribution_of, reported_version, version_from_file_name
+from ..core.versions import version_parts
 
 
 def _ctypes():
@@ -37,7 +37,7 @@ def _at_least(actual, minimum):
 def _load(ctypes, soname, preloaded, record):
     """(the loaded library, the file given to the loader) or (None, None) with record['problem'] and ['error'] set.
     A bare soname the loader cannot find is looked for where the needing framework's own dlopen would: its
-    RUNPATH (it opens some libraries lazily, at first use: probe_libs_runpath)."""
+    RUNPATH (it opens some libraries lazily, at first use: libs_runpath)."""
     try:
         with CaptureStderr():
             return ctypes.CDLL(preloaded or soname), preloaded

@@ -7,7 +7,7 @@ Standard library only; Python 3.7+.
 import os
 import re
 
-from probe_versions import cudnn_text
+from ..core.versions import cudnn_text
 
 _PROPERTY_MAJOR, _PROPERTY_MINOR, _PROPERTY_PATCH = 0, 1, 2
 

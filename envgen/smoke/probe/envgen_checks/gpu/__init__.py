@@ -1,0 +1,2 @@
+"""The GPU tier: the frameworks' device checks (torch_*, tf_*: placement, correctness, training, speed,
+collectives) and the GPU extension packages (ext*: imported in the library tier, called once here)."""
