@@ -4,6 +4,7 @@ float64 CPU reference, mixed precision, a few training steps, memory growth. Pyt
 import time
 
 from ..core.common import Fail, Skip
+from .matmul import judge_error, matmul_verdict
 from .tf_base import (
     FRAMEWORK,
     TOLERANCE,
@@ -35,13 +36,8 @@ def check_matmul(ctx):
         if device.startswith("/GPU") and "GPU" not in c.device.upper():
             raise Fail("matmul placed on the CPU (result on %s)" % c.device, figures,
                        log=ctx.logs.get(FRAMEWORK, ""))
-        error = _rel_error(tf, c, reference)
-        figures["rel_error_" + label] = float("%.3g" % error)
-        if not error < TOLERANCE[label]:
-            bad.append("%s %.3g > %.0e" % (label, error, TOLERANCE[label]))
-    if bad:
-        raise Fail("matmul result differs from the reference (relative error %s)" % ", ".join(bad), figures)
-    return "%dx%d matmul on %s matches float64 CPU reference" % (n, n, device), figures
+        judge_error(figures, bad, label, _rel_error(tf, c, reference), TOLERANCE)
+    return matmul_verdict(n, device, bad, figures)
 
 
 def check_conv(ctx):

@@ -5,15 +5,13 @@ import time
 
 from .tf_base import _device, _precisions, _require_tf, _Tf32
 from .timing import (
-    PAUSE_S,
-    PEAK_ITERS,
-    PEAK_WARMUP,
-    PEAK_WINDOWS,
-    SUSTAIN_BATCHES,
-    SUSTAIN_LOAD_S,
     median,
+    method_text,
     plan_speed,
+    record_precision,
     speed_budget,
+    speed_message,
+    sustained_time,
     tflops,
 )
 
@@ -58,13 +56,7 @@ def _time_tf_gpu(func, sync, share_s, sleep=time.sleep, clock=time.perf_counter)
         for _ in range(max(0, plan.warmup - 1)):
             func()
         peaks.append(timed(plan.iters) / plan.iters)  # timed() starts with the last warm-up product
-    sustained = None
-    if plan.sustain_iters:
-        for _ in range(plan.sustain_load):
-            func()
-        sustained = median([timed(plan.sustain_iters) / plan.sustain_iters
-                            for _ in range(plan.sustain_batches)])
-    return median(peaks), sustained, plan
+    return median(peaks), sustained_time(func, timed, plan), plan
 
 
 def check_speed(ctx):
@@ -88,23 +80,13 @@ def check_speed(ctx):
     share_s = speed_budget(ctx, len(rows))
     n = ctx.matmul_size
     figures["n"] = n
-    figures["method"] = ("host timer between device syncs; peak: %d products after %d warm-up and an idle "
-                         "pause of %gs, median of %d windows; sustained: after %gs of load, median of %d batches"
-                         % (PEAK_ITERS, PEAK_WARMUP, PAUSE_S, PEAK_WINDOWS, SUSTAIN_LOAD_S, SUSTAIN_BATCHES))
+    figures["method"] = method_text("host timer between device syncs")
     figures["budget_s_per_precision"] = round(share_s, 2)
     parts = []
     for label, dtype, tf32 in rows:
         with _Tf32(tf, tf32), tf.device(device):
             pair = (tf.random.normal((n, n), dtype=dtype), tf.random.normal((n, n), dtype=dtype))
             peak_s, sustained_s, plan = _time_tf_gpu(lambda ops=pair: tf.matmul(ops[0], ops[1]), sync, share_s)
-        figures[label + "_tflops"] = round(tflops(n, peak_s), 2)
-        figures[label + "_tflops_sustained"] = round(tflops(n, sustained_s), 2) if sustained_s else None
-        figures[label + "_iters"] = plan.iters
-        text = "%s %.1f" % (label, figures[label + "_tflops"])
-        if sustained_s:
-            text += " (%.1f)" % figures[label + "_tflops_sustained"]
-        parts.append(text)
-    figures["speedup_fp32_vs_cpu"] = round(figures["fp32_tflops"] / figures["cpu_fp32_tflops"], 1)
-    return ("matmul n=%d TFLOP/s, peak (sustained): %s; fp32 %.0fx the CPU"
-            % (n, ", ".join(parts), figures["speedup_fp32_vs_cpu"]), figures)
+        parts.append(record_precision(figures, label, n, peak_s, sustained_s, plan))
+    return speed_message(n, parts, figures), figures
 

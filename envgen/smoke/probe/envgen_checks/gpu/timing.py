@@ -1,5 +1,5 @@
 """How the envgen probe times its GPU matmul speed check: the median, TFLOP/s, the peak and sustained plan
-within the time budget, and the matrix size.
+within the time budget, the matrix size, and the figures and message both frameworks report.
 
 Standard library only; runs on Python 3.7 and later (checked by a unit test with vermin).
 """
@@ -98,3 +98,38 @@ def speed_size(n, product_s, free_bytes, itemsize=4):
         n *= 2
         product_s *= 8
     return n
+
+
+def method_text(timer):
+    """The speed figures' ``method``: ``timer`` (how a loop is bracketed), then the plan's constants."""
+    return ("%s; peak: %d products after %d warm-up and an idle pause of %gs, median of %d windows; sustained: "
+            "after %gs of load, median of %d batches"
+            % (timer, PEAK_ITERS, PEAK_WARMUP, PAUSE_S, PEAK_WINDOWS, SUSTAIN_LOAD_S, SUSTAIN_BATCHES))
+
+
+def sustained_time(func, timed, plan):
+    """Seconds per call under load, the median of the plan's batches (``timed(count)`` times ``count`` calls),
+    or None for a plan without a sustained phase."""
+    if not plan.sustain_iters:
+        return None
+    for _ in range(plan.sustain_load):
+        func()
+    return median([timed(plan.sustain_iters) / plan.sustain_iters for _ in range(plan.sustain_batches)])
+
+
+def record_precision(figures, label, n, peak_s, sustained_s, plan):
+    """One precision's TFLOP/s into ``figures``; its part of the message: "fp16 301.2 (280.4)"."""
+    figures[label + "_tflops"] = round(tflops(n, peak_s), 2)
+    figures[label + "_tflops_sustained"] = round(tflops(n, sustained_s), 2) if sustained_s else None
+    figures[label + "_iters"] = plan.iters
+    text = "%s %.1f" % (label, figures[label + "_tflops"])
+    if sustained_s:
+        text += " (%.1f)" % figures[label + "_tflops_sustained"]
+    return text
+
+
+def speed_message(n, parts, figures):
+    """The speed check's message, fp32 against the CPU recorded in ``figures``."""
+    figures["speedup_fp32_vs_cpu"] = round(figures["fp32_tflops"] / figures["cpu_fp32_tflops"], 1)
+    return ("matmul n=%d TFLOP/s, peak (sustained): %s; fp32 %.0fx the CPU"
+            % (n, ", ".join(parts), figures["speedup_fp32_vs_cpu"]))

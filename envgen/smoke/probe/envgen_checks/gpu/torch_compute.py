@@ -7,8 +7,9 @@ Each check is ``func(ctx) -> (message, figures)`` and raises ``Skip`` or ``Fail`
 import time
 
 from ..core.common import Fail, Skip
-from .torch_base import TOLERANCE, _device, _fp32_precision, _precisions, _rel_error, _require_torch
 from ..core.versions import cudnn_text
+from .matmul import judge_error, matmul_verdict
+from .torch_base import TOLERANCE, _device, _fp32_precision, _precisions, _rel_error, _require_torch
 
 
 def check_matmul(ctx):
@@ -28,14 +29,9 @@ def check_matmul(ctx):
                 torch.cuda.synchronize()
         if c.device.type != device.type:
             raise Fail("matmul placed on the CPU: result on %s, expected %s" % (c.device, device), figures)
-        error = _rel_error(torch, c, reference)
-        figures["rel_error_" + label] = float("%.3g" % error)
+        judge_error(figures, bad, label, _rel_error(torch, c, reference), TOLERANCE)
         figures["result_device_" + label] = str(c.device)
-        if not error < TOLERANCE[label]:
-            bad.append("%s %.3g > %.0e" % (label, error, TOLERANCE[label]))
-    if bad:
-        raise Fail("matmul result differs from the reference (relative error %s)" % ", ".join(bad), figures)
-    return "%dx%d matmul on %s matches float64 CPU reference" % (n, n, device), figures
+    return matmul_verdict(n, device, bad, figures)
 
 
 def check_conv(ctx):

@@ -4,16 +4,14 @@ Python 3.7+."""
 import time
 
 from .timing import (
-    PAUSE_S,
-    PEAK_ITERS,
-    PEAK_WARMUP,
-    PEAK_WINDOWS,
-    SUSTAIN_BATCHES,
-    SUSTAIN_LOAD_S,
     median,
+    method_text,
     plan_speed,
+    record_precision,
     speed_budget,
+    speed_message,
     speed_size,
+    sustained_time,
     tflops,
 )
 from .torch_base import _device, _fp32_precision, _precisions, _require_torch
@@ -46,13 +44,7 @@ def time_cuda(torch, func, share_s, sleep=time.sleep):
             func()
         torch.cuda.synchronize()
         peaks.append(timed(plan.iters) / plan.iters)
-    sustained = None
-    if plan.sustain_iters:
-        for _ in range(plan.sustain_load):
-            func()
-        sustained = median([timed(plan.sustain_iters) / plan.sustain_iters
-                            for _ in range(plan.sustain_batches)])
-    return median(peaks), sustained, plan
+    return median(peaks), sustained_time(func, timed, plan), plan
 
 
 def time_cpu(func, repeats=3):
@@ -84,9 +76,7 @@ def check_speed(ctx):
     n = _speed_size(torch, device, ctx.matmul_size)
     figures["n"] = n
     figures["n_profile"] = ctx.matmul_size
-    figures["method"] = ("CUDA events; peak: %d products after %d warm-up and an idle pause of %gs, median of %d "
-                         "windows; sustained: after %gs of load, median of %d batches"
-                         % (PEAK_ITERS, PEAK_WARMUP, PAUSE_S, PEAK_WINDOWS, SUSTAIN_LOAD_S, SUSTAIN_BATCHES))
+    figures["method"] = method_text("CUDA events")
     figures["budget_s_per_precision"] = round(share_s, 2)
     parts = []
     for label, dtype, allow_tf32 in rows:
@@ -94,19 +84,12 @@ def check_speed(ctx):
         b = torch.randn(n, n, device=device, dtype=dtype)
         with _fp32_precision(torch, allow_tf32):
             peak_s, sustained_s, plan = time_cuda(torch, lambda a=a, b=b: torch.matmul(a, b), share_s)
-        figures[label + "_tflops"] = round(tflops(n, peak_s), 2)
-        figures[label + "_tflops_sustained"] = round(tflops(n, sustained_s), 2) if sustained_s else None
-        figures[label + "_iters"] = plan.iters
-        text = "%s %.1f" % (label, figures[label + "_tflops"])
-        if sustained_s:
-            text += " (%.1f)" % figures[label + "_tflops_sustained"]
-        parts.append(text)
+        parts.append(record_precision(figures, label, n, peak_s, sustained_s, plan))
         del a, b
-    figures["speedup_fp32_vs_cpu"] = round(figures["fp32_tflops"] / figures["cpu_fp32_tflops"], 1)
+    message = speed_message(n, parts, figures)
     figures["max_memory_reserved_mib"] = int(torch.cuda.max_memory_reserved() // (1024 * 1024))
     torch.cuda.empty_cache()
-    return ("matmul n=%d TFLOP/s, peak (sustained): %s; fp32 %.0fx the CPU"
-            % (n, ", ".join(parts), figures["speedup_fp32_vs_cpu"]), figures)
+    return message, figures
 
 
 def _speed_size(torch, device, n):
