@@ -13,8 +13,10 @@ what is left are the trips out that could still decide something.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -50,12 +52,18 @@ def profiled(profiles: list[Any], kb: Any) -> tuple[set[tuple[str, str]], dict[t
 
     for profile in profiles:
         plan = plan_image(profile, kb)
-        sys.setprofile(seen)
-        try:
+        with _profiled_by(seen):
             render_in_memory(profile, kb, plan=plan)
-        finally:
-            sys.setprofile(None)
     return pairs, calls
+
+
+@contextlib.contextmanager
+def _profiled_by(hook: Any) -> Iterator[None]:
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
 
 
 def main() -> int:
