@@ -32,7 +32,8 @@ def test_wheel_carries_data_files(installed: Path) -> None:
     wheel = next(installed.parent.glob("dist/envgen-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for expected in ("envgen/_data/profiles/legacy-maxwell.yaml", "envgen/kb/data/tensorflow.yaml",
-                     "envgen/smoke/probe/envgen_probe.py", "envgen/suggest/recipes.yaml"):
+                     "envgen/smoke/probe/envgen_probe.py", "envgen/smoke/probe/envgen_checks/core/diagnoses.json",
+                     "envgen/smoke/probe/envgen_checks/library/libraries.json", "envgen/suggest/recipes.yaml"):
         assert expected in names
     assert any(n.startswith("envgen/_data/templates/") for n in names)
     # the KB refresh tools and their upstream copies are a checkout's developer tool (tools/kbrefresh), not shipped
@@ -66,3 +67,4 @@ def test_render_from_another_directory(installed: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "ctx" / "Dockerfile").is_file()
     assert (tmp_path / "ctx" / "envgen" / "probe" / "envgen_probe.py").is_file()
+    assert (tmp_path / "ctx" / "envgen" / "probe" / "envgen_checks" / "gpu" / "torch_checks.py").is_file()

@@ -1,2 +1,3 @@
 """The GPU tier: the frameworks' device checks (torch_*, tf_*: placement, correctness, training, speed,
-collectives) and the GPU extension packages (ext*: imported in the library tier, called once here)."""
+collectives; what both share: matmul, timing) and the GPU extension packages (ext*: imported in the library
+tier, called once here)."""
