@@ -78,15 +78,23 @@ def with_python(python: str | None, rest: str, first: str | None = None) -> list
 
 
 def directory_tar(directory: Path, name: str) -> bytes:
-    """``directory``'s plain files as a tar archive under ``name/`` (read-only modes, root-owned, fixed mtime)."""
+    """``directory``'s folders and plain files, recursively, as a tar archive under ``name/`` (read-only modes,
+    root-owned, fixed mtime; no ``__pycache__``)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         folder = tarfile.TarInfo(name)
         folder.type, folder.mode = tarfile.DIRTYPE, 0o555
         tar.addfile(folder)
-        for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.endswith(".pyc")):
+        for path in sorted(directory.rglob("*")):
+            rel = path.relative_to(directory)
+            if "__pycache__" in rel.parts or path.name.endswith(".pyc") or not (path.is_file() or path.is_dir()):
+                continue
+            info = tarfile.TarInfo(f"{name}/{rel.as_posix()}")
+            if path.is_dir():
+                info.type, info.mode = tarfile.DIRTYPE, 0o555
+                tar.addfile(info)
+                continue
             data = path.read_bytes()
-            info = tarfile.TarInfo(f"{name}/{path.name}")
             info.size, info.mode = len(data), 0o444
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()

@@ -197,3 +197,19 @@ def test_cli_without_expect_is_an_honest_cpu_only_run(tmp_path) -> None:
 
     code, report = run_probe_cli(tmp_path)
     assert code == 0 and report["mode"] == "cpu-only" and report["status"] == "pass"
+
+
+def test_the_foreign_route_ships_the_probe_as_render_does() -> None:
+    """`envgen smoke IMAGE` copies the probe in as a tar (docker/foreign.directory_tar), an envgen image gets it
+    from the context (render/files.probe_files): the same files, package folders included."""
+    import io
+    import tarfile
+
+    from envgen.docker.foreign import directory_tar
+    from envgen.render.files import PROBE_PREFIX, probe_files
+
+    with tarfile.open(fileobj=io.BytesIO(directory_tar(probe_dir(), "envgen-probe"))) as tar:
+        shipped = {m.name[len("envgen-probe/"):]: tar.extractfile(m).read()  # type: ignore[union-attr]
+                   for m in tar.getmembers() if m.isfile()}
+    rendered = {rel[len(PROBE_PREFIX):]: data for rel, data in probe_files().items()}
+    assert shipped == rendered and "envgen_checks/gpu/torch_checks.py" in shipped
