@@ -206,14 +206,14 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
                  [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
 
-def refuse_judged(plan: ImagePlan, environ: Mapping[str, str]) -> None:
+def refuse_judged(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str]) -> None:
     """The answer `envgen check` gives on the whole pip set (``judged``, kept in the cache): an error it read from the
     releases' own files stops the lock, as it stops a build (a set uv cannot resolve fails the lock's own resolution,
     in its words). ENVGEN_OFFLINE of this process or of ``environ`` leaves the index alone."""
     from envgen.kb.cache import cache_dir
     from envgen.lock.judged import FROM_FILES, offline_asked, set_findings
 
-    found = set_findings(plan, environ, cache_dir(environ), offline=offline_asked(os.environ))
+    found = set_findings(plan, kb, environ, cache_dir(environ), offline=offline_asked(os.environ))
     errors = [f for f in found if f.severity == "error" and f.code in FROM_FILES]
     if errors:
         raise InputError(f"the pip set fails its check: [{errors[0].code}] {errors[0].message}", fix=errors[0].fix)
@@ -363,7 +363,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
 
         kb = kb_for(environ)
     plan = plan_image(profile, kb)
-    refuse_judged(plan, environ)
+    refuse_judged(plan, kb, environ)
     route = resolution_route(profile, kb, config, environ, wheelhouse, plan=plan)
     profile = route.plan.profile  # as planned: the values it left to the KB filled in
     sets = resolve_sets(profile, route, runner, uv_runner)

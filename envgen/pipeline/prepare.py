@@ -54,7 +54,7 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None,
 
     profile = load_profile(ref, kb=kb)
     plan = plan_image(profile, kb)
-    findings = [*check_profile(profile, kb, host, plan=plan), *resolved_set(plan, offline=offline)]
+    findings = [*check_profile(profile, kb, host, plan=plan), *resolved_set(plan, kb, offline=offline)]
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
@@ -64,14 +64,15 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None,
     return plan, findings
 
 
-def resolved_set(plan: ImagePlan, env: Mapping[str, str] | None = None, offline: bool = False) -> list[Finding]:
+def resolved_set(plan: ImagePlan, kb: KnowledgeBase, env: Mapping[str, str] | None = None,
+                 offline: bool = False) -> list[Finding]:
     """What `envgen check` says of the whole pip set resolved and judged on its files: the same kept answer
     (``envgen.lock.judged``; ENVGEN_OFFLINE=1 leaves the index alone)."""
     from envgen.kb.cache import cache_dir
     from envgen.lock.judged import set_findings
 
     environ = os.environ if env is None else env
-    return set_findings(plan, environ, cache_dir(environ), offline=offline)
+    return set_findings(plan, kb, environ, cache_dir(environ), offline=offline)
 
 
 def cached_profile(ref: str, env: Mapping[str, str] | None = None,
