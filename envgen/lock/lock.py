@@ -181,7 +181,8 @@ class Route:
 def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, environ: Mapping[str, str],
                      wheelhouse: Path | None = None, plan: ImagePlan | None = None) -> Route:
     """Where the profile's pip sets resolve (``plan``: the profile's plan, when the caller made it already)."""
-    written = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False, plan=plan)
+    written = render_context(plan_image(profile, kb) if plan is None else plan, config, wheelhouse=wheelhouse,
+                             use_lock=False)
     house = written.wheelhouse or configured_wheelhouse(environ)
     if house is not None and not house.is_dir():
         raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
@@ -379,3 +380,4 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     write_atomically(target, text + other_platforms(profile, route, uv_runner or run_command), mode=0o644)
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
                        time.monotonic() - started, len(base.apt), base.pin)
+

@@ -97,6 +97,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     from importlib.metadata import version
 
     from envgen.config import load_config, merge_mirrors
+    from envgen.plan.image import plan_image
     from envgen.profile import find_profile, load_profile
     from envgen.render.plan import render_context
 
@@ -113,7 +114,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
         from envgen.kb.cache import kb_for
 
         kb = kb_for(environ)
-    plan = render_context(profile, kb, config, use_lock=False)
+    plan = render_context(plan_image(profile, kb), config, use_lock=False)
     profile = plan.profile  # as planned: the values it left to the KB (an NGC release's, a torch tag's) filled in
     mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels
     urls = {**mirrors, **(channel_urls or {})}
@@ -137,3 +138,4 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     target = conda_lock_path(source.path)
     write_atomically(target, explicit_text(pins, header=header), mode=0o644)
     return target, len(pins)
+

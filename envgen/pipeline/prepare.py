@@ -153,7 +153,7 @@ def prepare(
         findings = _render_verdict(loaded, plan, session, notes)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
-    result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
+    result = render(plan, target, config, wheelhouse=wheelhouse, offline=offline)
     if not restored:
         compiled.keep(directory, _COMPILED)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result, notes=notes)
@@ -234,8 +234,7 @@ def export_planned(refs: list[str], fmt: str, out: Path, session: Session, *, gp
     kb, config = session.kb, session.config
     profiles = [load_profile(ref, session.env, kb=kb) for ref in refs]
     plans = [plan_image(profile, kb) for profile in profiles]
-    contexts = [render_in_memory(profile, kb, config, plan=plan)  # the registry is no part of a render
-                for profile, plan in zip(profiles, plans, strict=True)]
+    contexts = [render_in_memory(plan, config) for plan in plans]  # the registry is no part of a render
     if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull
         config = config.model_copy(update={"registry": registry})
     with _engine(fmt == "k8s" and bool(config.registry) or fmt in LOCAL_IMAGE_FORMATS) as client:
@@ -245,7 +244,7 @@ def export_planned(refs: list[str], fmt: str, out: Path, session: Session, *, gp
                                 registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
                                 project=Path.cwd(), force=force, runtime=runtime,  # type: ignore[arg-type]
                                 array=array)  # the CLI checked runtime
-        paths = export(profiles, kb, fmt, out, config=config, options=options, contexts=contexts)
+        paths = export(plans, fmt, out, config=config, options=options, contexts=contexts)
         notes = [line for ref, profile, plan in zip(refs, profiles, plans, strict=True)
                  for line in check_notes(ref, profile, check_profile(profile, kb, plan=plan))]
         unbuilt = _unbuilt(refs, contexts, session.config, client) if fmt in LOCAL_IMAGE_FORMATS else []
