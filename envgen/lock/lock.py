@@ -381,3 +381,8 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
                        time.monotonic() - started, len(base.apt), base.pin)
 
+
+def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = ()) -> str:
+    """`envgen lock` for an installer that installs from a pip lock (its ``lock_command``): the lock written, in one
+    line (``channels``: conda's, not asked)."""
+    return lock(ref, wheelhouse=wheelhouse, kb=kb).summary()

@@ -139,3 +139,16 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     write_atomically(target, explicit_text(pins, header=header), mode=0o644)
     return target, len(pins)
 
+
+def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = ()) -> str:
+    """`envgen lock` for a conda profile (its installer's ``lock_command``): ``channels`` as --conda-channel gives
+    them (NAME=URL: solve channel NAME from URL); the list written, in one line (``wheelhouse``: pip's, not asked)."""
+    urls = {}
+    for pair in channels:
+        name, sep, url = pair.partition("=")
+        if not sep or not name or not url:
+            raise InputError(f"--conda-channel {pair!r} is not NAME=URL",
+                             fix="e.g. --conda-channel conda-forge=https://mirror.example/conda-forge")
+        urls[name] = url
+    path, count = lock_conda(ref, channel_urls=urls, kb=kb)
+    return f"locked {ref}: {count} conda package(s) -> {path}"
