@@ -6,6 +6,7 @@ caller gives), ``render`` writes it, ``suggest`` judges one per candidate, and n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.installers import installer_of
 from envgen.plan.libraries import STAGES, Libraries
 from envgen.plan.lockfile import Lock, Pins, exact_conda
-from envgen.plan.parts import BasePart, InstallerPart, base_part, installer_part
+from envgen.plan.parts import BasePart, InstallerPart, base_part, chosen_lock, installer_part
 from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
@@ -161,7 +162,7 @@ class ImagePlan:
     def installed_extensions(self) -> list[Extension]:
         """The extension packages envgen installs: those of ``extensions`` whose line the base does not satisfy
         (base_provides.packages); what one of the base needs at run time is the base's."""
-        return [r.extension for r in self.requirements if r.extension is not None and r.stage != "base"]
+        return installed_extensions(self.requirements)
 
     @property
     def conda(self) -> list[str]:
@@ -184,8 +185,6 @@ class ImagePlan:
 
     def chosen_lock(self) -> Lock | None:
         """The lock beside the profile, checked against this plan (a lock for another target refused)."""
-        from envgen.plan.parts import chosen_lock
-
         return chosen_lock(self.profile, self.framework_pip, self.installer_part.runtime_apt,
                            self.base_part.lock_target)
 
@@ -201,6 +200,11 @@ class ImagePlan:
         profile variable that would replace one of envgen's is refused (an InputError), raised when the render asks;
         check reports it from ``own_env``."""
         return environment(self.own_env, self.profile.env)
+
+
+def installed_extensions(requirements: Sequence[PlannedRequirement]) -> list[Extension]:
+    """The extension packages of ``requirements`` envgen installs (those whose line the base does not satisfy)."""
+    return [r.extension for r in requirements if r.extension is not None and r.stage != "base"]
 
 
 def _local(version: str, variant: TorchVariant | None) -> str:
@@ -318,8 +322,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         tf_build=stack.tf_build, torch_release=stack.torch_release, targets=tuple(stack.targets),
         defaults=stack.defaults, libraries=stack.libraries, wheel_libraries=stack.wheel_libraries,
         slim=leave_out_plan(profile, kb), base_part=base_part(stack),
-        installer_part=installer_part(stack, requirements, [r.extension for r in requirements
-                                                            if r.extension is not None and r.stage != "base"]),
+        installer_part=installer_part(stack, requirements, installed_extensions(requirements)),
         expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
         preflight=preflight, node_selection=selection(preflight, kb),
         own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),
