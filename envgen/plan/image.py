@@ -6,7 +6,7 @@ caller gives), ``render`` writes it, ``suggest`` judges one per candidate, and n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,9 +98,9 @@ class ImagePlan:
     base_part: BasePart = field(repr=False)  # FROM reference and digest, family, package manager, paths, user
     installer_part: InstallerPart = field(repr=False)  # Python setup, runtime apt set, context files, refusals
     expected: Expected = field(repr=False)  # what the smoke probe compares the image against (plan.expected)
-    preflight: dict[str, Any] = field(repr=False)  # what the image's preflight checks (plan.preflight)
+    preflight: Mapping[str, Any] = field(repr=False)  # what the image's preflight checks (plan.preflight)
     node_selection: Selection | None = field(repr=False)  # the cluster nodes it runs on (plan.selection); None: no GPU
-    own_env: dict[str, str] = field(repr=False)  # the variables envgen sets itself, before the profile's ``env``
+    own_env: Mapping[str, str] = field(repr=False)  # the variables envgen sets itself, before the profile's ``env``
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
     source_builds: list[SourceBuild] = field(default_factory=list)
