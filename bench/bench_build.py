@@ -163,6 +163,7 @@ def envgen_context(bench: Bench, name: str, extra: str | None) -> tuple[Path, di
     wheels, render it offline from there; the lock and the download times."""
     from envgen.kb import load_kb
     from envgen.lock.lock import lock
+    from envgen.plan.image import plan_image
     from envgen.profile import load_profile
     from envgen.render.core import render
 
@@ -177,7 +178,7 @@ def envgen_context(bench: Bench, name: str, extra: str | None) -> tuple[Path, di
     lock_s = time.perf_counter() - started
     download_s = fill_wheelhouse(bench.wheelhouse, profile_file.with_name(f"{name}.lock.txt"), bench.log)
     out = bench.home / "contexts" / name
-    result = render(load_profile(name), load_kb(), out, wheelhouse=bench.wheelhouse, offline=True)
+    result = render(plan_image(load_profile(name), load_kb()), out, wheelhouse=bench.wheelhouse, offline=True)
     return out, dict(result.build_args), lock_s, download_s
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
     from envgen.kb import load_kb
+    from envgen.plan.image import plan_image
     from envgen.profile import list_profiles, load_profile
     from envgen.render import render, render_in_memory
 
@@ -32,10 +33,10 @@ def main(argv: list[str] | None = None) -> int:
             mem, disk = [], []
             for i in range(args.runs):
                 start = time.perf_counter()
-                render_in_memory(profile, kb)
+                render_in_memory(plan_image(profile, kb))
                 mem.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                render(profile, kb, Path(tmp) / f"{profile.name}-{i % 2}")
+                render(plan_image(profile, kb), Path(tmp) / f"{profile.name}-{i % 2}")
                 disk.append(time.perf_counter() - start)
             totals_mem.append(statistics.median(mem))
             totals_disk.append(statistics.median(disk))

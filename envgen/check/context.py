@@ -1,9 +1,10 @@
 """Everything the rules need, looked up once: the image plan the check judges (``plan.image``, the one the render
-writes), its stack (``plan.stack``: the profile, the knowledge base, the rows the profile points at), the host and
-the GPUs both name."""
+writes), the knowledge base its caller gives, the stack the rules' planning helpers read (``plan.stack.Stack``: the
+plan's rows with that KB), the host and the GPUs both name."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from envgen.check.findings import HostSpec
@@ -17,65 +18,63 @@ from envgen.profile import Profile
 @dataclass(frozen=True)
 class CheckContext:
     plan: ImagePlan  # what the image will install, planned once for every rule (the render writes the same plan)
+    kb: KnowledgeBase  # the command's knowledge base (the one the plan was made with)
     host: HostSpec = field(default_factory=HostSpec)
     targets: list[Target] = field(default_factory=list)  # the profile's GPUs, then the host's
 
-    @property
+    @functools.cached_property
     def stack(self) -> Stack:
-        return self.plan.stack
+        """The plan's rows with the KB: what the planning helpers the rules call read (``plan.extensions``)."""
+        plan = self.plan
+        return Stack(profile=plan.profile, kb=self.kb, family=plan.family, targets=list(plan.targets),
+                     tf_build=plan.tf_build, tf_package=plan.tensorflow_package, torch_release=plan.torch_release,
+                     torch_variant=plan.torch_variant, base=plan.base, ngc=plan.ngc, defaults=plan.defaults)
 
     @property
     def profile(self) -> Profile:
-        return self.stack.profile
-
-    @property
-    def kb(self) -> KnowledgeBase:
-        return self.stack.kb
+        return self.plan.profile
 
     @property
     def gpu(self) -> bool:
-        return self.stack.gpu
+        return self.plan.profile.is_gpu
 
     @property
     def tf_build(self) -> TensorflowBuild | None:
-        return self.stack.tf_build
+        return self.plan.tf_build
 
     @property
     def tf_package(self) -> str | None:
-        return self.stack.tf_package
+        return self.plan.tensorflow_package
 
     @property
     def torch_release(self) -> TorchRelease | None:
-        return self.stack.torch_release
+        return self.plan.torch_release
 
     @property
     def torch_variant(self) -> TorchVariant | None:
-        return self.stack.torch_variant
-
-    @property
-    def torch_variant_note(self) -> str:
-        return self.stack.torch_variant_note
+        return self.plan.torch_variant
 
     @property
     def base(self) -> BaseImageInfo | None:
-        return self.stack.base
+        return self.plan.base
 
     @property
     def ngc(self) -> NgcRelease | None:
-        return self.stack.ngc
+        return self.plan.ngc
 
     @property
     def libraries(self) -> Libraries:
-        return self.stack.libraries
+        return self.plan.libraries
 
 
 def build_context(profile: Profile, kb: KnowledgeBase, host: HostSpec | None,
                   plan: ImagePlan | None = None) -> CheckContext:
-    """The context of one profile's check; ``plan``: the profile's plan when the caller made it already."""
+    """The context of one profile's check; ``plan``: the profile's plan when the caller made it already (with
+    ``kb``)."""
     host = host or HostSpec()
     plan = plan_image(profile, kb) if plan is None else plan
-    targets = _one_per_gpu([*plan.stack.targets, *(Target(t, "host", kb.gpu(t)) for t in host.gpus)])
-    return CheckContext(plan, host, targets)
+    targets = _one_per_gpu([*plan.targets, *(Target(t, "host", kb.gpu(t)) for t in host.gpus)])
+    return CheckContext(plan, kb, host, targets)
 
 
 def _one_per_gpu(targets: list[Target]) -> list[Target]:

@@ -28,8 +28,8 @@ def scope_line(ctx: CheckContext) -> str:
     if stated:
         parts.append(f"the Requires-Dist of {', '.join(stated)}")
     parts.append(f"{len(have)} distribution(s) against {len(ctx.kb.package_breaks)} known package breaks")
-    if ctx.stack.targets:
-        parts.append("GPU " + ", ".join(t.label for t in ctx.stack.targets))
+    if ctx.plan.targets:
+        parts.append("GPU " + ", ".join(t.label for t in ctx.plan.targets))
     host = list(ctx.host.gpus)  # as given, also a card the profile names too (judged once, under its name)
     platform = {"wsl2": " (WSL 2)", "windows": " (Windows driver)"}.get(ctx.host.platform, "")
     if host or ctx.host.driver:

@@ -68,7 +68,7 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
     host = HostSpec(gpus=[*(gpu or []), *(compute_capability or [])], driver=driver,
                     platform="wsl2" if platform == "wsl2" else "windows" if platform == "windows" else "linux")
     ctx = build_context(loaded, kb, host)  # one context: the rules and the scope line read the same plan
-    findings = with_resolution(judge(ctx), ctx.plan, directory, offline, resolve)
+    findings = with_resolution(judge(ctx), ctx.plan, kb, directory, offline, resolve)
     if as_json:
         import json
 
@@ -85,7 +85,8 @@ def check(profile: str, gpu: list[str] | None, compute_capability: list[str] | N
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 
-def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: bool, resolve: bool) -> list[Any]:
+def with_resolution(findings: list[Any], plan: Any, kb: Any, directory: Any, offline: bool,
+                    resolve: bool) -> list[Any]:
     """``findings`` and those of the whole pip set resolved and judged on its files (``envgen.lock.judged``: kept in
     the cache directory), errors first. ``--offline`` leaves the index alone; ``--resolve`` asks it even where
     ENVGEN_OFFLINE is set."""
@@ -100,7 +101,7 @@ def with_resolution(findings: list[Any], plan: Any, directory: Any, offline: boo
     seen = {(f.code, f.message) for f in findings}
     # the set is resolved for x86-64 (linux/amd64): said so where the profile names other platforms
     amd64 = "" if plan.profile.platforms == ["linux/amd64"] else "linux/amd64"
-    more = [replace(f, platform=amd64) for f in set_findings(plan, environ, directory, offline=offline)
+    more = [replace(f, platform=amd64) for f in set_findings(plan, kb, environ, directory, offline=offline)
             if (f.code, f.message) not in seen]
     if plan.profile.platforms != ["linux/amd64"]:
         from envgen.lock.platforms import platform_findings

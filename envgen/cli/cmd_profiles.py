@@ -53,7 +53,7 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
     if platform is not None and platform not in PLATFORMS:
         raise InputError(f"option --platform = {platform!r} is not known", fix=f"use {' or '.join(PLATFORMS)}")
     shown = [platform] if platform else [] if plan.profile.platforms == ["linux/amd64"] else plan.profile.platforms
-    for line in platform_lines(plan, list(shown)):
+    for line in platform_lines(plan, kb, list(shown)):
         typer.echo(f"# platform {line}")
     data = plan.profile.model_dump(mode="json", exclude={"extends"})
     typer.echo(yaml.safe_dump(data, sort_keys=False), nl=False)

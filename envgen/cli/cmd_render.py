@@ -78,28 +78,10 @@ def lock_cmd(
 ) -> None:
     """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
     digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
-    from envgen.errors import InputError
+    from envgen.lock.command import lock_profile
     from envgen.pipeline.session import Session
-    from envgen.plan.installers import installer_of
-    from envgen.profile import load_profile
 
-    session = Session()
-    if installer_of(load_profile(profile, kb=session.kb)).conda_env:
-        from envgen.lock.lock_conda import lock_conda
-
-        urls = {}
-        for pair in conda_channel:
-            name, sep, url = pair.partition("=")
-            if not sep or not name or not url:
-                raise InputError(f"--conda-channel {pair!r} is not NAME=URL", fix="e.g. --conda-channel "
-                                 "conda-forge=https://mirror.example/conda-forge")
-            urls[name] = url
-        path, count = lock_conda(profile, channel_urls=urls, kb=session.kb)
-        typer.echo(f"locked {profile}: {count} conda package(s) -> {path}")
-        return
-    from envgen.lock.lock import lock
-
-    typer.echo(lock(profile, wheelhouse=wheelhouse, kb=session.kb).summary())
+    typer.echo(lock_profile(profile, kb=Session().kb, wheelhouse=wheelhouse, channels=conda_channel))
 
 
 def register(app: typer.Typer) -> None:

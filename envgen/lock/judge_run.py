@@ -13,6 +13,7 @@ from packaging.requirements import Requirement
 from envgen.check import Finding
 from envgen.check.util import finding
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
+from envgen.kb import KnowledgeBase
 from envgen.lock.lock import Route, resolution_route
 from envgen.lock.lock_uv import image_tags, uv_platform, uv_resolve
 from envgen.lock.meet import Asker, clashes, holding, release_asker
@@ -34,11 +35,12 @@ def bounded(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedP
         raise ResolverUnavailable(f"uv gave no answer in {UV_TIMEOUT_S} s", fix="check the network") from None
 
 
-def judge(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None) -> tuple[list[Finding], str]:
-    """(findings, the platform they were judged for)."""
+def judge(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str],
+          cache: Path | None) -> tuple[list[Finding], str]:
+    """(findings, the platform they were judged for); ``kb``: the command's, the one ``plan`` was made with."""
     from envgen.config import load_config
 
-    route = resolution_route(plan.profile, plan.kb, load_config(environ), environ, plan=plan)
+    route = resolution_route(plan.profile, kb, load_config(environ), environ, plan=plan)
     python = plan.profile.python_minor
     platform = Platform(python, route.glibc, f"CPython {python}, {uv_platform(route.glibc)} "
                         f"({'glibc ' + route.glibc if route.glibc else 'glibc of the base unknown'})")
@@ -52,7 +54,7 @@ def judge(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None) -> tu
         if line.exact and "+" not in line.exact:
             out += _guarded(judge_release, index, target, line.name, line.exact, f"{origin} {line.text!r}")
     judged = {line.name for _, line in asked if line.exact}
-    pins, index_urls, find_links = _pins(plan, route)
+    pins, index_urls, find_links = _pins(plan, kb, route)
     try:
         resolved = uv_resolve(pins, python, route.glibc, route.platforms, find_links=find_links,
                               index_urls=index_urls, index_url=route.index_url, env={**route.uv_env, **UV_ENV},
@@ -61,7 +63,7 @@ def judge(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None) -> tu
         failed = verdict(1, "", exc.tail or exc.one_line(), platform, pins)
         if any(f.severity == "error" for f in out):
             return out, platform.note  # the pins' own files explain the failure
-        return out + (_guarded(_clashes, index, target, plan) or failed), platform.note
+        return out + (_guarded(_clashes, index, target, plan, kb) or failed), platform.note
     except InputError as exc:
         return out + [finding("error", "resolve-no-wheel", f"no file for {platform.note}: {exc.message}",
                               exc.fix or "choose versions that publish wheels for this platform", SOURCE)], \
@@ -75,8 +77,8 @@ def judge(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None) -> tu
     return out + floating_today(plan.profile, [line for _, line in asked], entries, platform), platform.note
 
 
-def _clashes(index: Index, target: Target, plan: ImagePlan) -> list[Finding]:
-    return clashes(index, target, askers(index, target, plan))
+def _clashes(index: Index, target: Target, plan: ImagePlan, kb: KnowledgeBase) -> list[Finding]:
+    return clashes(index, target, askers(index, target, plan, kb))
 
 
 def _guarded(work: Any, *args: Any) -> list[Finding]:
@@ -88,7 +90,7 @@ def _guarded(work: Any, *args: Any) -> list[Finding]:
     return found
 
 
-def _pins(plan: ImagePlan, route: Route) -> tuple[list[str], list[str], list[str]]:
+def _pins(plan: ImagePlan, kb: KnowledgeBase, route: Route) -> tuple[list[str], list[str], list[str]]:
     """The set uv resolves, and its indexes: a framework build served from its own index (a local label, torch's
     +cu121) is replaced by the Requires-Dist the KB recorded from its wheel, so the default index alone answers."""
     if not route.index_urls and not [f for f in route.find_links if f.startswith("http")]:
@@ -98,7 +100,7 @@ def _pins(plan: ImagePlan, route: Route) -> tuple[list[str], list[str], list[str
     # a replaced build's own requirement on another one (torchvision's torch==2.1.2) would pull PyPI's build of it
     replaced = {canonical(Requirement(p).name) for p in every if "+" in p.partition("==")[2]}
     for pin in every:
-        recorded = _recorded(plan, pin) if "+" in pin.partition("==")[2] else None
+        recorded = _recorded(plan, kb, pin) if "+" in pin.partition("==")[2] else None
         if recorded is None and "+" in pin.partition("==")[2]:
             raise ResolverUnavailable(f"{pin} is served from its own index, and the knowledge base has no record of "
                                       "its Requires-Dist", fix="run the check where that index is reachable")
@@ -108,7 +110,7 @@ def _pins(plan: ImagePlan, route: Route) -> tuple[list[str], list[str], list[str
     return pins, extra, [f for f in route.find_links if not f.startswith("http")]
 
 
-def _recorded(plan: ImagePlan, pin: str) -> tuple[list[str], str] | None:
+def _recorded(plan: ImagePlan, kb: KnowledgeBase, pin: str) -> tuple[list[str], str] | None:
     """(the Requires-Dist lines, the row's cite) the KB recorded from ``pin``'s wheel, for the image's Python and the
     pin's extras; a torch build whose own wheel is not recorded takes its release's row without the build's
     nvidia-*/triton pins (as the combined set reads it, ``check.packages.combined.read``)."""
@@ -119,14 +121,14 @@ def _recorded(plan: ImagePlan, pin: str) -> tuple[list[str], str] | None:
     version = next(iter(req.specifier)).version
     base, _, build = version.partition("+")
     item = Installed(canonical(req.name), base, "frameworks", frozenset(req.extras), build or None)
-    found = read(plan.kb, item, plan.profile.python_minor)
+    found = read(kb, item, plan.profile.python_minor)
     if found is None:
         return None
     row, stated = found
     return [s.text for s in stated], row.cite()
 
 
-def askers(index: Index, target: Target, plan: ImagePlan) -> list[Asker]:
+def askers(index: Index, target: Target, plan: ImagePlan, kb: KnowledgeBase) -> list[Asker]:
     """Every pinned release (frameworks and packages.pip) with its Requires-Dist, and every packages.pip line."""
     from packaging.requirements import InvalidRequirement
 
@@ -134,7 +136,7 @@ def askers(index: Index, target: Target, plan: ImagePlan) -> list[Asker]:
     for pin in plan.framework_pip:
         req = Requirement(pin)
         version = next(iter(req.specifier)).version
-        recorded = _recorded(plan, pin)
+        recorded = _recorded(plan, kb, pin)
         if recorded is not None:
             out.append(Asker(pin, canonical(req.name), version, tuple(req.extras),
                              holding(recorded[0], target.python, ()), recorded[1]))

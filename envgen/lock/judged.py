@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from envgen.check.findings import Finding
 
 if TYPE_CHECKING:
+    from envgen.kb import KnowledgeBase
     from envgen.plan.image import ImagePlan
 
 VERSION = "2"
@@ -51,7 +52,7 @@ def set_key(plan: ImagePlan, environ: Mapping[str, str]) -> str:
     with contextlib.suppress(OSError):
         config = config_path(environ).read_bytes()
     pins = plan.pins
-    parts = [VERSION, plan.profile.python_minor, plan.kb.glibc(plan.profile.base) or "",
+    parts = [VERSION, plan.profile.python_minor, plan.base_part.glibc or "",
              plan.profile.base, list(pins.pip), list(pins.pip_extra), list(pins.base), list(plan.pip_index_urls),
              list(plan.pip_find_links), sorted(plan.profile.packages.apt), config.decode("utf-8", "replace"),
              repr(plan.profile.mirrors),  # a profile's own index (mirrors.pip_index_url) answers for its set
@@ -59,9 +60,10 @@ def set_key(plan: ImagePlan, environ: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def set_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None, *,
+def set_findings(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str], cache: Path | None, *,
                  offline: bool = False) -> list[Finding]:
-    """The findings of the resolved set, from the kept answer when there is one."""
+    """The findings of the resolved set, from the kept answer when there is one (``kb``: the command's, the one
+    ``plan`` was made with)."""
     if not plan.pins.pip and not plan.pins.pip_extra:
         return []
     offline = offline or offline_asked(environ)
@@ -70,13 +72,13 @@ def set_findings(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None
     if kept is not None:
         return kept
     if offline:
-        return not_resolved(plan, "offline: --offline or ENVGEN_OFFLINE")
+        return not_resolved(plan, kb, "offline: --offline or ENVGEN_OFFLINE")
     from envgen.errors import ResolverUnavailable
 
     try:
-        found, life = _resolve_and_judge(plan, environ, cache), TTL_S
+        found, life = _resolve_and_judge(plan, kb, environ, cache), TTL_S
     except ResolverUnavailable as exc:  # kept a short while: the next checks do not wait on the index again
-        found, life = not_resolved(plan, f"no index answered: {exc.message}"), RETRY_S
+        found, life = not_resolved(plan, kb, f"no index answered: {exc.message}"), RETRY_S
     keep_findings(path, found, life, f"{_PREFIX}*.json")
     return found
 
@@ -102,7 +104,7 @@ def keep_findings(path: Path | None, found: list[Finding], life: float, stale: s
             prune_stale(path, stale)
 
 
-def not_resolved(plan: ImagePlan, reason: str) -> list[Finding]:
+def not_resolved(plan: ImagePlan, kb: KnowledgeBase, reason: str) -> list[Finding]:
     """The ``info`` that says what was not resolved, and why: the packages.pip lines the knowledge base has recorded
     releases of (``pinned_releases.yaml``, ``framework_requires.yaml``: the static rules judged them on those) and
     those it has none of."""
@@ -111,7 +113,7 @@ def not_resolved(plan: ImagePlan, reason: str) -> list[Finding]:
     lines = [r.line for r in plan.requirements if r.applies]
     if not lines:
         return []
-    recorded = {row.name for row in plan.kb.pinned_releases} | {row.distribution for row in plan.kb.framework_requires}
+    recorded = {row.name for row in kb.pinned_releases} | {row.distribution for row in kb.framework_requires}
     known = [line.text for line in lines if line.name in recorded]
     unknown = [line.text for line in lines if line.name not in recorded]
     said = "; ".join(part for part in (
@@ -123,12 +125,13 @@ def not_resolved(plan: ImagePlan, reason: str) -> list[Finding]:
                     "checks read it offline", SOURCE)]
 
 
-def _resolve_and_judge(plan: ImagePlan, environ: Mapping[str, str], cache: Path | None) -> list[Finding]:
+def _resolve_and_judge(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str],
+                       cache: Path | None) -> list[Finding]:
     from envgen.check.util import finding
     from envgen.lock.judge_run import judge
 
     started = time.monotonic()
-    found, note = judge(plan, environ, cache)
+    found, note = judge(plan, kb, environ, cache)
     seconds = time.monotonic() - started
     timed = finding("info", "resolve-time", f"the pip set was resolved and judged on its files in {seconds:.1f} s "
                     f"for {note}; the answer is kept for {TTL_S // 3600} h", "nothing to do", SOURCE)

@@ -181,7 +181,8 @@ class Route:
 def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, environ: Mapping[str, str],
                      wheelhouse: Path | None = None, plan: ImagePlan | None = None) -> Route:
     """Where the profile's pip sets resolve (``plan``: the profile's plan, when the caller made it already)."""
-    written = render_context(profile, kb, config, wheelhouse=wheelhouse, use_lock=False, plan=plan)
+    written = render_context(plan_image(profile, kb) if plan is None else plan, config, wheelhouse=wheelhouse,
+                             use_lock=False)
     house = written.wheelhouse or configured_wheelhouse(environ)
     if house is not None and not house.is_dir():
         raise InputError(f"wheelhouse {house} is not a directory", fix="pass --wheelhouse DIR with wheels in it")
@@ -206,14 +207,14 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
                  [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
 
 
-def refuse_judged(plan: ImagePlan, environ: Mapping[str, str]) -> None:
+def refuse_judged(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str]) -> None:
     """The answer `envgen check` gives on the whole pip set (``judged``, kept in the cache): an error it read from the
     releases' own files stops the lock, as it stops a build (a set uv cannot resolve fails the lock's own resolution,
     in its words). ENVGEN_OFFLINE of this process or of ``environ`` leaves the index alone."""
     from envgen.kb.cache import cache_dir
     from envgen.lock.judged import FROM_FILES, offline_asked, set_findings
 
-    found = set_findings(plan, environ, cache_dir(environ), offline=offline_asked(os.environ))
+    found = set_findings(plan, kb, environ, cache_dir(environ), offline=offline_asked(os.environ))
     errors = [f for f in found if f.severity == "error" and f.code in FROM_FILES]
     if errors:
         raise InputError(f"the pip set fails its check: [{errors[0].code}] {errors[0].message}", fix=errors[0].fix)
@@ -363,7 +364,7 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
 
         kb = kb_for(environ)
     plan = plan_image(profile, kb)
-    refuse_judged(plan, environ)
+    refuse_judged(plan, kb, environ)
     route = resolution_route(profile, kb, config, environ, wheelhouse, plan=plan)
     profile = route.plan.profile  # as planned: the values it left to the KB filled in
     sets = resolve_sets(profile, route, runner, uv_runner)
@@ -379,3 +380,9 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
     write_atomically(target, text + other_platforms(profile, route, uv_runner or run_command), mode=0o644)
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
                        time.monotonic() - started, len(base.apt), base.pin)
+
+
+def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = ()) -> str:
+    """`envgen lock` for an installer that installs from a pip lock (its ``lock_command``): the lock written, in one
+    line (``channels``: conda's, not asked)."""
+    return lock(ref, wheelhouse=wheelhouse, kb=kb).summary()

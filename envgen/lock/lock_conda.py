@@ -97,6 +97,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     from importlib.metadata import version
 
     from envgen.config import load_config, merge_mirrors
+    from envgen.plan.image import plan_image
     from envgen.profile import find_profile, load_profile
     from envgen.render.plan import render_context
 
@@ -113,7 +114,7 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
         from envgen.kb.cache import kb_for
 
         kb = kb_for(environ)
-    plan = render_context(profile, kb, config, use_lock=False)
+    plan = render_context(plan_image(profile, kb), config, use_lock=False)
     profile = plan.profile  # as planned: the values it left to the KB (an NGC release's, a torch tag's) filled in
     mirrors = merge_mirrors(profile.mirrors, config.mirrors).conda_channels
     urls = {**mirrors, **(channel_urls or {})}
@@ -137,3 +138,17 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     target = conda_lock_path(source.path)
     write_atomically(target, explicit_text(pins, header=header), mode=0o644)
     return target, len(pins)
+
+
+def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = ()) -> str:
+    """`envgen lock` for a conda profile (its installer's ``lock_command``): ``channels`` as --conda-channel gives
+    them (NAME=URL: solve channel NAME from URL); the list written, in one line (``wheelhouse``: pip's, not asked)."""
+    urls = {}
+    for pair in channels:
+        name, sep, url = pair.partition("=")
+        if not sep or not name or not url:
+            raise InputError(f"--conda-channel {pair!r} is not NAME=URL",
+                             fix="e.g. --conda-channel conda-forge=https://mirror.example/conda-forge")
+        urls[name] = url
+    path, count = lock_conda(ref, channel_urls=urls, kb=kb)
+    return f"locked {ref}: {count} conda package(s) -> {path}"

@@ -81,7 +81,7 @@ def _resolved(plan: ImagePlan, environ: Mapping[str, str], platform: str) -> lis
     from envgen.check.util import finding
     from envgen.lock.lock_uv import uv_platform, uv_resolve
 
-    glibc, pins = plan.kb.glibc(plan.profile.base), [*plan.pins.pip, *plan.pins.pip_extra]
+    glibc, pins = plan.base_part.glibc, [*plan.pins.pip, *plan.pins.pip_extra]
     note = f"CPython {plan.profile.python_minor}, {uv_platform(glibc, ARCH[platform])}"
     try:
         done = uv_resolve(pins, plan.profile.python_minor, glibc, wheel_tags(glibc, platform), find_links=[],

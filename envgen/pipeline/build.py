@@ -97,10 +97,20 @@ class BuildOutcome:
         return "\n".join(lines + self.notes)
 
 
-def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: UserConfig, builder: BuilderInfo,
-                       context_dir: Path, wheelhouse: Path | None, log_dir: Path, echo: Callable[[str], None],
-                       log_name: str, offline: bool = False) -> RenderResult:
-    """Write the context the build rendered once; the classic builder's pip path gets its wheels first."""
+def write_for_builder(planned: RenderedContext, config: UserConfig, builder: BuilderInfo, context_dir: Path, *,
+                      log_dir: Path, echo: Callable[[str], None], wheelhouse: Path | None = None,
+                      offline: bool = False) -> tuple[RenderResult, str]:
+    """The prepare step of every build route (one image, ``build``; several platforms, ``pipeline.platforms``): the
+    context rendered once, its packages routed through ``wheelhouse`` or ``offline``, written to ``context_dir`` for
+    ``builder``; with the name of its build log (under ``log_dir``)."""
+    name = _log_name(planned.plan.profile, planned.content_hash)
+    context = reroute(planned, config, wheelhouse, offline)
+    return _write(context, config, builder, context_dir, wheelhouse, log_dir / name, echo, offline), name
+
+
+def _write(context: RenderedContext, config: UserConfig, builder: BuilderInfo, context_dir: Path,
+           wheelhouse: Path | None, log: Path, echo: Callable[[str], None], offline: bool) -> RenderResult:
+    """Write the context; the classic builder's pip path gets its wheels first (their log: ``log``-wheels.log)."""
     profile = context.plan.profile
     from envgen.plan.installers import installer_of
 
@@ -117,8 +127,9 @@ def _write_for_builder(context: RenderedContext, kb: KnowledgeBase, config: User
     echo(f"classic builder: downloading wheels on the host into {house}")
     prefetch([first.dir / "requirements.lock", first.dir / "requirements.extra.txt"], house,
              profile.python_minor, find_links=[*find_links, *context.plan.pip.find_links],
-             index_urls=list(context.plan.pip.index_urls), platforms=manylinux_platforms(kb.glibc(profile.base)),
-             log_path=log_dir / f"{log_name}-wheels.log", offline=offline,
+             index_urls=list(context.plan.pip.index_urls),
+             platforms=manylinux_platforms(context.plan.image.base_part.glibc),
+             log_path=log.with_name(f"{log.name}-wheels.log"), offline=offline,
              constraints=first.dir / layout.BASE_CONSTRAINTS if context.plan.pins.base else None,
              env=_host_pip_env(first))
     return write_context(reroute(context, config, house, offline=True), context_dir)
@@ -205,7 +216,7 @@ def build(
 
         registry = registry_to_use(registry, config)
     kb = session.kb
-    plan = _plan_to_build(ref, kb, check, env, echo, offline)
+    plan = plan_to_build(ref, kb, check, env, echo, offline)
     profile = plan.profile
     client = connect()
     engine = engine_info(client)
@@ -220,7 +231,7 @@ def build(
     log_dir = config.state_dir / "logs"
     # One render of the plan the check judged. The tag is content-addressed and does not depend on the builder
     # or the wheelhouse: look for a validated image first, before writing to disk or downloading.
-    planned = render_in_memory(profile, kb, config, plan=plan)
+    planned = render_in_memory(plan, config)
     planned_tag = image_ref(config, profile.name, planned.content_hash)
     with build_lock(config.state_dir, profile.name, echo):
         return _build_locked(planned, kb, config, info, client, store, planned_tag,
@@ -228,8 +239,8 @@ def build(
                              sink=sink, echo=echo, log_dir=log_dir, env=env)
 
 
-def _plan_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
-                   echo: Callable[[str], None], offline: bool = False) -> ImagePlan:
+def plan_to_build(ref: str, kb: KnowledgeBase, check: bool, env: Mapping[str, str] | None,
+                  echo: Callable[[str], None], offline: bool = False) -> ImagePlan:
     """The profile's plan, checked (errors stop the build) or, with --no-check, checked only to say what it would
     have found; its warnings are echoed. ``offline``: the pip set's kept answer alone (no index asked)."""
     if check:
@@ -289,10 +300,8 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     if cached is not None:
         return cached
     _ensure_fetchable(planned, config, wheelhouse, offline, echo)
-    log_name = _log_name(profile, content_hash)
-    result = _write_for_builder(reroute(planned, config, wheelhouse, offline), kb, config, info,
-                                config.state_dir / "contexts" / profile.name, wheelhouse, log_dir, echo, log_name,
-                                offline)
+    result, log_name = write_for_builder(planned, config, info, config.state_dir / "contexts" / profile.name,
+                                         log_dir=log_dir, echo=echo, wheelhouse=wheelhouse, offline=offline)
     # A registry mirror for the base: the build arg BASE_IMAGE names it; pull it first so that a mirror
     # that does not answer or lacks the image is one clear line, not a builder error.
     mirrored = mirror_ref(base_ref, merge_mirrors(profile.mirrors, config.mirrors).registries)

@@ -26,7 +26,7 @@ from envgen.docker.multiplatform import (
     require_emulation,
 )
 from envgen.errors import InputError
-from envgen.pipeline.build import _log_name, _plan_to_build, _write_for_builder
+from envgen.pipeline.build import plan_to_build, write_for_builder
 from envgen.pipeline.publish import registry_to_use, remote_ref
 from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import record_result, smoke_command
@@ -34,7 +34,7 @@ from envgen.pipeline.state import ValidationStore
 from envgen.plan.installers import installer_of
 from envgen.profile import Profile
 from envgen.render import RenderResult, render_in_memory
-from envgen.render.core import image_tag, reroute
+from envgen.render.core import image_tag
 from envgen.smoke.report import SmokeReport
 
 if TYPE_CHECKING:
@@ -124,16 +124,13 @@ def prepare_platforms(ref: str, *, registry: str | None = None, echo: Callable[[
     config = load_config(env)
     target = registry_to_use(registry, config)
     kb = Session.of(session, env).kb  # the command's one KB load (check's cache), as every other route
-    plan = _plan_to_build(ref, kb, check, env, echo)
+    plan = plan_to_build(ref, kb, check, env, echo)
     profile = plan.profile
     refuse_split_lock(profile, platforms)
     info = detect_builder(env, choice="buildkit", engine=engine_info(connect()))
-    planned = render_in_memory(profile, kb, config, plan=plan)
-    log_name = _log_name(profile, planned.content_hash)
-    log_dir = config.state_dir / "logs"
-    written = _write_for_builder(reroute(planned, config, None, False), kb, config, info,
-                                 config.state_dir / "contexts" / f"{profile.name}-platforms", None, log_dir, echo,
-                                 log_name)
+    planned = render_in_memory(plan, config)
+    log_dir, context_dir = config.state_dir / "logs", config.state_dir / "contexts" / f"{profile.name}-platforms"
+    written, log_name = write_for_builder(planned, config, info, context_dir, log_dir=log_dir, echo=echo)
     pushed_as = remote_ref(target, image_tag(profile.name, written.content_hash, config.namespace))
     return Prepared(profile.name, written.content_hash, written, info, pushed_as, log_dir, log_name)
 

@@ -54,7 +54,7 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None,
 
     profile = load_profile(ref, kb=kb)
     plan = plan_image(profile, kb)
-    findings = [*check_profile(profile, kb, host, plan=plan), *resolved_set(plan, offline=offline)]
+    findings = [*check_profile(profile, kb, host, plan=plan), *resolved_set(plan, kb, offline=offline)]
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         first = errors[0]
@@ -64,14 +64,15 @@ def checked_plan(ref: str, kb: KnowledgeBase, host: HostSpec | None = None,
     return plan, findings
 
 
-def resolved_set(plan: ImagePlan, env: Mapping[str, str] | None = None, offline: bool = False) -> list[Finding]:
+def resolved_set(plan: ImagePlan, kb: KnowledgeBase, env: Mapping[str, str] | None = None,
+                 offline: bool = False) -> list[Finding]:
     """What `envgen check` says of the whole pip set resolved and judged on its files: the same kept answer
     (``envgen.lock.judged``; ENVGEN_OFFLINE=1 leaves the index alone)."""
     from envgen.kb.cache import cache_dir
     from envgen.lock.judged import set_findings
 
     environ = os.environ if env is None else env
-    return set_findings(plan, environ, cache_dir(environ), offline=offline)
+    return set_findings(plan, kb, environ, cache_dir(environ), offline=offline)
 
 
 def cached_profile(ref: str, env: Mapping[str, str] | None = None,
@@ -152,7 +153,7 @@ def prepare(
         findings = _render_verdict(loaded, plan, session, notes)
     profile = plan.profile
     target = out if out is not None else Path("build") / profile.name
-    result = render(profile, kb, target, config, wheelhouse=wheelhouse, offline=offline, plan=plan)
+    result = render(plan, target, config, wheelhouse=wheelhouse, offline=offline)
     if not restored:
         compiled.keep(directory, _COMPILED)
     return Prepared(profile=profile, kb=kb, config=config, findings=findings, render=result, notes=notes)
@@ -233,8 +234,7 @@ def export_planned(refs: list[str], fmt: str, out: Path, session: Session, *, gp
     kb, config = session.kb, session.config
     profiles = [load_profile(ref, session.env, kb=kb) for ref in refs]
     plans = [plan_image(profile, kb) for profile in profiles]
-    contexts = [render_in_memory(profile, kb, config, plan=plan)  # the registry is no part of a render
-                for profile, plan in zip(profiles, plans, strict=True)]
+    contexts = [render_in_memory(plan, config) for plan in plans]  # the registry is no part of a render
     if registry:  # where the user pushes: what the Job, the sbatch script and `Bootstrap: docker` pull
         config = config.model_copy(update={"registry": registry})
     with _engine(fmt == "k8s" and bool(config.registry) or fmt in LOCAL_IMAGE_FORMATS) as client:
@@ -244,7 +244,7 @@ def export_planned(refs: list[str], fmt: str, out: Path, session: Session, *, gp
                                 registry=registry, bootstrap="docker" if bootstrap == "docker" else "docker-daemon",
                                 project=Path.cwd(), force=force, runtime=runtime,  # type: ignore[arg-type]
                                 array=array)  # the CLI checked runtime
-        paths = export(profiles, kb, fmt, out, config=config, options=options, contexts=contexts)
+        paths = export(plans, fmt, out, config=config, options=options, contexts=contexts)
         notes = [line for ref, profile, plan in zip(refs, profiles, plans, strict=True)
                  for line in check_notes(ref, profile, check_profile(profile, kb, plan=plan))]
         unbuilt = _unbuilt(refs, contexts, session.config, client) if fmt in LOCAL_IMAGE_FORMATS else []

@@ -20,10 +20,11 @@ def profile_tag(profile: Profile, env: Mapping[str, str] | None = None,
                 session: Session | None = None) -> tuple[str, str]:
     """(image tag, content hash) the profile renders to now, without writing anything."""
     from envgen.pipeline.naming import image_ref
+    from envgen.plan.image import plan_image
 
     session = Session.of(session, env)
     config = session.config
-    context = render_in_memory(profile, session.kb, config)
+    context = render_in_memory(plan_image(profile, session.kb), config)
     return image_ref(config, profile.name, context.content_hash), context.content_hash
 
 

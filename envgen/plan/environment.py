@@ -4,7 +4,7 @@ check's library survey uses), the NVIDIA Container Toolkit's variables, then the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from envgen import layout
 from envgen.kb.knowledge import KnowledgeBase
@@ -36,14 +36,11 @@ def nvidia_lib_dirs(kb: KnowledgeBase, pip_pins: Sequence[str], site_packages: s
     return sorted(dirs)
 
 
-def environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],
-                require_cuda: str | None) -> tuple[tuple[str, str], ...]:
-    """envgen's own variables, then the profile's ``env``; a profile variable that would replace one of envgen's is
-    refused (``plan.refusals``: check reports the same)."""
-    env = own_environment(profile, kb, pip_pins, require_cuda)
-    refuse(env_collisions(env, profile.env))
-    env.update(profile.env)
-    return tuple(sorted(env.items()))
+def environment(own: Mapping[str, str], profile_env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """envgen's own variables (``own``: ``own_environment``'s, held by the plan), then the profile's ``env``; a
+    profile variable that would replace one of envgen's is refused (``plan.refusals``: check reports the same)."""
+    refuse(env_collisions(own, profile_env))
+    return tuple(sorted({**own, **profile_env}.items()))
 
 
 def own_environment(profile: Profile, kb: KnowledgeBase, pip_pins: Sequence[str],

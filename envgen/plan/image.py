@@ -1,15 +1,17 @@
 """The image plan: what the image installs, in which stage, from where, with which environment, and what the
 smoke probe then expects. ``plan_image`` makes it once per command from the profile and the knowledge base (the
-rows the profile points at: ``plan.stack``); ``check`` judges it, ``render`` writes it, ``suggest`` judges one per
-candidate, and none of them works it out again."""
+rows the profile points at: ``plan.stack.Stack``, read while planning); everything the readers take from it is worked
+out there and held as plain fields, and the plan holds no knowledge base: ``check`` judges it (with the KB its
+caller gives), ``render`` writes it, ``suggest`` judges one per candidate, and none of them works it out again."""
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
+from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
+from envgen.kb.families import BaseFamily
 from envgen.layout import ENV
 from envgen.plan.environment import environment, own_environment
 from envgen.plan.expected import (
@@ -23,19 +25,18 @@ from envgen.plan.expected import (
 )
 from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.installers import installer_of
-from envgen.plan.libraries import STAGES
+from envgen.plan.libraries import STAGES, Libraries
 from envgen.plan.lockfile import Lock, Pins, exact_conda
+from envgen.plan.parts import BasePart, InstallerPart, base_part, chosen_lock, installer_part
 from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
+from envgen.plan.selection import Selection, selection
 from envgen.plan.slim import LeaveOutPlan, leave_out_plan
-from envgen.plan.stack import Stack, resolve_rows
+from envgen.plan.stack import Stack, Target, resolve_rows
+from envgen.plan.wheel_needs import WheelSurvey
 from envgen.profile import Profile
 from envgen.profile.requirements import PipLine
-
-if TYPE_CHECKING:  # the render's parts and the exports' selection are imported when asked (a check never asks)
-    from envgen.plan.parts import BasePart, InstallerPart
-    from envgen.plan.selection import Selection
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,6 @@ def cuda_choices(stack: Stack) -> CudaChoices:
 @dataclass(frozen=True)
 class ImagePlan:
     profile: Profile  # as planned: the values it left to the KB filled in (``defaults``); every reader reads this one
-    kb: KnowledgeBase
     framework_pip: list[str]  # the frameworks' pins "name==version", the environment stage
     user_pip: list[str]  # the profile's packages.pip, as written (``requirements`` says which stage takes each)
     pip_index_urls: list[str]  # --extra-index-url for framework wheels (new-style torch indexes)
@@ -81,7 +81,26 @@ class ImagePlan:
     tensorflow_package: str | None
     torch_variant: TorchVariant | None
     cuda: CudaChoices
-    stack: Stack = field(repr=False, compare=False)  # what the plan was made from (``expected`` reads it)
+    # the knowledge-base rows the profile points at (``plan.stack``), as looked up once
+    family: BaseFamily  # the base image's family (base_families.yaml)
+    base: BaseImageInfo | None  # the base image's row (None: not in the knowledge base)
+    ngc: NgcRelease | None  # the NGC release of the base (families with a release table)
+    tf_build: TensorflowBuild | None
+    torch_release: TorchRelease | None
+    targets: tuple[Target, ...]  # the GPUs the profile names
+    # the values the profile left to the knowledge base, as planning filled them into ``profile``, each with where
+    # it came from (``plan.defaults``; ``envgen show`` prints them)
+    defaults: tuple[str, ...]
+    # what was worked out from them, once (each reader reads it here; none asks the knowledge base again)
+    libraries: Libraries = field(repr=False)  # the sonames the frameworks load and their providers (plan.libraries)
+    wheel_libraries: WheelSurvey = field(repr=False)  # the CUDA libraries packages.pip's wheels load (plan.wheel_needs)
+    slim: LeaveOutPlan | None = field(repr=False)  # what the runtime image leaves out (plan.slim); None: keeps all
+    base_part: BasePart = field(repr=False)  # FROM reference and digest, family, package manager, paths, user
+    installer_part: InstallerPart = field(repr=False)  # Python setup, runtime apt set, context files, refusals
+    expected: Expected = field(repr=False)  # what the smoke probe compares the image against (plan.expected)
+    preflight: Mapping[str, Any] = field(repr=False)  # what the image's preflight checks (plan.preflight)
+    node_selection: Selection | None = field(repr=False)  # the cluster nodes it runs on (plan.selection); None: no GPU
+    own_env: Mapping[str, str] = field(repr=False)  # the variables envgen sets itself, before the profile's ``env``
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
     source_builds: list[SourceBuild] = field(default_factory=list)
@@ -89,25 +108,9 @@ class ImagePlan:
     requirements: tuple[PlannedRequirement, ...] = ()
 
     @property
-    def defaults(self) -> tuple[str, ...]:
-        """The values the profile left to the knowledge base, as planning filled them into ``profile``, each with
-        where it came from (``plan.defaults``; ``envgen show`` prints them)."""
-        return self.stack.defaults
-
-    @property
-    def slim(self) -> LeaveOutPlan | None:
-        """What the runtime image leaves out of its environment (plan.slim); None: the profile keeps everything."""
-        return leave_out_plan(self.profile, self.kb)
-
-    @property
     def nvidia_require_cuda(self) -> str | None:
         """The image's NVIDIA_REQUIRE_CUDA value (plan.require); None: no CUDA used."""
         return self.cuda.require
-
-    @property
-    def base(self) -> BaseImageInfo | None:
-        """The base image's row (None: not in the knowledge base)."""
-        return self.stack.base
 
     @property
     def pip(self) -> list[str]:
@@ -159,7 +162,7 @@ class ImagePlan:
     def installed_extensions(self) -> list[Extension]:
         """The extension packages envgen installs: those of ``extensions`` whose line the base does not satisfy
         (base_provides.packages); what one of the base needs at run time is the base's."""
-        return [r.extension for r in self.requirements if r.extension is not None and r.stage != "base"]
+        return installed_extensions(self.requirements)
 
     @property
     def conda(self) -> list[str]:
@@ -180,31 +183,8 @@ class ImagePlan:
         """``packages.pip`` read, the lines whose marker holds in the image (read once, by ``plan_image``)."""
         return [r.line for r in self.requirements if r.applies]
 
-    @functools.cached_property
-    def preflight(self) -> dict[str, Any]:
-        """What the image's preflight checks before the user's command (``plan.preflight``)."""
-        return preflight_document(self.stack, self.kb, self.cuda.tensorflow)
-
-    @functools.cached_property
-    def base_part(self) -> BasePart:
-        """The base image as planned: FROM reference and digest, family, package manager, paths, user
-        (``plan.parts``)."""
-        from envgen.plan.parts import base_part
-
-        return base_part(self.stack)
-
-    @functools.cached_property
-    def installer_part(self) -> InstallerPart:
-        """The installer as planned: Python setup, runtime apt set, context files, tools, refusals
-        (``plan.parts``)."""
-        from envgen.plan.parts import installer_part
-
-        return installer_part(self.stack, self.requirements, self.installed_extensions)
-
     def chosen_lock(self) -> Lock | None:
         """The lock beside the profile, checked against this plan (a lock for another target refused)."""
-        from envgen.plan.parts import chosen_lock
-
         return chosen_lock(self.profile, self.framework_pip, self.installer_part.runtime_apt,
                            self.base_part.lock_target)
 
@@ -214,29 +194,17 @@ class ImagePlan:
 
         return conda_lock_of(self.profile, self.pins.conda, self.installer_part.conda_pip)
 
-    @functools.cached_property
-    def node_selection(self) -> Selection | None:
-        """Which cluster nodes the image runs on, from its preflight facts (``plan.selection``); None: no GPU."""
-        from envgen.plan.selection import selection
-
-        return selection(self.preflight, self.stack.kb)
-
-    @functools.cached_property
-    def expected(self) -> Expected:
-        """What the smoke probe compares the image against; made when asked (a check never asks)."""
-        distributions = expected_distributions(self.frameworks, self.requirements, self.user_conda)
-        return expected_of(self.stack, self.cuda, self.extensions, distributions)
-
-    @functools.cached_property
+    @property
     def env(self) -> tuple[tuple[str, str], ...]:
-        """The image's environment variables (``plan.environment``); a profile ``env`` that would replace one of
-        envgen's is refused (an InputError), raised when the render asks; check reports it from ``own_env``."""
-        return environment(self.profile, self.kb, self.pip, self.nvidia_require_cuda)
+        """The image's environment variables (``plan.environment``): ``own_env``, then the profile's ``env``; a
+        profile variable that would replace one of envgen's is refused (an InputError), raised when the render asks;
+        check reports it from ``own_env``."""
+        return environment(self.own_env, self.profile.env)
 
-    @functools.cached_property
-    def own_env(self) -> dict[str, str]:
-        """The variables envgen sets itself, before the profile's ``env``."""
-        return own_environment(self.profile, self.kb, self.pip, self.nvidia_require_cuda)
+
+def installed_extensions(requirements: Sequence[PlannedRequirement]) -> list[Extension]:
+    """The extension packages of ``requirements`` envgen installs (those whose line the base does not satisfy)."""
+    return [r.extension for r in requirements if r.extension is not None and r.stage != "base"]
 
 
 def _local(version: str, variant: TorchVariant | None) -> str:
@@ -327,8 +295,9 @@ def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
 
 
 def image_plan(stack: Stack) -> ImagePlan:
-    """The plan of the profile the stack was looked up for (``plan_image`` looks it up and calls this)."""
-    profile, notes = stack.profile, list[str]()
+    """The plan of the profile the stack was looked up for (``plan_image`` looks it up and calls this): everything
+    its readers take from the stack's rows and the knowledge base is worked out here, once."""
+    profile, notes, kb = stack.profile, list[str](), stack.kb
     provided = profile.base_frameworks  # what the base image holds is not installed again
     tf_pins, preinstalled = _tensorflow(stack, notes)
     torch_pins = _torch_pins(stack)
@@ -338,27 +307,26 @@ def image_plan(stack: Stack) -> ImagePlan:
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
     variant = stack.torch_variant if "pytorch" not in provided and not from_pypi(stack) else None
-    index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
-    find_links = [variant.index_url] if variant is not None and variant.find_links else []
     framework_pip = [*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)]
-    requirements = plan_requirements(profile, stack.pip_lines, stack.kb, framework_pip,
-                                     lambda ext: source_build(stack, ext))
+    requirements = plan_requirements(profile, stack.pip_lines, kb, framework_pip, lambda ext: source_build(stack, ext))
+    user_conda = list(profile.packages.conda) if installer_of(profile).conda_env else []
+    cuda = cuda_choices(stack)
+    extensions = [r.extension for r in requirements if r.extension is not None]
+    preflight = preflight_document(stack, kb, cuda.tensorflow)
     return ImagePlan(
-        profile=profile,
-        kb=stack.kb,
-        framework_pip=framework_pip,
-        user_pip=list(profile.packages.pip),
-        pip_index_urls=index_urls,
-        pip_find_links=find_links,
-        user_conda=list(profile.packages.conda) if installer_of(profile).conda_env else [],
-        preinstalled=preinstalled,
-        frameworks=frameworks,
-        tensorflow_package=stack.tf_package,
-        torch_variant=stack.torch_variant,
-        cuda=cuda_choices(stack),
-        stack=stack,
-        notes=notes,
-        source_builds=[r.source_build for r in requirements if r.source_build is not None],
+        profile=profile, framework_pip=framework_pip, user_pip=list(profile.packages.pip),
+        pip_index_urls=[variant.index_url] if variant is not None and not variant.find_links else [],
+        pip_find_links=[variant.index_url] if variant is not None and variant.find_links else [],
+        user_conda=user_conda, preinstalled=preinstalled, frameworks=frameworks, tensorflow_package=stack.tf_package,
+        torch_variant=stack.torch_variant, cuda=cuda, family=stack.family, base=stack.base, ngc=stack.ngc,
+        tf_build=stack.tf_build, torch_release=stack.torch_release, targets=tuple(stack.targets),
+        defaults=stack.defaults, libraries=stack.libraries, wheel_libraries=stack.wheel_libraries,
+        slim=leave_out_plan(profile, kb), base_part=base_part(stack),
+        installer_part=installer_part(stack, requirements, installed_extensions(requirements)),
+        expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
+        preflight=preflight, node_selection=selection(preflight, kb),
+        own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),
+        notes=notes, source_builds=[r.source_build for r in requirements if r.source_build is not None],
         requirements=requirements,
     )
 

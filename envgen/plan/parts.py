@@ -59,6 +59,7 @@ class BasePart:
     package_manager: str
     occupies: tuple[str, ...]
     user: str
+    glibc: str | None  # the C library the base carries (the KB's row; None: not known)
     lock_target: str  # lock_target(python, glibc): what a lock beside the profile must have been made for
 
     def pin(self, lock: Lock | None = None) -> BasePin:
@@ -135,12 +136,12 @@ def setup_of(profile: Profile, row: SetupRow) -> PythonSetup:
 
 def base_part(stack: Stack) -> BasePart:
     profile, kb, family = stack.profile, stack.kb, stack.family
-    named = parse_ref(profile.base)
+    named, glibc = parse_ref(profile.base), kb.glibc(profile.base)
     return BasePart(reference=profile.base, image=named.tagged, named_digest=named.digest,
                     known_digest=None if profile.local_base else (stack.base.digest if stack.base else None),
                     local=profile.local_base, family=family.name, package_manager=family.package_manager,
-                    occupies=tuple(family.occupies), user=family.user,
-                    lock_target=lock_target(profile.python_minor, kb.glibc(profile.base)))
+                    occupies=tuple(family.occupies), user=family.user, glibc=glibc,
+                    lock_target=lock_target(profile.python_minor, glibc))
 
 
 def runtime_compiler_apt(stack: Stack, installed: Sequence[Extension], setup: Sequence[str]) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ CUDA). Read by `envgen show` and `envgen check` (check.gpu.images)."""
 
 from __future__ import annotations
 
+from envgen.kb.knowledge import KnowledgeBase
 from envgen.kb.platforms import PlatformWheel
 from envgen.plan.image import ImagePlan
 
@@ -22,7 +23,7 @@ def exact_pins(plan: ImagePlan) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-def arm64_row(plan: ImagePlan, name: str, version: str) -> PlatformWheel | None:
+def arm64_row(kb: KnowledgeBase, name: str, version: str) -> PlatformWheel | None:
     """platform_wheels.yaml's linux/arm64 row of ``name`` ``version`` (a PEP 440 match), or None."""
     from packaging.version import InvalidVersion, Version
 
@@ -30,7 +31,7 @@ def arm64_row(plan: ImagePlan, name: str, version: str) -> PlatformWheel | None:
         wanted = Version(version)
     except InvalidVersion:
         return None
-    for row in plan.kb.platform_wheels:
+    for row in kb.platform_wheels:
         if row.name == name and row.platform == ARM64:
             try:
                 if Version(row.version) == wanted:
@@ -47,8 +48,8 @@ def _amd64(plan: ImagePlan, name: str) -> str:
     return "the x86-64 wheel uv resolves"
 
 
-def _arm64(plan: ImagePlan, name: str, version: str) -> str:
-    row = arm64_row(plan, name, version)
+def _arm64(kb: KnowledgeBase, name: str, version: str) -> str:
+    row = arm64_row(kb, name, version)
     if row is None:
         return "not in platform_wheels.yaml: the aarch64 wheel uv resolves (envgen lock)"
     if not row.python:
@@ -57,11 +58,11 @@ def _arm64(plan: ImagePlan, name: str, version: str) -> str:
     return f"{row.wheel} (sha256 {(row.sha256 or '')[:12]}; CPython {', '.join(row.python)}){build}"
 
 
-def platform_lines(plan: ImagePlan, platforms: list[str]) -> list[str]:
-    """One line per platform and exact pin: what that platform installs."""
+def platform_lines(plan: ImagePlan, kb: KnowledgeBase, platforms: list[str]) -> list[str]:
+    """One line per platform and exact pin: what that platform installs (``kb``: the command's)."""
     out = []
     for platform in platforms:
         for name, version in exact_pins(plan):
-            said = _arm64(plan, name, version) if platform == ARM64 else _amd64(plan, name)
+            said = _arm64(kb, name, version) if platform == ARM64 else _amd64(plan, name)
             out.append(f"{platform}: {name}=={version}: {said}")
     return out

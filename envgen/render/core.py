@@ -12,9 +12,7 @@ import jinja2
 from envgen import layout
 from envgen.config import DEFAULT_NAMESPACE, UserConfig
 from envgen.errors import RenderError
-from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.image import ImagePlan
-from envgen.profile.model import Profile
 from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput, render_context
@@ -104,18 +102,16 @@ def finish(plan: TemplateInput, rendered: ContextFiles) -> RenderedContext:
 
 
 def render_in_memory(
-    profile: Profile,
-    kb: KnowledgeBase,
+    plan: ImagePlan,
     config: UserConfig | None = None,
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    plan: ImagePlan | None = None,
     env: jinja2.Environment | None = None,
     use_lock: bool = True,
 ) -> RenderedContext:
-    written = render_context(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan,
-                             use_lock=use_lock)
+    """The build context of ``plan`` (the command's one plan of the profile), in memory."""
+    written = render_context(plan, config, wheelhouse=wheelhouse, offline=offline, use_lock=use_lock)
     return finish(written, render_files(written, env))
 
 
@@ -129,17 +125,16 @@ def wheelhouse_files(wheelhouse: Path | None) -> list[Path]:
 
 
 def render(
-    profile: Profile,
-    kb: KnowledgeBase,
+    plan: ImagePlan,
     out_dir: Path,
     config: UserConfig | None = None,
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    plan: ImagePlan | None = None,
 ) -> RenderResult:
-    """Write the build context for ``profile`` to ``out_dir`` (replaced atomically)."""
-    return write_context(render_in_memory(profile, kb, config, wheelhouse=wheelhouse, offline=offline, plan=plan),
+    """Write the build context of ``plan`` (the command's one plan of the profile) to ``out_dir`` (replaced
+    atomically)."""
+    return write_context(render_in_memory(plan, config, wheelhouse=wheelhouse, offline=offline),
                          out_dir, (config or UserConfig()).state_dir / "secrets")
 
 

@@ -16,7 +16,6 @@ from envgen import __version__, layout
 from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.files import EXECUTABLE, USER_FILE, write_atomically
-from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.image import ImagePlan
 from envgen.plan.selection import cel_selector, node_affinity_terms
 from envgen.profile.loader import profile_arg
@@ -244,29 +243,25 @@ EXECUTABLE_SUFFIXES = (".sbatch",)
 
 
 def export(
-    profiles: Sequence[Profile],
-    kb: KnowledgeBase,
+    plans: Sequence[ImagePlan],
     format: str,
     out: Path,
     config: UserConfig | None = None,
     options: ExportOptions | None = None,
-    plans: Sequence[ImagePlan] | None = None,
     contexts: Sequence[RenderedContext] | None = None,
 ) -> list[Path]:
-    """Write the export files for ``profiles`` under ``out``; returns the paths written. ``contexts``: the profiles'
-    renders, when the caller made them (one plan per profile and command); else ``plans``, the command's one plan
-    of each profile, in the same order (made here when neither is given)."""
+    """Write the export files for the profiles of ``plans`` (the command's one plan of each) under ``out``; returns
+    the paths written. ``contexts``: their renders, in the same order, when the caller made them."""
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}",
                          fix=f"use one of: {', '.join(sorted(EXPORT_FORMATS))}")
-    if not profiles:
+    if not plans:
         raise InputError("export needs at least one profile")
     config = config or UserConfig()
     env = make_environment()
-    if plans is not None and len(plans) != len(profiles):
-        raise InputError(f"export was given {len(plans)} plans for {len(profiles)} profiles")
-    contexts = list(contexts) if contexts is not None else [
-        render_in_memory(p, kb, config, plan=plans[i] if plans is not None else None) for i, p in enumerate(profiles)]
+    if contexts is not None and len(contexts) != len(plans):
+        raise InputError(f"export was given {len(contexts)} renders for {len(plans)} profiles")
+    contexts = list(contexts) if contexts is not None else [render_in_memory(plan, config) for plan in plans]
     options = options or ExportOptions()
     files = EXPORT_FORMATS[format](contexts, config, out, env, options)
     changed = sorted(rel for rel, text in files.items()

@@ -15,10 +15,9 @@ from typing import Any
 from envgen import __version__, layout
 from envgen.config import UserConfig, merge_mirrors
 from envgen.errors import InputError, RenderError
-from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import Credential, mirror_ref, netrc_text, redact, split_credential
 from envgen.plan.extensions import SourceBuild
-from envgen.plan.image import ImagePlan, plan_image
+from envgen.plan.image import ImagePlan
 from envgen.plan.lockfile import Lock, Pins, wheelhouse_covers
 from envgen.plan.parts import BasePin, PythonSetup
 from envgen.profile.model import Mirrors, Profile
@@ -229,20 +228,17 @@ def build_args(mirrors: Mirrors, offline: bool, framework_index: bool = True,
 
 
 def render_context(
-    profile: Profile,
-    kb: KnowledgeBase,
+    install: ImagePlan,
     config: UserConfig | None = None,
     *,
     wheelhouse: Path | None = None,
     offline: bool = False,
-    plan: ImagePlan | None = None,
     use_lock: bool = True,
 ) -> TemplateInput:
-    """The template input for one profile, written from its image plan (``plan``: the one the command made with
-    ``envgen.plan.image.plan_image``; made here when not given). ``use_lock``: read the lock file beside the
-    profile's YAML file, if there is one (``envgen lock`` itself renders without it)."""
+    """The template input for one profile, written from its image plan (``install``: the one the command made with
+    ``envgen.plan.image.plan_image``; render never plans). ``use_lock``: read the lock file beside the profile's YAML
+    file, if there is one (``envgen lock`` itself renders without it)."""
     config = config or UserConfig()
-    install = plan_image(profile, kb) if plan is None else plan
     profile = install.profile  # as planned: the values it left to the KB filled in (its hash covers them)
     mirrors = merge_mirrors(profile.mirrors, config.mirrors)
     part = install.installer_part

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from envgen.docker.build import build_image
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render import render_in_memory
 
@@ -57,7 +58,7 @@ def test_env_values_reach_the_image_literally(tmp_path: Path, any_builder: Build
     kb = load_kb()
     profile = load_profile(str(_profile(tmp_path)), kb=kb)
     assert dict(profile.env) == VALUES
-    instruction = _env_instruction(render_in_memory(profile, kb).files["Dockerfile"].decode())
+    instruction = _env_instruction(render_in_memory(plan_image(profile, kb)).files["Dockerfile"].decode())
     ctx = tmp_path / "ctx"
     ctx.mkdir()
     (ctx / "Dockerfile").write_text(f"FROM {base_image}\n{instruction}\n")

@@ -35,6 +35,7 @@ from envgen.pipeline.image_list import image_rows
 from envgen.pipeline.keys import key_action, trusted_keys
 from envgen.pipeline.publish import pull, push, remote_ref
 from envgen.pipeline.run import run
+from envgen.plan.image import plan_image
 from tests.pipeline.conftest import alias, minimal_profile, publish_registry
 
 if TYPE_CHECKING:
@@ -298,7 +299,7 @@ def test_pull_rejects_a_signed_image_with_another_profiles_labels(built: BuildOu
     from envgen.render import render_in_memory
 
     other = write_profile("att-other", minimal_profile('"six==1.16.0"'))
-    ref = remote_ref(publish_registry(local_registry), render_in_memory(load_profile(other), load_kb()).tag)
+    ref = remote_ref(publish_registry(local_registry), render_in_memory(plan_image(load_profile(other), load_kb())).tag)
     docker_client.api.tag(built.image_id, *ref.rsplit(":", 1))
     docker_client.images.push(ref)
     remove_image(docker_client, ref)

@@ -12,6 +12,7 @@ from docker import DockerClient
 
 from envgen.kb import load_kb
 from envgen.pipeline.build import build
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 from tests.pipeline.conftest import alias, minimal_profile
@@ -34,7 +35,7 @@ def test_the_first_extra_package_keeps_the_environment_layer(
         outcomes.append(build(name, smoke=False))
         cleanup_tags += [outcomes[-1].tag, alias(name)]
     none, plus = outcomes
-    shipped = [set(render_in_memory(load_profile(name), load_kb()).files) for name in (plain, extra)]
+    shipped = [set(render_in_memory(plan_image(load_profile(name), load_kb())).files) for name in (plain, extra)]
     assert "envgen/sh/extras.sh" in shipped[1] - shipped[0]  # the file that once moved the environment's key
     assert _environment_layer(docker_client, plus.image_id) == _environment_layer(docker_client, none.image_id)
     log = plus.log_path.read_text(encoding="utf-8") if plus.log_path else ""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from envgen.pipeline.build import build
+from envgen.plan.image import plan_image
 from envgen.render import render_in_memory
 from tests.pipeline.conftest import alias, minimal_profile
 
@@ -52,7 +53,7 @@ def test_a_profile_on_top_of_an_envgen_image_builds_and_passes_its_smoke_test(  
     kb = load_kb()
     profile = load_profile(name, kb=kb)
     assert kb.base_family(profile).name == "envgen"
-    dockerfile = render_in_memory(profile, kb).files["Dockerfile"].decode()
+    dockerfile = render_in_memory(plan_image(profile, kb)).files["Dockerfile"].decode()
     assert "USER root" in dockerfile and "-m venv" not in dockerfile
     outcome = build(name)
     cleanup_tags += [outcome.tag, alias(name)]

@@ -23,6 +23,7 @@ from envgen.pipeline.build import build
 from envgen.pipeline.publish import pull, push, remote_ref
 from envgen.pipeline.run import run
 from envgen.pipeline.state import ValidationStore
+from envgen.plan.image import plan_image
 from envgen.render import render_in_memory
 
 
@@ -111,7 +112,7 @@ def test_pull_rejects_image_with_other_labels(built, docker_client: DockerClient
     from envgen.kb import load_kb
     from envgen.profile import load_profile
 
-    other_tag = render_in_memory(load_profile(other), load_kb()).tag
+    other_tag = render_in_memory(plan_image(load_profile(other), load_kb())).tag
     ref = remote_ref(publish_registry(local_registry), other_tag)
     docker_client.api.tag(built.image_id, *ref.rsplit(":", 1))  # Podman refuses a repository with its tag in it
     docker_client.images.push(ref)

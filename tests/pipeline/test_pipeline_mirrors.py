@@ -21,6 +21,7 @@ import pytest
 from envgen.docker import inspect_image, push_image, remove_image
 from envgen.errors import RegistryError
 from envgen.pipeline.build import build
+from envgen.plan.image import plan_image
 from envgen.render import render_in_memory
 from tests.conftest import session_namespace
 from tests.pipeline.conftest import alias, pushed_ref
@@ -97,7 +98,8 @@ def test_build_through_docker_io_mirror(builder: str, mirrored_base: tuple[str, 
     from envgen.profile import load_profile
 
     profile = load_profile(profile_name)
-    unmirrored = render_in_memory(profile.model_copy(update={"mirrors": type(profile.mirrors)()}), load_kb())
+    bare = profile.model_copy(update={"mirrors": type(profile.mirrors)()})
+    unmirrored = render_in_memory(plan_image(bare, load_kb()))
     assert outcome.tag.split("/", 1)[1] == unmirrored.tag.split("/", 1)[1]  # same profile:hash (namespace aside)
     assert outcome.tag.endswith(f":{unmirrored.content_hash[:12]}")
     image = inspect_image(docker_client, outcome.tag)

@@ -27,6 +27,7 @@ from envgen import layout
 from envgen.docker import build_image, detect_builder, remove_image
 from envgen.docker.engine import engine_info
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render import render_in_memory
 from tests.pipeline.test_pipeline_cdi import cdi_dir  # noqa: F401  (the fixture: a spec directory of this engine's)
@@ -50,7 +51,7 @@ def image(docker_client: DockerClient, tmp_path_factory: pytest.TempPathFactory)
     if os.environ.get("ENVGEN_TEST_CDI_DIR") not in (docker_client.info().get("CDISpecDirs") or []):
         pytest.skip("runs on the engine whose CDI spec directory $ENVGEN_TEST_CDI_DIR names (scripts/test runs this "
                     "module on scripts/engine-current's Docker 26 with it)")
-    ctx = render_in_memory(load_profile("a100-pypi", env={}), load_kb())
+    ctx = render_in_memory(plan_image(load_profile("a100-pypi", env={}), load_kb()))
     context = tmp_path_factory.mktemp("preflight-ctx")
     for rel, data in ctx.files.items():
         if rel.startswith("envgen/"):

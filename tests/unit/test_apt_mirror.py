@@ -16,6 +16,7 @@ import pytest
 from envgen.kb import load_kb
 from envgen.lock.lock_base import apt_script
 from envgen.paths import build_scripts_dir
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
@@ -95,7 +96,7 @@ def test_the_dockerfile_runs_this_substitution(name: str) -> None:
     """Every apt RUN of both variants runs apt-install.sh with APT_MIRROR declared; the context ships it and
     apt-mirror.sh as they are here; apt-install.sh hands this script the mirror, /etc/apt and the CA files
     (the base's and the proxy's secret)."""
-    files = render_in_memory(load_profile(name), load_kb()).files
+    files = render_in_memory(plan_image(load_profile(name), load_kb())).files
     for variant in ("Dockerfile", "Dockerfile.classic"):
         text = files[variant].decode()
         runs = text.count("sh /opt/envgen/sh/apt-install.sh")  # the RUNs (its bind mounts name it too)

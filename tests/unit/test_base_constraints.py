@@ -51,7 +51,7 @@ def test_the_plan_holds_every_version_the_base_holds_once(tmp_path: Path) -> Non
 
 
 def test_every_resolving_install_is_given_the_constraints_file(tmp_path: Path) -> None:
-    files = render_in_memory(load(tmp_path), load_kb()).files
+    files = render_in_memory(plan_image(load(tmp_path), load_kb())).files
     constraints = files[layout.BASE_CONSTRAINTS].decode()
     assert [line for line in constraints.splitlines() if not line.startswith("#")] == [
         "six==1.11.0", "torch==2.11.0", "triton==3.6.0"]
@@ -71,7 +71,7 @@ def test_the_environment_stage_and_a_source_build_are_constrained_too(tmp_path: 
              packages={"pip": ["flash-attn==2.5.8"]})
     plan = plan_image(p, load_kb())
     assert plan.pins.base == ("tensorflow==2.15.1",) and plan.framework_pip[0].startswith("torch==2.1.2")
-    text = render_in_memory(p, load_kb()).files["Dockerfile"].decode()
+    text = render_in_memory(plan_image(p, load_kb())).files["Dockerfile"].decode()
     assert "-r requirements.lock -c constraints.base.txt" in text, text
     # flash-attn 2.5.8: PyPI has an sdist only (extensions.yaml); built in its own stage, constrained the same way
     assert [sb.spec for sb in plan.source_builds] == ["flash-attn==2.5.8"]
@@ -83,7 +83,7 @@ def test_a_profile_without_base_provides_has_no_constraints(tmp_path: Path) -> N
     path = tmp_path / "plain.yaml"
     path.write_text(yaml.safe_dump({**plain, "name": "plain", "base": "debian:bookworm-slim", "frameworks": {},
                                     "gpu": {"required": False}}))
-    files = render_in_memory(load_profile(str(path), env={}), load_kb()).files
+    files = render_in_memory(plan_image(load_profile(str(path), env={}), load_kb())).files
     assert layout.BASE_CONSTRAINTS not in files and "-c constraints" not in files["Dockerfile"].decode()
 
 

@@ -50,7 +50,7 @@ def test_the_plan_installs_no_provided_framework(tmp_path: Path) -> None:
     assert stack.framework_pip == [] and stack.user_pip == ["rich==13.7.1"]
     assert stack.pip_index_urls == [] and stack.expected.base_provides is not None
     assert stack.expected.base_provides.frameworks == {"pytorch": "2.4.0+cu121"}
-    files = render_in_memory(p, kb).files
+    files = render_in_memory(plan_image(p, kb)).files
     dockerfile = files["Dockerfile"].decode()
     assert "/opt/conda/bin/python -m venv --system-site-packages --without-pip /opt/env" in dockerfile
     assert "envgen-base.pth" in dockerfile and "torch==" not in files["requirements.lock"].decode()
@@ -127,7 +127,7 @@ def test_lines_the_base_satisfies_are_neither_downloaded_nor_installed(tmp_path:
     assert plan.expected.base_provides is not None
     assert plan.expected.base_provides.packages == {"cupy-cuda13x": "14.2.0", "six": "1.16.0", "triton": "3.6.0"}
     assert [e.package for e in plan.expected.extensions or []] == ["cupy-cuda13x"]
-    files = render_in_memory(p, kb).files
+    files = render_in_memory(plan_image(p, kb)).files
     assert files["requirements.extra.txt"].decode().splitlines()[-1] == "rich==13.7.1"
     assert "cupy" not in files["requirements.lock"].decode() + files["requirements.extra.txt"].decode()
     assert "triton" not in files["requirements.lock"].decode() + files["requirements.extra.txt"].decode()
@@ -159,7 +159,7 @@ def test_check_names_the_lines_the_base_satisfies_and_refuses_a_version_it_does_
                                  "does not hold (base_provides.packages: cupy-cuda13x 14.2.0)")
     assert errors[0].fix.startswith("write the base's version in the line (cupy-cuda13x==14.2.0)")
     with pytest.raises(InputError) as err:
-        render_in_memory(wrong, kb)
+        render_in_memory(plan_image(wrong, kb))
     assert err.value.message == errors[0].message
 
 
@@ -168,8 +168,8 @@ def test_a_package_the_base_holds_gets_no_runtime_compiler(tmp_path: Path) -> No
     Debian mirror); for the base's own triton it adds nothing, so the H200 host's base builds offline."""
     kb = load_kb()
     theirs = held(tmp_path, packages={"pip": ["triton==3.6.0"]})
-    assert "apt-install.sh gcc" not in render_in_memory(theirs, kb).files["Dockerfile.classic"].decode()
+    assert "apt-install.sh gcc" not in render_in_memory(plan_image(theirs, kb)).files["Dockerfile.classic"].decode()
     note = next(f for f in check_profile(theirs, kb) if f.code == "ext-runtime-cc")
     assert "the base holds it (base_provides.packages), so the base's own C compiler serves it" in note.message
     ours = held(tmp_path, packages={"pip": ["triton==3.6.0"]}, base_provides={"python": "/opt/torch/.venv/bin/python3"})
-    assert "apt-install.sh gcc libc6-dev" in render_in_memory(ours, kb).files["Dockerfile.classic"].decode()
+    assert "apt-install.sh gcc libc6-dev" in render_in_memory(plan_image(ours, kb)).files["Dockerfile.classic"].decode()

@@ -13,6 +13,7 @@ import pytest
 
 from envgen.kb import load_kb
 from envgen.paths import build_scripts_dir
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.render.core import render_in_memory
 from envgen.render.scripts import CONTEXT_PREFIX, build_scripts
@@ -44,7 +45,7 @@ FIXTURE_PROFILES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
 @pytest.mark.parametrize("name", [s.name for s in list_profiles({})] + [str(FIXTURE_PROFILES / "host-torch.yaml")])
 def test_every_script_a_dockerfile_runs_is_shipped_as_it_is(name: str) -> None:
     """host-torch runs two scripts (base-site.sh, create-user.sh) and no installer; lib.sh is shipped always."""
-    files = render_in_memory(load_profile(name, env={}), load_kb()).files
+    files = render_in_memory(plan_image(load_profile(name, env={}), load_kb())).files
     shipped = {p: d for p, d in files.items() if p.startswith(CONTEXT_PREFIX)}
     assert shipped == build_scripts(files[v].decode() for v in ("Dockerfile", "Dockerfile.classic"))
     assert f"{CONTEXT_PREFIX}lib.sh" in shipped  # every script sources it; the directory always exists

@@ -7,13 +7,14 @@ import yaml
 
 from envgen.kb import load_kb
 from envgen.plan.condalock import conda_python_spec
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.profile.model import Profile
 from envgen.render.core import render_in_memory
 
 
 def _environment_yml(profile: Profile) -> list[str]:
-    files = render_in_memory(profile, load_kb()).files
+    files = render_in_memory(plan_image(profile, load_kb())).files
     return [d for d in yaml.safe_load(files["environment.yml"])["dependencies"] if isinstance(d, str)]
 
 

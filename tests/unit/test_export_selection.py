@@ -15,12 +15,17 @@ import pytest
 import yaml
 
 from envgen.kb import load_kb
-from envgen.plan.image import plan_image
+from envgen.plan.image import ImagePlan, plan_image
 from envgen.plan.selection import cel_selector, node_affinity_terms, selection
 from envgen.profile import load_profile
 from envgen.render import export
 from envgen.render.exports import ExportOptions, pyxis_image
 from tests.unit.test_preflight import TORCH_113
+
+
+def _plans(*names: str) -> list[ImagePlan]:
+    kb = load_kb()
+    return [plan_image(load_profile(name, env={}), kb) for name in names]
 
 
 def _tool(name: str) -> str:
@@ -53,7 +58,7 @@ def test_a_cpu_image_selects_nothing() -> None:
 
 
 def test_k8s_exports_validate_and_run_the_entrypoint(tmp_path: Path) -> None:
-    written = export([load_profile(n, env={}) for n in ("modern-a100", "cpu-smoke")], load_kb(), "k8s", tmp_path)
+    written = export(_plans("modern-a100", "cpu-smoke"), "k8s", tmp_path)
     names = sorted(p.name for p in written)
     assert names == ["cpu-smoke.job.yaml", "modern-a100.dra.yaml", "modern-a100.job.yaml"]
     job = yaml.safe_load((tmp_path / "modern-a100.job.yaml").read_text())
@@ -83,7 +88,7 @@ def test_slurm_pyxis_route(tmp_path: Path) -> None:
     assert pyxis_image("localhost:5000/team/x:1") == "localhost:5000#team/x:1"
     assert pyxis_image("registry.example.org/team/x:1") == "registry.example.org#team/x:1"
     assert pyxis_image("envgen/x:1") == "envgen/x:1"
-    [script] = export([load_profile("a100-pypi", env={})], load_kb(), "slurm", tmp_path,
+    [script] = export(_plans("a100-pypi"), "slurm", tmp_path,
                       options=ExportOptions(runtime="pyxis", registry="localhost:5000/team"))
     text = script.read_text()
     assert 'IMAGE="${ENVGEN_IMAGE:-localhost:5000#team/a100-pypi:' in text and "#SBATCH --gres=gpu:1" in text

@@ -27,6 +27,7 @@ import yaml
 
 from envgen.docker.run import DEFAULT_SHM_SIZE
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.render import export, render_in_memory
 from envgen.render.exports import ExportOptions, job_name, k8s_quantity
@@ -50,7 +51,7 @@ def exported(kb, tmp_path_factory) -> dict[str, dict[str, Path]]:
     for fmt in GOLDEN_FORMATS:
         for name in PROFILES:
             target = tmp_path_factory.mktemp(f"{fmt}-{name}")
-            export([load_profile(name, env={})], kb, fmt, target)
+            export([plan_image(load_profile(name, env={}), kb)], fmt, target)
             out.setdefault(fmt, {})[name] = target
     return out
 
@@ -67,7 +68,7 @@ def _tool(name: str, hint: str) -> str:
 
 
 def _placeholders(text: str, kb, name: str) -> str:
-    ctx = render_in_memory(load_profile(name, env={}), kb)
+    ctx = render_in_memory(plan_image(load_profile(name, env={}), kb))
     return (text.replace(ctx.content_hash, "@@CONTENT_HASH@@").replace(ctx.content_hash[:12], "@@HASH12@@")
             .replace(ctx.plan.profile_hash, "@@PROFILE_HASH@@"))
 
@@ -147,7 +148,7 @@ def test_k8s_job_gpus_probe_and_shm(name: str, exported) -> None:
 def test_k8s_image_by_digest_when_known(kb, tmp_path: Path) -> None:
     profile = load_profile("modern-a100", env={})
     ref = "registry.example.org/envgen/modern-a100@sha256:" + "c" * 64
-    export([profile], kb, "k8s", tmp_path, options=ExportOptions(images={"modern-a100": ref}, gpus=4))
+    export([plan_image(profile, kb)], "k8s", tmp_path, options=ExportOptions(images={"modern-a100": ref}, gpus=4))
     text = (tmp_path / "modern-a100.job.yaml").read_text()
     job = yaml.safe_load(text)
     main = job["spec"]["template"]["spec"]["containers"][0]
@@ -196,7 +197,8 @@ def test_apptainer_definition_structure(name: str, exported, kb) -> None:
     text = (exported["apptainer"][name] / f"{name}.def").read_text()
     lines = text.splitlines()
     header = dict(line.split(": ", 1) for line in lines[:2])
-    assert header == {"Bootstrap": "docker-daemon", "From": render_in_memory(load_profile(name, env={}), kb).tag}
+    tag = render_in_memory(plan_image(load_profile(name, env={}), kb)).tag
+    assert header == {"Bootstrap": "docker-daemon", "From": tag}
     sections = [line for line in lines if line.startswith("%")]
     assert sections == ["%labels", "%environment", "%runscript", "%test", "%help"]
     test_body = lines[lines.index("%test") + 1].strip()
@@ -211,10 +213,10 @@ def test_apptainer_bootstrap_docker_names_the_registry_image(kb, tmp_path: Path)
     from envgen.render.exports import ExportOptions
 
     profile = load_profile("a100-pypi", env={})
-    [path] = export([profile], kb, "apptainer", tmp_path,
+    [path] = export([plan_image(profile, kb)], "apptainer", tmp_path,
                     options=ExportOptions(bootstrap="docker", registry="registry.example.org/team"))
     lines = path.read_text().splitlines()
-    chash = render_in_memory(profile, kb).content_hash
+    chash = render_in_memory(plan_image(profile, kb)).content_hash
     assert lines[:2] == ["Bootstrap: docker", f"From: registry.example.org/team/a100-pypi:{chash[:12]}"]
 
 
@@ -223,7 +225,7 @@ def test_apptainer_bootstrap_docker_names_the_registry_image(kb, tmp_path: Path)
 
 def test_compose_passes_docker_compose_config(kb, tmp_path: Path) -> None:
     tool = _tool("docker-compose", "apt-get install docker-compose; scripts/host-setup installs it")
-    [path] = export([load_profile(n, env={}) for n in PROFILES], kb, "compose", tmp_path)
+    [path] = export([plan_image(load_profile(n, env={}), kb) for n in PROFILES], "compose", tmp_path)
     proc = subprocess.run([tool, "-f", str(path), "config"], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -240,7 +242,7 @@ def test_devcontainer_cli_reads_the_configuration(name: str, exported, kb) -> No
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     config = json.loads(proc.stdout.strip().splitlines()[-1])["configuration"]
-    assert config["image"] == render_in_memory(load_profile(name, env={}), kb).tag
+    assert config["image"] == render_in_memory(plan_image(load_profile(name, env={}), kb)).tag
     assert config["workspaceFolder"] == "/workspace" and config["remoteUser"] == "envgen"
 
 
@@ -254,7 +256,7 @@ def test_cdi_route_exports_match_golden_and_their_tools(fmt: str, kb, tmp_path: 
     from envgen.render.exports import ExportOptions
 
     name = "a100-pypi"
-    [path] = export([load_profile(name, env={})], kb, fmt, tmp_path, options=ExportOptions(gpu_route="cdi"))
+    [path] = export([plan_image(load_profile(name, env={}), kb)], fmt, tmp_path, options=ExportOptions(gpu_route="cdi"))
     text = _placeholders(path.read_text(encoding="utf-8"), kb, name)
     golden = GOLDEN / f"{fmt}-cdi" / name / path.relative_to(tmp_path).as_posix()
     if os.environ.get("UPDATE_GOLDEN") == "1":

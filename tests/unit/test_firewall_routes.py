@@ -12,6 +12,7 @@ import pytest
 
 from envgen.config import UserConfig
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.profile.model import Mirrors
 from envgen.render.core import render_in_memory
@@ -22,7 +23,7 @@ TORCH = "https://mirror.example.cn/pytorch-wheels/"
 
 
 def _ctx(name: str, mirrors: Mirrors | None = None):  # type: ignore[no-untyped-def]
-    return render_in_memory(load_profile(name), load_kb(), UserConfig(mirrors=mirrors or Mirrors()))
+    return render_in_memory(plan_image(load_profile(name), load_kb()), UserConfig(mirrors=mirrors or Mirrors()))
 
 
 def test_micromamba_mirror_is_the_micromamba_url_build_arg() -> None:

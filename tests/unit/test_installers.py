@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import re
 from pathlib import Path
 from typing import get_args, get_type_hints
@@ -47,6 +48,10 @@ def test_each_installer_names_rules_and_templates_that_exist() -> None:
         for item in installer.context_files:
             assert (templates_dir() / item.template).is_file(), item
         assert installer.lock_tool and set(installer.stages) >= {"base", "environment", "extras"}
+    for installer in (*INSTALLERS.values(), BASE_PROVIDED):  # what `envgen lock` runs for it (lock.command)
+        module, _, function = installer.lock_command.rpartition(".")
+        entry = getattr(importlib.import_module(f"envgen.lock.{module}"), function)
+        assert list(inspect.signature(entry).parameters) == ["ref", "kb", "wheelhouse", "channels"], installer.name
     assert lock_path(Path("p/x.yaml"), "conda").name == "x.conda.txt"
     assert lock_path(Path("p/x.yaml")).name == "x.lock.txt"
 

@@ -184,10 +184,10 @@ def test_importing_the_engine_loads_no_profile_kb_config_check_or_plan() -> None
     assert not above, f"importing envgen.docker.run loads {above}"
 
 
-# render writes the plan it is given (issue #41): of the knowledge base it imports types only, and the cache's
-# location (kb.cache.cache_dir: Jinja's compiled templates sit beside the KB cache, until the command's session
-# hands the directory down). kb.knowledge is the KnowledgeBase type the entry points are typed with.
-RENDER_KB_TYPES = {"envgen.kb.knowledge", "envgen.kb.families", "envgen.kb.models", "envgen.kb.cache"}
+# render writes the plan it is given and never plans (issue #41): of the knowledge base it imports nothing, not even
+# its types, but the cache's location (kb.cache.cache_dir: Jinja's compiled templates sit beside the KB cache, until
+# the command's session hands the directory down).
+RENDER_KB_TYPES = {"envgen.kb.cache"}
 
 
 def _kb_imports(tree: ast.AST) -> list[tuple[int, str]]:
@@ -215,16 +215,38 @@ def test_render_imports_nothing_of_the_kb_but_types() -> None:
     seen = _kb_imports(ast.parse("from envgen.kb.builds import x\ndef f():\n    import envgen.kb.versions\n"
                                  "importlib.import_module('envgen.kb.cache')\nfrom envgen import kb\n"))
     assert sorted(m for _, m in seen) == ["envgen.kb", "envgen.kb.builds", "envgen.kb.cache", "envgen.kb.versions"]
+    # and of the cache module, its location alone
+    names = {alias.name for path in sorted((PACKAGE / "render").rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ImportFrom) and node.module == "envgen.kb.cache" for alias in node.names}
+    assert names == {"cache_dir"}
 
 
-class _NoKnowledgeBase:
-    """A KB that fails on any use: the render is given the plan, and the plan holds every KB answer it needs."""
+def test_render_takes_the_plan_and_no_kb() -> None:
+    """render's entry points take the command's plan, never a profile and a KB to plan from (render never plans)."""
+    import inspect
+    import typing
 
-    def __getattr__(self, name: str) -> object:
-        raise AssertionError(f"render asked the knowledge base for {name!r} after the plan was made")
+    from envgen.render.core import render, render_in_memory
+    from envgen.render.exports import export
+    from envgen.render.plan import render_context
+
+    for entry in (render, render_in_memory, render_context, export):
+        hints = typing.get_type_hints(entry)
+        params = list(inspect.signature(entry).parameters)
+        assert "ImagePlan" in str(hints[params[0]]), entry.__name__
+        assert not {"kb", "profile", "profiles", "plan"} & set(params[1:]), (entry.__name__, params)
+        assert not [p for p, t in hints.items() if "KnowledgeBase" in str(t) or "Profile" in str(t)], entry.__name__
+    planners = {"plan_image", "image_plan", "resolve_rows"}
+    named = [f"{path.name}:{node.lineno}" for path in sorted((PACKAGE / "render").rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if (isinstance(node, ast.Name) and node.id in planners)
+             or (isinstance(node, ast.Attribute) and node.attr in planners)
+             or (isinstance(node, ast.alias) and node.name in planners)]
+    assert not named, named
 
 
-def test_render_asks_the_kb_nothing_once_given_the_plan(kb, tmp_path: Path) -> None:
+def test_render_writes_every_profile_from_its_plan(kb, tmp_path: Path) -> None:
     from envgen.plan.image import plan_image
     from envgen.profile import list_profiles, load_profile
     from envgen.render.core import render_in_memory
@@ -232,17 +254,15 @@ def test_render_asks_the_kb_nothing_once_given_the_plan(kb, tmp_path: Path) -> N
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
     names = [s.name for s in list_profiles({})] + [str(p) for p in sorted(fixtures.glob("*.yaml"))]
     for name in names:
-        profile = load_profile(name, env={})
-        plan = plan_image(profile, kb)
-        rendered = render_in_memory(profile, _NoKnowledgeBase(), plan=plan)  # type: ignore[arg-type]
+        plan = plan_image(load_profile(name, env={}), kb)
+        rendered = render_in_memory(plan)
         assert rendered.plan.image is plan and rendered.files["Dockerfile"]
     assert len(names) >= 9
     # the exports too, given the command's plans (the cluster node selection is the plan's)
     from envgen.render.exports import export
 
-    profiles = [load_profile(name, env={}) for name in ("modern-a100", "cpu-smoke")]
-    written = export(profiles, _NoKnowledgeBase(), "k8s", tmp_path,  # type: ignore[arg-type]
-                     plans=[plan_image(p, kb) for p in profiles])
+    plans = [plan_image(load_profile(name, env={}), kb) for name in ("modern-a100", "cpu-smoke")]
+    written = export(plans, "k8s", tmp_path)
     assert {p.name for p in written} >= {"modern-a100.job.yaml", "modern-a100.dra.yaml", "cpu-smoke.job.yaml"}
 
 
@@ -281,7 +301,7 @@ def test_render_calls_out_only_for_the_route_once_given_the_plan(kb) -> None:
         plan = plan_image(profile, kb)
         sys.setprofile(seen)
         try:
-            render_in_memory(profile, kb, plan=plan)
+            render_in_memory(plan)
         finally:
             sys.setprofile(None)
     assert stays <= RENDER_STAYS, sorted(stays - RENDER_STAYS)

@@ -16,6 +16,7 @@ from envgen.errors import InputError
 from envgen.kb import load_kb
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.lock.lock import entries_from_report, lock, resolve_command, split_sets
+from envgen.plan.image import plan_image
 from envgen.plan.lockfile import (
     Lock,
     LockEntry,
@@ -251,7 +252,7 @@ def test_lock_resolves_no_line_the_base_holds(tmp_path: Path, kb: KnowledgeBase)
     assert [e.pin for e in written.extras] == ["pygments==2.17.2", "rich==13.7.1"]
     profile = load_profile(str(tmp_path / "held.yaml"))
     assert "lock-stale" not in {f.code for f in check_profile(profile, kb)}
-    assert "six" not in render_in_memory(profile, kb).files["requirements.extra.txt"].decode()
+    assert "six" not in render_in_memory(plan_image(profile, kb)).files["requirements.extra.txt"].decode()
 
 
 def test_lock_refuses_conda_profiles() -> None:
@@ -265,9 +266,9 @@ def test_lock_refuses_conda_profiles() -> None:
 
 def test_render_with_a_lock_installs_hashed_sets_without_resolving(profile_dir: Path, kb: KnowledgeBase) -> None:
     profile = load_profile(str(profile_dir / "locked.yaml"))
-    unlocked = render_in_memory(profile, kb)
+    unlocked = render_in_memory(plan_image(profile, kb))
     (profile_dir / "locked.lock.txt").write_text(LOCK, encoding="utf-8")
-    locked = render_in_memory(profile, kb)
+    locked = render_in_memory(plan_image(profile, kb))
     assert locked.content_hash != unlocked.content_hash
     extra = locked.files["requirements.extra.txt"].decode()
     assert f"pygments==2.17.2 --hash=sha256:{H2} --hash=sha256:{H3}" in extra
@@ -281,18 +282,18 @@ def test_render_with_a_lock_installs_hashed_sets_without_resolving(profile_dir: 
     assert doc["lock"]["file"] == "locked.lock.txt" and "rich==13.7.1" in doc["lock"]["extras"]
     assert "lock" not in json.loads(unlocked.files["envgen/render.json"])
     # use_lock=False (what `envgen lock` itself renders with) ignores it
-    assert render_in_memory(profile, kb, use_lock=False).files == unlocked.files
+    assert render_in_memory(plan_image(profile, kb), use_lock=False).files == unlocked.files
 
 
 def test_render_with_a_locked_environment_set(profile_dir: Path, kb: KnowledgeBase) -> None:
     body = PROFILE.replace("gpu: {required: false}", "gpu: {required: false}\nframeworks: {pytorch: \"2.13.0+cpu\"}")
     (profile_dir / "locked.yaml").write_text(body, encoding="utf-8")
     profile = load_profile(str(profile_dir / "locked.yaml"))
-    framework = render_in_memory(profile, kb, use_lock=False).plan.pins.pip
+    framework = render_in_memory(plan_image(profile, kb), use_lock=False).plan.pins.pip
     text = LOCK.replace("# framework-pins: -", f"# framework-pins: {' '.join(framework)}").replace(
         "# [extras]", f"torch==2.13.0+cpu --hash=sha256:{H1}\nfilelock==3.13.1 --hash=sha256:{H2}\n# [extras]")
     (profile_dir / "locked.lock.txt").write_text(text, encoding="utf-8")
-    ctx = render_in_memory(profile, kb)
+    ctx = render_in_memory(plan_image(profile, kb))
     requirements = ctx.files["requirements.lock"].decode()
     assert f"torch==2.13.0+cpu --hash=sha256:{H1}" in requirements and "filelock==3.13.1" in requirements
     assert "rich" not in requirements and "locked" not in requirements  # no profile name: layer cache
@@ -304,7 +305,7 @@ def test_stale_lock_is_an_error_naming_the_field(profile_dir: Path, kb: Knowledg
                                                  .replace("# extra-pins: rich==13.7.1", "# extra-pins: rich==13.7.0"))
     profile = load_profile(str(profile_dir / "locked.yaml"))
     with pytest.raises(InputError, match="packages.pip = rich==13.7.0; the profile now pins rich==13.7.1") as caught:
-        render(profile, kb, tmp_path / "out")
+        render(plan_image(profile, kb), tmp_path / "out")
     # the fix names the profile as it was given (a path: `envgen lock locked` would find no profile named so)
     assert f"envgen lock {profile_dir / 'locked.yaml'}" in caught.value.one_line()
     assert not (tmp_path / "out").exists()
@@ -313,13 +314,13 @@ def test_stale_lock_is_an_error_naming_the_field(profile_dir: Path, kb: Knowledg
 def test_profile_without_source_or_lock_renders_as_before(kb: KnowledgeBase) -> None:
     profile = load_profile("ngc-tensorflow", env={})  # a pip profile without a lock (its registry is unreachable)
     in_code = Profile.model_validate(profile.model_dump())  # made in code: no file, no lock lookup
-    assert render_in_memory(in_code, kb).files == render_in_memory(profile, kb).files
+    assert render_in_memory(plan_image(in_code, kb)).files == render_in_memory(plan_image(profile, kb)).files
 
 
 def test_a_locked_profile_made_in_code_renders_unlocked(kb: KnowledgeBase) -> None:
     profile = load_profile("cpu-minimal", env={})
     in_code = Profile.model_validate(profile.model_dump())
-    locked, unlocked = render_in_memory(profile, kb).files, render_in_memory(in_code, kb).files
+    locked, unlocked = render_in_memory(plan_image(profile, kb)).files, render_in_memory(plan_image(in_code, kb)).files
     assert "envgen/fetch-uv.py" in locked and "envgen/fetch-uv.py" not in unlocked
     assert b"uv.sh pip install" in locked["Dockerfile"] and b"uv.sh pip install" not in locked["Dockerfile.classic"]
 

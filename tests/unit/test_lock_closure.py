@@ -61,7 +61,7 @@ def test_the_lock_resolves_the_pins_with_the_frameworks(locked: Path) -> None:
 def test_the_locked_render_installs_them_in_the_environment_layer(locked: Path, kb: KnowledgeBase) -> None:
     from envgen.render.core import render_in_memory
 
-    files = render_in_memory(load_profile(str(locked)), kb).files
+    files = render_in_memory(plan_image(load_profile(str(locked)), kb)).files
     environment = files["requirements.lock"].decode()
     extras = [line for line in files["requirements.extra.txt"].decode().splitlines() if not line.startswith("#")]
     assert "\nprotobuf==4.21.12 --hash=sha256:" in environment and "\nsix==1.16.0 --hash=sha256:" in environment

@@ -19,6 +19,7 @@ import rattler
 from envgen.errors import InputError
 from envgen.lock.lock_conda import explicit_text, solve
 from envgen.plan.condalock import EXPLICIT, parse_explicit
+from envgen.plan.image import plan_image
 
 PACKAGES = [
     # name, version, depends, archive format
@@ -131,7 +132,7 @@ def test_envgen_lock_writes_the_explicit_list_and_the_render_installs_it(channel
     assert "4 conda package(s)" in result.output
     text = (tmp_path / "condalocked.conda.txt").read_text()
     assert "envgen-demo-lib-2.1.0-0.tar.bz2#" in text and "# channels: demo" in text
-    files = render_in_memory(load_profile(str(tmp_path / "condalocked.yaml")), load_kb()).files
+    files = render_in_memory(plan_image(load_profile(str(tmp_path / "condalocked.yaml")), load_kb())).files
     assert files["environment.lock.txt"].decode() == text
     assert b"sh /opt/envgen/sh/conda-env.sh environment.lock.txt" in files["Dockerfile"]
     script = files["envgen/sh/conda-env.sh"]
@@ -139,6 +140,6 @@ def test_envgen_lock_writes_the_explicit_list_and_the_render_installs_it(channel
     (tmp_path / "condalocked.yaml").write_text(CONDA_PROFILE.replace("envgen-demo-app=1.2.0",
                                                                      "envgen-demo-app=1.3.0"))
     with pytest.raises(InputError, match="was made for conda packages .*envgen-demo-app==1.2.0"):
-        render_in_memory(load_profile(str(tmp_path / "condalocked.yaml")), load_kb())
+        render_in_memory(plan_image(load_profile(str(tmp_path / "condalocked.yaml")), load_kb()))
     bad = CliRunner().invoke(app, ["lock", str(tmp_path / "condalocked.yaml"), "--conda-channel", "demo"])
     assert bad.exit_code != 0 and "is not NAME=URL" in bad.output

@@ -13,6 +13,7 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.lock.lock_base import apt_script, parse_simulation
 from envgen.lock.lock_uv import choose_wheels, image_tags, uv_platform, uv_serves
 from envgen.lock.wheels import manylinux_platforms
+from envgen.plan.image import plan_image
 from envgen.plan.lockfile import format_lock, parse_lock
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
@@ -133,7 +134,7 @@ def test_uv_wheel_choice_follows_the_images_tags() -> None:
 def test_a_registry_base_is_rendered_by_the_locks_digest(tmp_path: Path, kb: KnowledgeBase) -> None:
     path = _write(tmp_path, base="python:3.11-slim-bookworm", local=False, apt="-",
                   target="cp311-manylinux_2_36_x86_64")  # python:3.11-slim-bookworm: Debian 12, glibc 2.36
-    files = render_in_memory(load_profile(str(path)), kb).files
+    files = render_in_memory(plan_image(load_profile(str(path)), kb)).files
     for name in ("Dockerfile", "Dockerfile.classic"):
         text = files[name].decode()
         assert f"ARG BASE_IMAGE=python:3.11-slim-bookworm@{DIGEST}\n" in text and "FROM ${BASE_IMAGE} AS" in text
@@ -141,7 +142,7 @@ def test_a_registry_base_is_rendered_by_the_locks_digest(tmp_path: Path, kb: Kno
 
 def test_a_local_base_keeps_its_tag_and_the_apt_pins(tmp_path: Path, kb: KnowledgeBase) -> None:
     path = _write(tmp_path)
-    files = render_in_memory(load_profile(str(path)), kb).files
+    files = render_in_memory(plan_image(load_profile(str(path)), kb)).files
     dockerfile = files["Dockerfile"].decode()
     assert "ARG BASE_IMAGE=debian:bookworm-slim\n" in dockerfile and "FROM ${BASE_IMAGE} AS system" in dockerfile
     assert "python3.11-minimal=3.11.2-6+deb12u9" in dockerfile and "libssl3=3.0.22-1~deb12u2" in dockerfile
@@ -156,7 +157,7 @@ def test_a_lock_for_another_target_is_refused_before_building(tmp_path: Path, kb
     path = _write(tmp_path, target="cp310-manylinux_2_35_x86_64")
     with pytest.raises(InputError, match="was made for cp310-manylinux_2_35_x86_64; this image is "
                                          "cp311-manylinux_2_36_x86_64") as caught:
-        render_in_memory(load_profile(str(path)), kb)
+        render_in_memory(plan_image(load_profile(str(path)), kb))
     assert f"envgen lock {path}" in caught.value.one_line()  # as it was loaded: a path (issue 32 item 1)
 
 
@@ -165,11 +166,11 @@ def test_a_lock_for_another_base_or_apt_set_is_stale(tmp_path: Path, kb: Knowled
     lock = tmp_path / "pinned.lock.txt"
     lock.write_text(lock.read_text().replace("# base: debian:bookworm-slim", "# base: debian:bookworm"))
     with pytest.raises(InputError, match="was made for base debian:bookworm; the profile now has debian:bookworm-slim"):
-        render_in_memory(load_profile(str(path)), kb)
+        render_in_memory(plan_image(load_profile(str(path)), kb))
     path = _write(tmp_path)
     lock.write_text(lock.read_text().replace("# apt-pins: python3", "# apt-pins: curl python3"))
     with pytest.raises(InputError, match="apt packages curl python3; the image now needs python3"):
-        render_in_memory(load_profile(str(path)), kb)
+        render_in_memory(plan_image(load_profile(str(path)), kb))
 
 
 def test_check_warns_on_a_missing_or_stale_lock_naming_the_command(tmp_path: Path, kb: KnowledgeBase) -> None:

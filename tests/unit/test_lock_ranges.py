@@ -16,6 +16,7 @@ from envgen.kb import KnowledgeBase
 from envgen.kb.specifiers import contains
 from envgen.lock.lock import lock
 from envgen.lock.witness import witness
+from envgen.plan.image import plan_image
 from envgen.plan.lockfile import parse_lock
 from envgen.profile import load_profile
 
@@ -65,7 +66,7 @@ def test_resolve_says_what_each_floating_line_resolves_to_today(locked: Path, kb
 def test_the_render_installs_the_locked_versions(locked: Path, kb: KnowledgeBase) -> None:
     from envgen.render.core import render_in_memory
 
-    files = render_in_memory(load_profile(str(locked)), kb).files
+    files = render_in_memory(plan_image(load_profile(str(locked)), kb)).files
     extra = files["requirements.extra.txt"].decode()
     pins = [line for line in extra.splitlines() if line and not line.startswith("#")]
     assert "idna==3.6" in {line.split(" ")[0] for line in pins} and not any(p.startswith("tomli") for p in pins)

@@ -9,6 +9,7 @@ from envgen.config import UserConfig
 from envgen.errors import RegistryError
 from envgen.mirrors import mirror_ref, split_registry
 from envgen.pipeline.mirrors import mirror_failure
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.profile.model import Mirrors
 from envgen.render import render_in_memory
@@ -54,9 +55,9 @@ def test_mirror_is_a_build_arg_not_a_file_change() -> None:
     kb = load_kb()
     profile = load_profile("legacy-maxwell", env={})
     pinned = profile.model_copy(update={"base": f"ubuntu:18.04@{DIGEST}"})
-    plain = render_in_memory(pinned, kb, UserConfig())
+    plain = render_in_memory(plan_image(pinned, kb), UserConfig())
     config = UserConfig(mirrors=Mirrors(registries={"docker.io": "localhost:5000"}))
-    mirrored = render_in_memory(pinned, kb, config)
+    mirrored = render_in_memory(plan_image(pinned, kb), config)
     assert plain.files == mirrored.files and plain.content_hash == mirrored.content_hash
     assert plain.tag == mirrored.tag and "BASE_IMAGE" not in plain.plan.build_args
     assert mirrored.plan.build_args["BASE_IMAGE"] == f"localhost:5000/library/ubuntu:18.04@{DIGEST}"
@@ -68,7 +69,7 @@ def test_profile_mirror_and_user_mirror_merge() -> None:
 
     profile = load_profile("ngc-tensorflow", env={})
     profile = profile.model_copy(update={"mirrors": Mirrors(registries={"nvcr.io": "m.example.org/nvcr"})})
-    ctx = render_in_memory(profile, load_kb(), UserConfig())
+    ctx = render_in_memory(plan_image(profile, load_kb()), UserConfig())
     assert ctx.plan.build_args["BASE_IMAGE"].startswith("m.example.org/nvcr/nvidia/tensorflow:23.12-tf2-py3")
 
 

@@ -20,7 +20,7 @@ def _profile(**data: Any) -> Profile:
 
 
 def _library_path(profile: Profile, kb: KnowledgeBase) -> list[str]:
-    env = dict(render_context(profile, kb, use_lock=False).env)
+    env = dict(render_context(plan_image(profile, kb), use_lock=False).env)
     return env.get("LD_LIBRARY_PATH", "").split("${")[0].split(":")
 
 
@@ -171,7 +171,7 @@ def test_one_notion_of_a_gpu_profile(kb: KnowledgeBase) -> None:
     profile = _profile(base="nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", cuda="11.8", python="3.10",
                        gpu={"required": False}, frameworks={"pytorch": "2.1.2"},
                        packages={"pip": ["nvidia-cudnn-cu11==8.6.0.163"]})
-    plan = render_context(profile, kb, use_lock=False)
+    plan = render_context(plan_image(profile, kb), use_lock=False)
     assert not profile.is_gpu and "torch==2.1.2+cpu" in plan.pins.pip
     assert not any(key.startswith("NVIDIA_") or key == "LD_LIBRARY_PATH" for key, _ in plan.env)
     assert dict(plan.labels)["io.envgen.gpu-required"] == "false"
@@ -259,7 +259,7 @@ def test_every_build_arg_is_declared_from_the_vocabulary(kb: KnowledgeBase) -> N
                       http_proxy="http://proxy:3128", https_proxy="http://proxy:3128", no_proxy="localhost")
     names = set(build_args(mirrors, offline=True, framework_index=False, base_ref="debian:bookworm-slim"))
     for profile, installer_args in (("modern-a100", vocabulary.ARGS_CONDA), ("a100-pypi", ())):
-        dockerfile = render_in_memory(load_profile(profile), kb).files["Dockerfile"].decode()
+        dockerfile = render_in_memory(plan_image(load_profile(profile), kb)).files["Dockerfile"].decode()
         declared = set(re.findall(r"^ARG ([A-Z_]+)", dockerfile, re.M))
         predefined = {*vocabulary.ARGS_PROXY, *(a.lower() for a in vocabulary.ARGS_PROXY)}
         expected = names - set(vocabulary.ARGS_CONDA) - predefined | set(installer_args)

@@ -207,3 +207,57 @@ def test_loading_a_profile_reads_no_kb(monkeypatch: pytest.MonkeyPatch, name: st
     plans, loads, profile = counted(monkeypatch, lambda: load_profile(name, env={}))
     assert profile.name == name
     assert (plans, loads) == (0, 0)
+
+
+# --- the plan holds no knowledge base (issue #41) -------------------------------------------------------------------
+
+def _reachable(root: Any) -> list[tuple[str, Any]]:
+    """Every value reachable from ``root`` through fields, attributes, items and values, with its path."""
+    import enum
+    import types
+
+    seen: set[int] = set()
+    out: list[tuple[str, Any]] = []
+    todo: list[tuple[str, Any]] = [("plan", root)]
+    while todo:
+        path, value = todo.pop()
+        if id(value) in seen or isinstance(value, (str, bytes, int, float, bool, type(None), enum.Enum, type,
+                                                   types.FunctionType, types.ModuleType, Path)):
+            continue
+        seen.add(id(value))
+        out.append((path, value))
+        if isinstance(value, dict):
+            todo += [(f"{path}[{k!r}]", v) for k, v in value.items()]
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            todo += [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            todo += [(f"{path}.{k}", v) for k, v in getattr(value, "__dict__", {}).items()]
+            todo += [(f"{path}.{k}", getattr(value, k)) for k in getattr(type(value), "__slots__", ())
+                     if isinstance(k, str) and hasattr(value, k)]
+    return out
+
+
+def test_the_plan_holds_no_knowledge_base() -> None:
+    """``ImagePlan`` carries what planning worked out as plain fields: no field or attribute is (or reaches) the
+    knowledge base or the stack it was looked up with, so a reader of the plan (render above all) cannot ask the KB
+    again; what needs the KB takes it from its caller (check's context, the lock's judge)."""
+    import dataclasses
+    import typing
+
+    from envgen.kb import KnowledgeBase, load_kb
+    from envgen.plan.image import ImagePlan, plan_image
+    from envgen.plan.stack import Stack
+    from envgen.profile import load_profile
+
+    hints = typing.get_type_hints(ImagePlan)
+    assert {f.name for f in dataclasses.fields(ImagePlan)} >= {"expected", "preflight", "slim", "base_part"}
+    assert not [n for n, t in hints.items() if "KnowledgeBase" in str(t) or "Stack" in str(t)], hints
+    kb = load_kb()
+    for name in ("cpu-smoke", "modern-a100", "ngc-tensorflow", "legacy-maxwell", "a100-pypi"):
+        plan = plan_image(load_profile(name, env={}), kb)
+        for attribute in dir(ImagePlan):  # the properties too
+            if not attribute.startswith("_") and not callable(getattr(plan, attribute, None)):
+                assert not isinstance(getattr(plan, attribute), (KnowledgeBase, Stack)), (name, attribute)
+        found = [path for path, value in _reachable(plan) if isinstance(value, (KnowledgeBase, Stack))]
+        assert found == [], (name, found)
+        assert len(_reachable(plan)) > 50  # the walk went through the plan's parts

@@ -19,6 +19,7 @@ from envgen.check import check_profile
 from envgen.errors import ProfileError
 from envgen.kb import KnowledgeBase
 from envgen.kb.specifiers import overlaps, within
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.profile.requirements import RefusedLine, parse_line
 from envgen.render.core import render_in_memory
@@ -187,7 +188,7 @@ def test_a_floating_gpu_extension_is_a_warning_like_any_floating_line(tmp_path: 
 def test_requirements_never_reach_a_run_line(kb: KnowledgeBase) -> None:
     root = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "pip-requirements.yaml"
     profile = load_profile(str(root), env={})
-    files = render_in_memory(profile, kb).files
+    files = render_in_memory(plan_image(profile, kb)).files
     extra = files["requirements.extra.txt"].decode()
     for spec in profile.packages.pip:
         assert spec in extra.splitlines()

@@ -42,11 +42,11 @@ def test_the_plan_applies_what_leaves_out_and_slim_false_keeps_everything(kb: Kn
 def test_slim_false_renders_no_leave_out_and_true_puts_it_in_the_installing_step(kb: KnowledgeBase) -> None:
     for name in ("cpu-smoke", "modern-a100"):  # uv (one RUN) and micromamba (a RUN at the end of the stage)
         profile = load_profile(name, env={})
-        slim = render_files(render_context(profile, kb)).files
-        full = render_files(render_context(dataclasses.replace(profile, slim=False), kb)).files
+        slim = render_files(render_context(plan_image(profile, kb))).files
+        full = render_files(render_context(plan_image(dataclasses.replace(profile, slim=False), kb))).files
         for dockerfile in ("Dockerfile", "Dockerfile.classic"):
             assert "slim.sh" in slim[dockerfile].decode() and "slim.sh" not in full[dockerfile].decode()
-    uv = render_files(render_context(load_profile("cpu-smoke", env={}), kb)).files["Dockerfile"].decode()
+    uv = render_files(render_context(plan_image(load_profile("cpu-smoke", env={}), kb))).files["Dockerfile"].decode()
     install = next(part for part in uv.split("\nRUN ") if "--compile-bytecode -r /tmp/envgen/requirements.lock" in part)
     assert "slim.sh /opt/env" in install  # the same RUN: a later one would leave the files in the layer below
 

@@ -12,6 +12,7 @@ from test_probe_helpers import probe_module
 
 from envgen import layout
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
@@ -26,7 +27,7 @@ PROFILE = {
 def expectation(tmp_path: Path, **changes: object) -> dict:
     path = tmp_path / "host-torch.yaml"
     path.write_text(yaml.safe_dump({**PROFILE, **changes}))
-    ctx = render_in_memory(load_profile(str(path), env={}), load_kb())
+    ctx = render_in_memory(plan_image(load_profile(str(path), env={}), load_kb()))
     return {"expected": dict(ctx.plan.expected)}
 
 

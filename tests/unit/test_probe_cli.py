@@ -14,6 +14,7 @@ import pytest
 
 from envgen.kb import load_kb
 from envgen.paths import probe_dir
+from envgen.plan.image import plan_image
 from envgen.profile.loader import load_profile
 from envgen.render.core import render_in_memory
 
@@ -33,7 +34,7 @@ def run_probe_cli(tmp_path: Path, *args: str) -> tuple[int, dict]:
 
 def expect_file(tmp_path: Path, profile: str, *, packages: bool = True) -> Path:
     """The profile's envgen/profile.json as envgen renders it into the image (its identity, the plan's expected)."""
-    data = json.loads(render_in_memory(load_profile(profile), load_kb()).files["envgen/profile.json"])
+    data = json.loads(render_in_memory(plan_image(load_profile(profile), load_kb())).files["envgen/profile.json"])
     data["expected"]["python"] = platform.python_version()  # the probe runs on this Python here, not the image's
     if not packages:  # the image's pip packages are not on this host: the import check would rightly fail
         data["expected"]["distributions"] = [d for d in data["expected"]["distributions"] if d["kind"] != "pip"]

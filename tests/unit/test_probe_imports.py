@@ -12,6 +12,7 @@ import yaml
 from test_probe_helpers import probe_module
 
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
@@ -60,7 +61,7 @@ def _expected(tmp_path: Path, name: str, **changes: object) -> dict:
     data = {**yaml.safe_load((PROFILES / f"{name}.yaml").read_text()), **changes}
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
-    return {"expected": dict(render_in_memory(load_profile(str(path), env={}), load_kb()).plan.expected)}
+    return {"expected": dict(render_in_memory(plan_image(load_profile(str(path), env={}), load_kb())).plan.expected)}
 
 
 def test_distributions_come_from_the_plans_expected_document(tmp_path: Path) -> None:

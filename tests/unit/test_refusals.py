@@ -18,6 +18,7 @@ from envgen.check import check_profile
 from envgen.errors import EnvgenError
 from envgen.kb import KnowledgeBase, load_kb
 from envgen.paths import builtin_profiles_dir, kb_data_dir
+from envgen.plan.image import plan_image
 from envgen.plan.refusals import REFUSALS
 from envgen.profile import Profile, load_profile
 from envgen.render import render_in_memory
@@ -132,7 +133,7 @@ def test_check_reports_what_the_render_refuses(tmp_path: Path, kb: KnowledgeBase
     findings = [f for f in check_profile(profile, used) if f.code == code]
     assert findings and all(f.severity == refusal.severity for f in findings), findings
     with pytest.raises(EnvgenError) as err:
-        render_in_memory(profile, used)
+        render_in_memory(plan_image(profile, used))
     assert any(err.value.message in f.message for f in findings), (err.value.message, findings)
     assert err.value.fix and any(err.value.fix in f.fix or f.fix in err.value.fix or "envgen lock" in f.fix
                                  for f in findings)
@@ -160,7 +161,7 @@ def test_layering_on_an_envgen_image_is_no_collision(tmp_path: Path, kb: Knowled
                                        "base_provides": {"python": "/opt/env/bin/python3"},
                                        "packages": {"pip": ["colorama==0.4.6"]}})
     assert "base-env-collision" not in {f.code for f in check_profile(profile, kb)}
-    files = render_in_memory(profile, kb).files
+    files = render_in_memory(plan_image(profile, kb)).files
     dockerfile = files["Dockerfile"].decode()
     assert "USER root" in dockerfile and " -m venv" not in dockerfile
     assert "COPY --from=build /opt/env /opt/env" not in dockerfile
@@ -222,7 +223,7 @@ def test_frameworks_installed_on_top_of_an_envgen_image_reach_the_image(tmp_path
                                        "frameworks": {"pytorch": "2.2.2", "tensorflow": "2.15.0"},
                                        "base_provides": {"python": "/opt/env/bin/python3",
                                                          "frameworks": ["tensorflow"]}})
-    files = render_in_memory(profile, kb).files
+    files = render_in_memory(plan_image(profile, kb)).files
     dockerfile = files["Dockerfile"].decode()
     assert "torch==2.2.2" in files["requirements.lock"].decode()
     assert " -m venv" not in dockerfile and "COPY --from=build /opt/env /opt/env" in dockerfile

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.render.core import render_in_memory
 from envgen.render.files import PROBE_PREFIX, render_files
@@ -32,7 +33,7 @@ def kb():
 
 
 def _golden_view(profile_name: str, kb) -> dict[str, bytes]:
-    plan = render_context(load_profile(profile_name, env={}), kb)
+    plan = render_context(plan_image(load_profile(profile_name, env={}), kb))
     files = render_files(plan).files
     return {path: data for path, data in files.items() if not path.startswith((PROBE_PREFIX, SCRIPTS_PREFIX))}
 
@@ -73,8 +74,8 @@ def test_render_matches_golden(name: str, kb) -> None:
 @pytest.mark.parametrize("name", PROFILES)
 def test_render_twice_is_byte_identical(name: str, kb) -> None:
     profile = load_profile(name, env={})
-    first = render_in_memory(profile, kb)
-    second = render_in_memory(profile, kb)
+    first = render_in_memory(plan_image(profile, kb))
+    second = render_in_memory(plan_image(profile, kb))
     assert first.files == second.files
     assert first.content_hash == second.content_hash
     assert first.tag == f"envgen/{name}:{first.content_hash[:12]}"
@@ -87,7 +88,7 @@ FIXTURES = ["host-torch", "pip-requirements"]
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_fixture_profile_render_matches_golden(name: str, kb) -> None:
-    plan = render_context(load_profile(str(FIXTURE_PROFILES / f"{name}.yaml"), env={}), kb)
+    plan = render_context(plan_image(load_profile(str(FIXTURE_PROFILES / f"{name}.yaml"), env={}), kb))
     actual = {p: d for p, d in render_files(plan).files.items() if not p.startswith((PROBE_PREFIX, SCRIPTS_PREFIX))}
     root = GOLDEN / "fixtures" / name
     if os.environ.get("UPDATE_GOLDEN") == "1":

@@ -13,6 +13,7 @@ import yaml
 from packaging.requirements import Requirement
 
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.render import render
 from envgen.render.core import render_in_memory
@@ -31,7 +32,7 @@ def kb():
 @pytest.fixture(scope="module")
 def contexts(kb, tmp_path_factory):
     out = tmp_path_factory.mktemp("contexts")
-    return {name: render(load_profile(name, env={}), kb, out / name) for name in PROFILES}
+    return {name: render(plan_image(load_profile(name, env={}), kb), out / name) for name in PROFILES}
 
 
 def _pip_lines(text: str) -> list[str]:
@@ -175,7 +176,7 @@ def test_local_base_is_visible_and_digest_pins_render(kb, contexts) -> None:
         contexts["cpu-smoke"].dir / "Dockerfile").read_text()
     digest = "sha256:" + "a" * 64
     profile = load_profile("legacy-maxwell", env={}).model_copy(update={"base": f"ubuntu:18.04@{digest}"})
-    text = render_in_memory(profile, kb).files["Dockerfile"].decode()
+    text = render_in_memory(plan_image(profile, kb)).files["Dockerfile"].decode()
     assert f"ARG BASE_IMAGE=ubuntu:18.04@{digest}\n" in text and "FROM ${BASE_IMAGE} AS build" in text
     assert f'org.opencontainers.image.base.digest="{digest}"' in text
 

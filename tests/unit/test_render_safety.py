@@ -10,6 +10,7 @@ import pytest
 from envgen.config import UserConfig
 from envgen.errors import InputError, RenderError
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.profile.model import Mirrors
 from envgen.render import render
@@ -60,7 +61,7 @@ def _instructions(text: str) -> list[str]:
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_no_secret_ca_or_credential_in_rendered_files(name: str, kb, config: UserConfig) -> None:
-    ctx = render_in_memory(load_profile(name, env={}), kb, config)
+    ctx = render_in_memory(plan_image(load_profile(name, env={}), kb), config)
     assert config.ca_bundle is not None
     forbidden = [CREDENTIAL, "proxy.example", "mirror.example", str(config.ca_bundle), "corp-proxy-ca",
                  "MIIBsecretcertificatebody"]
@@ -85,8 +86,8 @@ def test_no_secret_ca_or_credential_in_rendered_files(name: str, kb, config: Use
 @pytest.mark.parametrize("name", PROFILES)
 def test_mirrors_change_neither_files_nor_hashes(name: str, kb, config: UserConfig) -> None:
     profile = load_profile(name, env={})
-    plain = render_in_memory(profile, kb)
-    mirrored = render_in_memory(profile.model_copy(update={"mirrors": MIRRORS}), kb, config)
+    plain = render_in_memory(plan_image(profile, kb))
+    mirrored = render_in_memory(plan_image(profile.model_copy(update={"mirrors": MIRRORS}), kb), config)
     assert plain.plan.profile_hash == mirrored.plan.profile_hash
     assert plain.content_hash == mirrored.content_hash
     assert plain.files == mirrored.files
@@ -96,7 +97,7 @@ def test_mirrors_change_neither_files_nor_hashes(name: str, kb, config: UserConf
 def test_profile_change_changes_both_hashes(kb) -> None:
     profile = load_profile("cpu-minimal", env={})
     other = profile.model_copy(update={"description": "another description"})
-    a, b = render_in_memory(profile, kb), render_in_memory(other, kb)
+    a, b = render_in_memory(plan_image(profile, kb)), render_in_memory(plan_image(other, kb))
     assert a.plan.profile_hash != b.plan.profile_hash and a.content_hash != b.content_hash
 
 
@@ -106,8 +107,8 @@ def test_wheelhouse_is_copied_but_not_hashed(kb, tmp_path: Path) -> None:
     (wheelhouse / "demo-1.0-py3-none-any.whl").write_bytes(b"not really a wheel")
     (wheelhouse / "notes.txt").write_text("ignored")
     profile = load_profile("cpu-smoke", env={})
-    plain = render(profile, kb, tmp_path / "plain")
-    offline = render(profile, kb, tmp_path / "offline", wheelhouse=wheelhouse, offline=True)
+    plain = render(plan_image(profile, kb), tmp_path / "plain")
+    offline = render(plan_image(profile, kb), tmp_path / "offline", wheelhouse=wheelhouse, offline=True)
     assert offline.wheels == ("demo-1.0-py3-none-any.whl",)
     assert (offline.dir / "wheels" / "demo-1.0-py3-none-any.whl").read_bytes() == b"not really a wheel"
     assert not (offline.dir / "wheels" / "notes.txt").exists()
@@ -122,7 +123,7 @@ def test_wheelhouse_is_copied_but_not_hashed(kb, tmp_path: Path) -> None:
 
 def test_offline_without_wheelhouse_is_an_error(kb, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="wheelhouse"):
-        render(load_profile("cpu-smoke", env={}), kb, tmp_path / "x", offline=True)
+        render(plan_image(load_profile("cpu-smoke", env={}), kb), tmp_path / "x", offline=True)
     assert not (tmp_path / "x").exists()
 
 
@@ -130,7 +131,7 @@ def test_render_replaces_existing_target_atomically(kb, tmp_path: Path) -> None:
     target = tmp_path / "ctx"
     target.mkdir()
     (target / "stale.txt").write_text("old")
-    result = render(load_profile("cpu-minimal", env={}), kb, target)
+    result = render(plan_image(load_profile("cpu-minimal", env={}), kb), target)
     assert not (target / "stale.txt").exists()
     assert (target / "Dockerfile").is_file() and result.dir == target.absolute()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ctx"]
@@ -151,7 +152,7 @@ def test_failed_render_leaves_nothing_behind(kb, tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(writer_module.Path, "chmod", failing_chmod)
     with pytest.raises(RenderError, match="No space left"):
-        render(load_profile("cpu-minimal", env={}), kb, target)
+        render(plan_image(load_profile("cpu-minimal", env={}), kb), target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ctx"]
     assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
 
@@ -164,7 +165,7 @@ def test_failed_render_into_new_target_creates_nothing(
 
     monkeypatch.setattr(writer_module, "_fill", boom)
     with pytest.raises(RenderError):
-        render(load_profile("cpu-minimal", env={}), kb, tmp_path / "new")
+        render(plan_image(load_profile("cpu-minimal", env={}), kb), tmp_path / "new")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -172,7 +173,7 @@ def test_output_path_that_is_a_file_is_an_error(kb, tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
     with pytest.raises(RenderError, match="not a directory"):
-        render(load_profile("cpu-minimal", env={}), kb, target)
+        render(plan_image(load_profile("cpu-minimal", env={}), kb), target)
 
 
 def test_undefined_template_value_is_a_render_error(tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_strict_undefined_in_real_templates(kb) -> None:
     from envgen.render.files import DOCKERFILE_TEMPLATE, template_context
     from envgen.render.plan import render_context
 
-    plan = render_context(load_profile("cpu-minimal", env={}), kb)
+    plan = render_context(plan_image(load_profile("cpu-minimal", env={}), kb))
     context = template_context(plan, DOCKERFILE_TEMPLATE, buildkit=True)
     del context["labels"]
     with pytest.raises(RenderError, match="labels"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render.core import render_in_memory
 
@@ -31,7 +32,7 @@ packages:
 def files(tmp_path_factory) -> dict[str, str]:
     path = tmp_path_factory.mktemp("srcbuild") / "attn.yaml"
     path.write_text(PROFILE)
-    result = render_in_memory(load_profile(str(path), env={}), load_kb())
+    result = render_in_memory(plan_image(load_profile(str(path), env={}), load_kb()))
     return {name: data.decode() for name, data in result.files.items() if name.startswith(("Dockerfile", "req"))}
 
 
@@ -79,7 +80,7 @@ def test_triton_gets_a_c_compiler_and_the_python_headers_in_the_image(tmp_path: 
     path = tmp_path / "tri.yaml"
     path.write_text(PROFILE.replace("name: attn", "name: tri").replace(
         "[flash-attn==2.8.3, einops==0.8.1, deepspeed==0.19.8]", "[triton==3.4.0]"))
-    result = render_in_memory(load_profile(str(path), env={}), load_kb())
+    result = render_in_memory(plan_image(load_profile(str(path), env={}), load_kb()))
     runtime = result.files["Dockerfile"].decode().split("AS runtime", 1)[1]
     install = runtime.split("/apt-install.sh", 1)[1].split("\nRUN", 1)[0].replace("\\", " ")
     assert {"gcc", "libc6-dev", "python3-dev"} <= set(install.split())
@@ -90,7 +91,7 @@ def test_the_probe_is_told_which_extension_packages_to_call(tmp_path: Path) -> N
 
     path = tmp_path / "attn.yaml"
     path.write_text(PROFILE)
-    result = render_in_memory(load_profile(str(path), env={}), load_kb())
+    result = render_in_memory(plan_image(load_profile(str(path), env={}), load_kb()))
     expected = json.loads(result.files["envgen/profile.json"])["expected"]
     assert expected["extensions"] == [
         {"package": "flash-attn", "module": "flash_attn", "version": "2.8.3"},

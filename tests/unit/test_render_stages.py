@@ -12,6 +12,7 @@ import pytest
 from envgen import layout
 from envgen.kb import load_kb
 from envgen.paths import build_scripts_dir, templates_dir
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.render.dockerfile import Micromamba, Uv, VenvPip, installer_for
 from envgen.render.plan import TemplateInput, render_context
@@ -41,7 +42,7 @@ def kb():
 
 
 def _plan(kb, name: str, use_lock: bool = True) -> TemplateInput:
-    return render_context(load_profile(name, env={}), kb, use_lock=use_lock)
+    return render_context(plan_image(load_profile(name, env={}), kb), use_lock=use_lock)
 
 
 def _written(tmp_path: Path, kb, text: str, **changes: str) -> TemplateInput:

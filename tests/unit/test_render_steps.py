@@ -12,6 +12,7 @@ import pytest
 from envgen import layout
 from envgen.kb import load_kb
 from envgen.paths import build_scripts_dir, templates_dir
+from envgen.plan.image import plan_image
 from envgen.profile import list_profiles, load_profile
 from envgen.render.core import render_in_memory
 from envgen.render.steps import Emitter, script_closures
@@ -48,7 +49,7 @@ def test_the_docker_templates_keep_the_shape_only() -> None:
 
 @pytest.mark.parametrize("name", PROFILES, ids=lambda n: Path(n).stem)
 def test_each_buildkit_run_binds_exactly_the_scripts_it_runs(name: str, kb) -> None:
-    files = render_in_memory(load_profile(name, env={}), kb).files
+    files = render_in_memory(plan_image(load_profile(name, env={}), kb)).files
     closures = script_closures(build_scripts_dir())
     emit = Emitter(True, closures)
     for run in (i for i in _instructions(files["Dockerfile"].decode()) if i.startswith("RUN ")):
@@ -60,7 +61,7 @@ def test_each_buildkit_run_binds_exactly_the_scripts_it_runs(name: str, kb) -> N
 
 @pytest.mark.parametrize("name", PROFILES, ids=lambda n: Path(n).stem)
 def test_each_classic_run_copies_the_scripts_it_runs_just_before_it(name: str, kb) -> None:
-    files = render_in_memory(load_profile(name, env={}), kb).files
+    files = render_in_memory(plan_image(load_profile(name, env={}), kb)).files
     emit = Emitter(False, script_closures(build_scripts_dir()))
     instructions = _instructions(files["Dockerfile.classic"].decode())
     assert not any(i.startswith(f"COPY {layout.CONTEXT_SCRIPTS}/ ") for i in instructions)
@@ -79,7 +80,7 @@ def test_an_extra_pip_package_leaves_the_environment_step_as_it_was(tmp_path: Pa
     for name, pip in (("none", "  pip: []\n"), ("plus", "  pip:\n    - colorama==0.4.6\n")):
         path = tmp_path / f"{name}.yaml"
         path.write_text(text.replace("name: cpu-smoke", "name: plus").replace("  pip:\n    - numpy==1.23.5\n", pip))
-        contexts.append(render_in_memory(load_profile(str(path), env={}), kb).files)
+        contexts.append(render_in_memory(plan_image(load_profile(str(path), env={}), kb)).files)
     steps = []
     for files in contexts:
         runs = [i for i in _instructions(files["Dockerfile"].decode()) if " -m venv " in i]

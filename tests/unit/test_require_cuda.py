@@ -10,6 +10,7 @@ import pytest
 
 from envgen.check import HostSpec, check_profile
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.plan.require import ToolkitFacts, driver_cuda, evaluate
 from envgen.profile import list_profiles, load_profile
 from envgen.render.core import render_in_memory
@@ -25,7 +26,7 @@ def kb():
 
 
 def _declared(name: str, kb) -> str | None:
-    ctx = render_in_memory(load_profile(name), kb)
+    ctx = render_in_memory(plan_image(load_profile(name), kb))
     text = ctx.files["Dockerfile"].decode()
     m = re.search(r'NVIDIA_REQUIRE_CUDA="([^"]*)"', text)
     return m.group(1) if m else None
@@ -95,7 +96,7 @@ def test_ngc_base_keeps_its_own_requirement_unless_envgen_needs_more(kb, tmp_pat
     """NGC 24.05 on an A100 with R470: the render writes no NVIDIA_REQUIRE_CUDA (the base's own stays) and check
     gives the forward-compatibility verdict alone; a torch built on a newer CUDA than 22.12's declares its own."""
     def declared(path) -> str | None:  # type: ignore[no-untyped-def]
-        text = render_in_memory(load_profile(str(path)), kb).files["Dockerfile"].decode()
+        text = render_in_memory(plan_image(load_profile(str(path)), kb)).files["Dockerfile"].decode()
         m = re.search(r'NVIDIA_REQUIRE_CUDA="([^"]*)"', text)
         return m.group(1) if m else None
 

@@ -15,6 +15,7 @@ import yaml
 from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError, ProfileError
 from envgen.kb import load_kb
+from envgen.plan.image import plan_image
 from envgen.plan.refusals import REFUSALS
 from envgen.profile import load_profile
 from envgen.render import render
@@ -80,10 +81,10 @@ def test_renders_and_passes_hadolint(name: str, kb, tmp_path: Path) -> None:  # 
     refused = set(VERDICTS[name]["check"]) & {r.code for r in REFUSALS if r.seen_by == "check"}
     if refused:  # what check reports as a refusal, the render refuses (plan.refusals)
         with pytest.raises(InputError):
-            render(profile, kb, tmp_path / name)
+            render(plan_image(profile, kb), tmp_path / name)
         assert not (tmp_path / name / "Dockerfile").exists()
         return
-    result = render(profile, kb, tmp_path / name)
+    result = render(plan_image(profile, kb), tmp_path / name)
     for dockerfile in ("Dockerfile", "Dockerfile.classic"):
         proc = subprocess.run([binary, "--no-color", "--config", str(REPO / ".hadolint.yaml"),
                                str(result.dir / dockerfile)], capture_output=True, text=True, check=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from envgen.kb import KnowledgeBase
+from envgen.plan.image import plan_image
 from envgen.profile import load_profile
 from envgen.render import render_in_memory
 from envgen.vocabulary import LABEL_VERSION
@@ -44,8 +45,8 @@ def _labels(dockerfile: str) -> dict[str, str]:
 
 def test_no_metadata_no_claims(tmp_path: Path, kb: KnowledgeBase) -> None:
     (tmp_path / "mine.yaml").write_text(PROFILE)
-    labels = _labels(render_in_memory(load_profile(str(tmp_path / "mine.yaml"), kb=kb), kb).files["Dockerfile"]
-                     .decode())
+    plan = plan_image(load_profile(str(tmp_path / "mine.yaml"), kb=kb), kb)
+    labels = _labels(render_in_memory(plan).files["Dockerfile"].decode())
     assert labels["org.opencontainers.image.title"] == "mine"
     for key in ("licenses", "source", "version", "authors", "url", "vendor", "documentation"):
         assert f"org.opencontainers.image.{key}" not in labels
@@ -55,8 +56,8 @@ def test_no_metadata_no_claims(tmp_path: Path, kb: KnowledgeBase) -> None:
 
 def test_profile_metadata_becomes_the_oci_labels(tmp_path: Path, kb: KnowledgeBase) -> None:
     (tmp_path / "mine.yaml").write_text(PROFILE + METADATA)
-    labels = _labels(render_in_memory(load_profile(str(tmp_path / "mine.yaml"), kb=kb), kb).files["Dockerfile"]
-                     .decode())
+    plan = plan_image(load_profile(str(tmp_path / "mine.yaml"), kb=kb), kb)
+    labels = _labels(render_in_memory(plan).files["Dockerfile"].decode())
     assert labels["org.opencontainers.image.licenses"] == "MIT"
     assert labels["org.opencontainers.image.source"] == "https://git.example.org/lab/mine"
     assert labels["org.opencontainers.image.version"] == "2.3"

@@ -74,7 +74,7 @@ def base_matches_profile(ctx: CheckContext) -> list[Finding]:
                 info.cite(),
             )
         )
-    if profile.cudnn and ctx.stack.family.facts == "cuda_images" and info.cudnn is None:
+    if profile.cudnn and ctx.plan.family.facts == "cuda_images" and info.cudnn is None:
         out.append(
             finding(
                 "warning",

@@ -10,7 +10,7 @@ from envgen.kb.versions import cc_tuple, minor, same_version, vtuple
 
 
 def ngc_known(ctx: CheckContext) -> list[Finding]:
-    if not ctx.stack.family.release_table or ctx.ngc is not None:
+    if not ctx.plan.family.release_table or ctx.ngc is not None:
         return []
     near = ctx.kb.ngc_nearest(ctx.profile.base)
     taken = (f"; a cuda/python left out of the profile is taken from the nearest release with a row, {near.tag} "
@@ -42,7 +42,7 @@ def _floor(ctx: CheckContext) -> tuple[str, str] | None:
 
 def ngc_gpus(ctx: CheckContext) -> list[Finding]:
     """The GPU minimum of the NGC image (see ``_floor``)."""
-    floor = _floor(ctx) if ctx.stack.family.release_table else None
+    floor = _floor(ctx) if ctx.plan.family.release_table else None
     if floor is None:
         return []
     cc_min, cite = floor

@@ -51,7 +51,7 @@ def _way_out(ctx: CheckContext, missing: list[WheelNeed]) -> str:
 
 
 def wheel_lib_missing(ctx: CheckContext) -> list[Finding]:
-    survey = ctx.stack.wheel_libraries
+    survey = ctx.plan.wheel_libraries
     out = []
     by_line: dict[str, list[WheelNeed]] = defaultdict(list)
     for need in survey.missing():

@@ -24,7 +24,7 @@ def env_replaces_envgen(ctx: CheckContext) -> list[Finding]:
 
 
 def base_env_collision(ctx: CheckContext) -> list[Finding]:
-    return _findings(base_refusals(ctx.profile, ctx.kb), ctx.stack.family.cite())
+    return _findings(base_refusals(ctx.profile, ctx.kb), ctx.plan.family.cite())
 
 
 def base_provides_conflict(ctx: CheckContext) -> list[Finding]:

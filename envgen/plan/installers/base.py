@@ -31,6 +31,9 @@ class Installer:
     # the lock beside the profile's YAML file: its suffix, and the tool `envgen lock` resolves it with
     lock_suffix: ClassVar[str] = ".lock.txt"
     lock_tool: ClassVar[str] = ""
+    # what `envgen lock` runs for it: "module.function" under envgen.lock (``lock.command``; test_installers
+    # resolves it), called with the profile's reference, the KB, --wheelhouse and --conda-channel
+    lock_command: ClassVar[str] = ""
     # a pip lock file (read_lock's format) is what this installer installs from
     pip_lock: ClassVar[bool] = False
     # what check says when the lock is missing: (why a later build can differ, what `envgen lock` needs)

@@ -20,6 +20,7 @@ class Conda(Installer):
     context_files = (ContextFile("environment.yml", "context/environment.yml.j2"),)
     lock_suffix = ".conda.txt"
     lock_tool = "py-rattler"
+    lock_command = "lock_conda.lock_line"
     lock_missing = ("conda resolves its packages and their dependencies (the frameworks' own too) at build time",
                     "needs the conda channels, or --conda-channel NAME=URL for a mirror")
     check_rules = ("lock.lockfile.conda_lock_state",)

@@ -11,6 +11,7 @@ from envgen.plan.installers.base import Installer
 class Pip(Installer):
     name = "pip"
     lock_tool = "uv"
+    lock_command = "lock.lock_line"
     pip_lock = True
     lock_missing = ("its base image, apt and pip packages are resolved at build time",
                     "needs the package indexes and the Docker engine")
