@@ -35,7 +35,7 @@ class Session:
 
     @property
     def cache_dir(self) -> Path | None:
-        from envgen.kb.cache import cache_dir
+        from envgen.cache import cache_dir
 
         return cache_dir(self.environ)
 
