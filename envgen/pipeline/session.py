@@ -59,7 +59,13 @@ class Session:
     @property
     def config(self) -> UserConfig:
         if self._config is None:
-            from envgen.config import load_config
+            from envgen import compiled
+            from envgen.config import UserConfig, load_config
+            from envgen.records import has_validator
 
+            # its compiled validator from the store: a run validates no other record, and imports no pydantic
+            restored = has_validator(UserConfig) or compiled.restore(self.cache_dir, (UserConfig,))
             self._config = load_config(self.env)
+            if not restored:
+                compiled.keep(self.cache_dir, (UserConfig,))
         return self._config
