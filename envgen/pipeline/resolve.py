@@ -65,6 +65,7 @@ def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | No
         raise InputError(f"{target!r} is neither an image on this engine nor a profile",
                          fix="give an image reference from `envgen images`, or a profile name") from None
     tag, content_hash = profile_tag(profile, session=session)
+    session.resolved[profile.name] = profile
     found = inspect_image(client, tag)
     if found is None:
         _refuse_failed(profile.name, tag, content_hash, target, env)

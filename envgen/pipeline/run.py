@@ -129,7 +129,13 @@ def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, sessio
 
     env, kb = session.env, session.kb
     facts = host_facts(env, kb)
-    gate_image(labels, env, facts=facts, kb=kb)
+    profile = session.resolved.get(labels.get(LABEL_PROFILE, ""))  # the image was looked up by its tag
+    if profile is not None and facts is not None:  # judged with the plan its tag was rendered from, or made once
+        from envgen.host.gate import gate
+
+        gate(facts, profile, kb, session.plan_of(profile))
+    else:  # an image reference: its profile by the name on its label
+        gate_image(labels, env, facts=facts, kb=kb)
     route = route_for(gpus, facts, gpu_route)
     return route if route is not None and route.route == "cdi" else None
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from envgen.config import UserConfig
     from envgen.kb import KnowledgeBase
+    from envgen.plan.image import ImagePlan
+    from envgen.profile import Profile
 
 
 @dataclass
@@ -23,6 +25,9 @@ class Session:
     env: Mapping[str, str] | None = None  # None: the process's environment, read when asked
     _kb: tuple[KnowledgeBase, str] | None = field(default=None, repr=False)
     _config: UserConfig | None = field(default=None, repr=False)
+    # the profiles a command looked an image up for, by name (run's host gate judges the one its tag came from)
+    resolved: dict[str, Profile] = field(default_factory=dict, repr=False)
+    _plans: dict[int, tuple[Profile, ImagePlan]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, session: Session | None, env: Mapping[str, str] | None = None) -> Session:
@@ -69,3 +74,13 @@ class Session:
             if not restored:
                 compiled.keep(self.cache_dir, (UserConfig,))
         return self._config
+
+    def plan_of(self, profile: Profile) -> ImagePlan:
+        """``plan_image(profile, self.kb)``, made once per profile object in this command (the tag's render and
+        run's host gate read the same plan)."""
+        found = self._plans.get(id(profile))
+        if found is None or found[0] is not profile:
+            from envgen.plan.image import plan_image
+
+            found = self._plans[id(profile)] = (profile, plan_image(profile, self.kb))
+        return found[1]

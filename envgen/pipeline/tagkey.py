@@ -83,6 +83,6 @@ def content_hash(profile: Profile, session: Session) -> str:
         return found
     from envgen.render.core import render_in_memory
 
-    made = render_in_memory(profile, kb, session.config).content_hash
+    made = render_in_memory(profile, kb, session.config, plan=session.plan_of(profile)).content_hash
     store.put(key, made)
     return made
