@@ -1,7 +1,8 @@
 """`envgen run PROFILE true` against `envgen check PROFILE` plus the engine's own time (issue #41).
 
-`envgen run PROFILE` looks up the image the profile renders to (load the profile and the KB, plan, render in
-memory for the content hash), checks the host against it where it gets GPUs, and starts the container; `envgen
+`envgen run PROFILE` looks up the image the profile renders to (the profile and the KB from check's caches, the
+content hash from the store where a render of the same inputs made it, else rendered in memory:
+envgen/pipeline/tagkey.py), checks the host against it where it gets GPUs, and starts the container; `envgen
 check PROFILE` loads, plans and judges. The goal: run no slower than check plus what the engine itself takes to
 start and remove a container (`docker run --rm IMAGE true`, measured in the same run).
 
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 def _report(cases: dict[str, tuple[list[str], dict[str, str]]], runs: int) -> None:
     for cmd, env in cases.values():  # warm-up: caches filled, bytecode written
         _time(cmd, env)
+    load = os.getloadavg()
     walls: dict[str, list[float]] = {name: [] for name in cases}
     cpus: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(runs):
@@ -110,6 +112,7 @@ def _report(cases: dict[str, tuple[list[str], dict[str, str]]], runs: int) -> No
             walls[name].append(wall)
             cpus[name].append(cpu)
     wall_of: Callable[[str], float] = lambda name: statistics.median(walls[name])  # noqa: E731
+    print(f"load average before the runs {load[0]:.1f}, after {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
     print(f"{'case':<28} {'median s':>9} {'min s':>7} {'CPU s':>7}   ({runs} runs each, interleaved; CPU: median)")
     for name in cases:
         print(f"{name:<28} {wall_of(name):>9.3f} {min(walls[name]):>7.3f} {statistics.median(cpus[name]):>7.3f}")

@@ -6,7 +6,7 @@ generate them per class, ~1 ms each). pydantic validates it, but only when data 
 dumped or described as a JSON Schema: it is imported then and not before. So a profile and a knowledge base served
 from the caches (pickles of records) reach `envgen check`'s rules without pydantic being imported at all (importing
 pydantic's model machinery is ~0.2 s of a process that must finish in 0.3 s), and a compiled validator can be
-pickled and restored (:func:`validator_bytes`, :func:`use_validator`: pydantic_core alone, no schema generated).
+pickled and restored (:func:`use_compiled`, kept by ``envgen.compiled``: pydantic_core alone, no schema generated).
 
 The validation is as strict as pydantic's strict models: an unknown key is an error, no type is coerced (a YAML
 number is no string, "5" is no integer), and the constraints below are written as ``Annotated`` metadata that
@@ -57,27 +57,10 @@ def adapter(cls: type[Any]) -> TypeAdapter[Any]:
     return found
 
 
-def validator_bytes(cls: type[Record]) -> bytes:
-    """``cls``'s compiled pydantic validator, pickled: :func:`use_validator` restores it in another process
-    without generating the schema again (which imports pydantic's schema machinery, ~0.15 s, where restoring
-    needs pydantic_core alone)."""
-    import pickle
-
-    return pickle.dumps(adapter(cls).validator, protocol=pickle.HIGHEST_PROTOCOL)
-
-
 def has_validator(cls: type[Record]) -> bool:
     """True when ``cls`` validates without generating pydantic's schema: its validator was built in this process,
-    or restored (:func:`use_validator`)."""
+    or restored (:func:`use_compiled`)."""
     return "__record_validator__" in vars(cls) or "__record_adapter__" in vars(cls)
-
-
-def use_validator(cls: type[R], blob: bytes) -> None:
-    """``cls`` validates with the validator :func:`validator_bytes` pickled (the same record code and pydantic:
-    the caller keys the bytes by both)."""
-    import pickle
-
-    type.__setattr__(cls, "__record_validator__", pickle.loads(blob))
 
 
 def use_compiled(cls: type[R], validator: Any, serializer: Any) -> None:
@@ -206,7 +189,7 @@ class Record:
     @classmethod
     def model_validate(cls: type[R], data: Any, *, context: Mapping[str, Any] | None = None) -> R:
         """``data`` validated into a ``cls``; raises pydantic's ValidationError."""
-        kept = cls.__dict__.get("__record_validator__")  # a validator restored by use_validator
+        kept = cls.__dict__.get("__record_validator__")  # a validator restored by use_compiled
         result: R = (kept or adapter(cls)).validate_python(data, context=context)
         return result
 
@@ -401,4 +384,4 @@ class Doc:
 
 
 __all__ = ["Between", "Check", "Doc", "FieldView", "Lax", "Length", "Matches", "Record", "adapter",
-           "has_validator", "mappings_in", "records_in", "use_compiled", "use_validator", "validator_bytes"]
+           "has_validator", "mappings_in", "records_in", "use_compiled"]

@@ -14,10 +14,10 @@ from envgen.host.model import HostFacts
 __all__ = ["gate", "translate_engine_error"]  # the engine's GPU refusals are worded in envgen.host.engine_errors
 
 
-def gate(facts: HostFacts, profile: Any, kb: Any) -> ProfileVerdict:
+def gate(facts: HostFacts, profile: Any, kb: Any, plan: Any = None) -> ProfileVerdict:
     """Raise HostIncompatible when the doctor says the profile cannot run here; otherwise return the
-    verdict (its warnings are for the caller to show)."""
-    verdict = verdict_for(facts, profile, kb)
+    verdict (its warnings are for the caller to show). ``plan``: the profile's plan, where the caller made it."""
+    verdict = verdict_for(facts, profile, kb, plan)
     if verdict.verdict != "cannot-run":
         return verdict
     errors = [r for r in verdict.reasons if r.severity == "error"]

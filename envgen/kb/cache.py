@@ -1,30 +1,24 @@
-"""A cache of the validated knowledge base, so `envgen check` does not parse and validate every YAML row on
-each run.
+"""The validated knowledge base kept in the store (``envgen.cache``), so `envgen check` does not parse and validate
+every YAML row on each run.
 
-The cache file is named after a SHA-256 over everything that decides what ``load_kb`` returns: the data
-files (names and bytes), the source of the modules that define and validate the rows, and the Python and
-pydantic versions (pydantic's own version file, read without importing pydantic: the rows are records that
-unpickle without it, ``envgen.records``). Any edit gives a new key, so a stale cache is never read; it cannot
-change a verdict.
-Writers put a private temporary file next to the target and rename it into place (``envgen.files``, atomic on POSIX),
-so concurrent writers never leave a torn file; a reader that finds an unreadable file loads from YAML.
-Set ``ENVGEN_NO_CACHE=1`` to bypass it; ``ENVGEN_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/envgen``).
+The key covers everything that decides what ``load_kb`` returns: the data files (names and bytes), the source of
+the modules that define and validate the rows, and the Python and pydantic versions (pydantic's own version file,
+read without importing pydantic: the rows are records that unpickle without it, ``envgen.records``). Any edit gives a
+new key, so a stale KB is never read; only the newest entry is kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from envgen.files import write_atomically
+from envgen.cache import Store, cache_dir, package_file  # cache_dir: where callers have long imported it
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.paths import kb_data_dir
 
-_PREFIX = "kb-"
+__all__ = ["cache_dir", "cache_key", "code_files", "kb_for", "load_kb_cached", "load_kb_keyed", "pydantic_version"]
 
 
 def code_files() -> list[Path]:
@@ -37,38 +31,17 @@ def code_files() -> list[Path]:
 
 def pydantic_version() -> bytes:
     """pydantic's version file (``VERSION = '2.x.y'``), found without importing pydantic (~0.1 s)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("pydantic")
-    if spec is None or spec.origin is None:
-        return b"no pydantic"
-    try:
-        return Path(spec.origin).with_name("version.py").read_bytes()
-    except OSError:
-        return b"unreadable"
-
-
-def cache_dir(env: Mapping[str, str]) -> Path | None:
-    """Where the cache lives for this environment, or None when ``ENVGEN_NO_CACHE`` is set."""
-    if env.get("ENVGEN_NO_CACHE", "").strip().lower() in ("1", "true", "yes"):
-        return None
-    if env.get("ENVGEN_CACHE_DIR"):
-        return Path(env["ENVGEN_CACHE_DIR"])
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
-    return Path(base) / "envgen"
+    return package_file("pydantic", "version.py")
 
 
 def cache_key(data_dir: Path) -> str:
-    """SHA-256 over the data files, the row code and the interpreter/pydantic versions."""
-    digest = hashlib.sha256()
-    digest.update(f"{sys.version_info[:3]}|".encode() + pydantic_version() + b"\0")
+    """The store's key over the data files, the row code and the interpreter/pydantic versions."""
+    parts: list[bytes | str] = [f"{sys.version_info[:3]}", pydantic_version()]
     for label, path in [(f"code/{p.name}", p) for p in code_files()] + [
         (f"data/{p.name}", p) for p in sorted(data_dir.glob("*.yaml"))
     ]:
-        digest.update(label.encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
+        parts += [label, path.read_bytes()]
+    return Store(None, "kb-").key(*parts)
 
 
 def kb_for(env: Mapping[str, str] | None = None) -> KnowledgeBase:
@@ -88,16 +61,12 @@ def load_kb_keyed(directory: Path | None, data_dir: Path | None = None) -> tuple
     data = data_dir if data_dir is not None else kb_data_dir()
     if directory is None or not data.is_dir():
         return _read(data), ""
-    key = cache_key(data)
-    target = directory / f"{_PREFIX}{key[:32]}.pickle"
-    try:
-        cached = pickle.loads(target.read_bytes())
-        if isinstance(cached, KnowledgeBase):
-            return cached, key
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-        pass  # absent, torn by a foreign writer, or from other code: load from YAML and rewrite
+    store, key = Store(directory, "kb-", keep_days=0), cache_key(data)
+    cached = store.get(key)
+    if isinstance(cached, KnowledgeBase):
+        return cached, key
     kb = _read(data)
-    _write(directory, target, kb)
+    store.put(key, kb)
     return kb, key
 
 
@@ -106,14 +75,3 @@ def _read(data: Path) -> KnowledgeBase:
     from envgen.kb.loader import load_kb
 
     return load_kb(data)
-
-
-def _write(directory: Path, target: Path, kb: KnowledgeBase) -> None:
-    """Atomic replace; a cache that cannot be written (read-only home) is simply not kept."""
-    try:
-        write_atomically(target, pickle.dumps(kb, protocol=pickle.HIGHEST_PROTOCOL))
-        for old in directory.glob(f"{_PREFIX}*.pickle"):
-            if old != target:
-                old.unlink(missing_ok=True)
-    except OSError:
-        return

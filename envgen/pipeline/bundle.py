@@ -49,7 +49,7 @@ from envgen.pipeline.smoke import SEALED_REPORT
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.validity import require_validated
 from envgen.records import Record
-from envgen.render.core import image_tag
+from envgen.render.hashing import image_tag  # not render.core: a run checks the bundle without rendering
 from envgen.vocabulary import (
     LABEL_CONTENT_HASH,
     LABEL_PREFIX,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from envgen.config import UserConfig
 from envgen.docker.images import split_ref
-from envgen.render.core import image_tag
+from envgen.render.hashing import image_tag  # not render.core: a run's tag lookup renders nothing
 
 
 def image_ref(config: UserConfig, profile_name: str, content_hash: str) -> str:

@@ -91,15 +91,13 @@ def _cached(ref: str, session: Session) -> Profile:
 
 
 def _render_verdict(profile: Profile, plan: ImagePlan, session: Session, notes: list[str]) -> list[Any]:
-    """The errors `envgen check` finds in ``profile`` (no host), for render's note: kept in check's cache directory
-    under the KB's key, the profile's hash and its lock files, so that a warm render imports no check. A cached
-    verdict that cannot be read (cut short, edited) is judged again and rewritten, with a line in ``notes``."""
-    import hashlib
-    import json
+    """The errors `envgen check` finds in ``profile`` (no host), for render's note: kept in the store
+    (``envgen.cache``) under the KB's key, the profile's hash and its lock files, so that a warm render imports no
+    check. A cached verdict that cannot be read (cut short, edited) is judged again and rewritten, with a line in
+    ``notes``."""
     from types import SimpleNamespace
 
-    from envgen import __version__
-    from envgen.files import write_atomically
+    from envgen.cache import MISSING, Store
     from envgen.plan.lockfile import lock_path
     from envgen.profile.loader import profile_source
     from envgen.render.hashing import profile_hash
@@ -107,22 +105,21 @@ def _render_verdict(profile: Profile, plan: ImagePlan, session: Session, notes: 
     source = profile_source(profile)
     locks = [p.read_bytes() for p in ((lock_path(source), lock_path(source, "conda")) if source else ()) if p.is_file()]
     kb, kb_key = session.keyed_kb
-    key = hashlib.sha256(b"\0".join([kb_key.encode(), __version__.encode(), profile_hash(profile).encode(), *locks]))
-    directory = session.cache_dir
-    target = directory / f"verdict-{key.hexdigest()[:32]}.json" if directory and kb_key else None
+    store = Store(session.cache_dir if kb_key else None, "verdict-", codec="json")  # no KB key: not kept
+    key = store.key(kb_key, profile_hash(profile), *locks)
+    target = store.path(key)
     if target is not None and target.is_file():
         try:
-            rows = json.loads(target.read_text(encoding="utf-8"))
+            rows = store.get(key)
             return [SimpleNamespace(code=str(row["code"]), severity=str(row["severity"])) for row in rows]
-        except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-            notes.append(f"note: the cached check verdict {target} could not be read ({type(exc).__name__}); "
+        except (TypeError, KeyError) as exc:  # MISSING (unreadable, not JSON) or rows of another shape
+            notes.append(f"note: the cached check verdict {target} could not be read "
+                         f"({'unreadable' if rows is MISSING else type(exc).__name__}); "
                          "the profile was checked again and the cache rewritten")
     from envgen.check import check_profile
 
     errors = [f for f in check_profile(profile, kb, plan=plan) if f.severity == "error"]
-    if target is not None:
-        with contextlib.suppress(OSError):  # a cache that cannot be written is simply not kept
-            write_atomically(target, json.dumps([{"code": f.code, "severity": f.severity} for f in errors]))
+    store.put(key, [{"code": f.code, "severity": f.severity} for f in errors])
     return errors
 
 

@@ -9,23 +9,23 @@ from envgen.config import load_config
 from envgen.docker import ImageSummary, inspect_image
 from envgen.errors import ImageNotValidated, InputError, ProfileNotFound
 from envgen.pipeline.session import Session
-from envgen.profile import Profile, load_profile
-from envgen.render import render_in_memory
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
+    from envgen.profile import Profile
+
 
 def profile_tag(profile: Profile, env: Mapping[str, str] | None = None,
                 session: Session | None = None) -> tuple[str, str]:
-    """(image tag, content hash) the profile renders to now, without writing anything."""
+    """(image tag, content hash) the profile renders to now, without writing anything (rendered in memory, or
+    kept from a render of the same inputs: ``envgen.pipeline.tagkey``)."""
     from envgen.pipeline.naming import image_ref
-    from envgen.plan.image import plan_image
+    from envgen.pipeline.tagkey import content_hash
 
     session = Session.of(session, env)
-    config = session.config
-    context = render_in_memory(plan_image(profile, session.kb), config)
-    return image_ref(config, profile.name, context.content_hash), context.content_hash
+    made = content_hash(profile, session)
+    return image_ref(session.config, profile.name, made), made
 
 
 def _refuse_failed(name: str, tag: str, content_hash: str, target: str, env: Mapping[str, str] | None) -> None:
@@ -55,13 +55,17 @@ def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | No
     found = inspect_image(client, target)
     if found is not None:
         return found
+    from envgen.profile.cache import load_profile_cached
+
     session = Session.of(session, env)
-    try:
-        profile = load_profile(target, session.env, kb=session.kb)
+    try:  # from the profile cache `envgen check` keeps (its YAML, extends and the KB unchanged)
+        kb, kb_key = session.keyed_kb
+        profile = load_profile_cached(target, session.cache_dir if kb_key else None, kb, kb_key, session.env)
     except ProfileNotFound:
         raise InputError(f"{target!r} is neither an image on this engine nor a profile",
                          fix="give an image reference from `envgen images`, or a profile name") from None
     tag, content_hash = profile_tag(profile, session=session)
+    session.resolved[profile.name] = profile
     found = inspect_image(client, tag)
     if found is None:
         _refuse_failed(profile.name, tag, content_hash, target, env)

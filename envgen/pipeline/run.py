@@ -7,23 +7,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envgen.docker import connect
 from envgen.errors import ImageNotValidated
 from envgen.layout import WORKSPACE
-from envgen.pipeline.bundle import loaded_from_bundle
-from envgen.pipeline.gpus import start_container
-from envgen.pipeline.resolve import resolve_image
 from envgen.pipeline.session import Session
-from envgen.pipeline.smoke import gpus_for
-from envgen.pipeline.state import Validation, ValidationStore
-from envgen.pipeline.tiers import LIBRARIES
+from envgen.pipeline.state import ValidationStore
 from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine's client, the bundle, the smoke runner: imported where a run reaches them
     from docker import DockerClient
 
     from envgen.docker import ImageSummary
     from envgen.host.route import GpuRoute
+    from envgen.pipeline.state import Validation
 
 
 def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
@@ -37,6 +32,35 @@ def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None
     run_planned(client, image.id, host_plan(gpu_required, session.env, gpus),
                 **smoke_kwargs(client, image.id, image.labels, store))
     return store.get(image.id)
+
+
+def _validated(client: DockerClient, image: ImageSummary, target: str, gpus: str | None, store: ValidationStore,
+               out: Callable[[str], object], session: Session) -> Validation:
+    """The image's passed record on this host, signed by a trusted key; ImageNotValidated otherwise. An image
+    from an offline bundle (sealed where it was built, not validated here) is smoke-tested here first."""
+    from envgen.pipeline.bundle import loaded_from_bundle
+
+    state_dir = session.config.state_dir
+    record = store.get(image.id)
+    if record is None and loaded_from_bundle(state_dir, image.id) is not None:
+        record = _first_run_smoke(client, image, gpus, store, out, session)
+    name = image.tags[0] if image.tags else image.id[:19]
+    if record is None or not record.passed:
+        state = "failed" if record else "has not passed"
+        damaged = store.damaged(image.id) if record is None else None
+        raise ImageNotValidated(
+            f"image {name} " + (damaged if damaged else f"{state} its smoke test on this host"),
+            fix=f"run `envgen smoke {target}` " + ("to validate it again (the record is rewritten)" if damaged
+                                                   else "first") + ", or pass --force to run it anyway",
+        )
+    from envgen.pipeline.validity import image_verdict
+
+    verdict = image_verdict(state_dir, image)  # the record must be one a trusted key signed
+    if not verdict.validated:
+        raise ImageNotValidated(f"image {name} ({image.id[:19]}) is not validated: {verdict.reason}",
+                                fix=f"run `envgen smoke {target}` to validate and sign it here, or pass --force "
+                                    "to run it anyway")
+    return record
 
 
 def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | None,
@@ -64,33 +88,19 @@ def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | 
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
         out: Callable[[str], object] = print, env: Mapping[str, str] | None = None, as_root: bool = False,
         session: Session | None = None) -> int:
+    from envgen.docker import connect
+    from envgen.pipeline.resolve import resolve_image
+
     session = Session.of(session, env)
     env, config = session.env, session.config
     client = connect()
     image = resolve_image(client, target, env, session)
     store = ValidationStore(config.state_dir)
-    record = store.get(image.id)
-    if record is None and not force and loaded_from_bundle(config.state_dir, image.id) is not None:
-        # An image from an offline bundle: sealed where it was built, not validated here; its first run
-        # here is preceded by the smoke test, which records the verdict for this host.
-        record = _first_run_smoke(client, image, gpus, store, out, session)
-    name = image.tags[0] if image.tags else image.id[:19]
-    if not force and (record is None or not record.passed):
-        state = "failed" if record else "has not passed"
-        damaged = store.damaged(image.id) if record is None else None
-        raise ImageNotValidated(
-            f"image {name} " + (damaged if damaged else f"{state} its smoke test on this host"),
-            fix=f"run `envgen smoke {target}` " + ("to validate it again (the record is rewritten)" if damaged
-                                                   else "first") + ", or pass --force to run it anyway",
-        )
-    if not force:
-        from envgen.pipeline.validity import image_verdict
+    record = None if force else _validated(client, image, target, gpus, store, out, session)
+    from envgen.pipeline.gpus import start_container
+    from envgen.pipeline.smoke import gpus_for
+    from envgen.pipeline.tiers import LIBRARIES
 
-        verdict = image_verdict(config.state_dir, image)  # the record must be one a trusted key signed
-        if not verdict.validated:
-            raise ImageNotValidated(f"image {name} ({image.id[:19]}) is not validated: {verdict.reason}",
-                                    fix=f"run `envgen smoke {target}` to validate and sign it here, or pass --force "
-                                        "to run it anyway")
     gpus = gpus_for(image.labels, gpus)
     route = None
     if gpus == "none" and image.labels.get(LABEL_GPU_REQUIRED) == "true":
@@ -119,7 +129,13 @@ def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, sessio
 
     env, kb = session.env, session.kb
     facts = host_facts(env, kb)
-    gate_image(labels, env, facts=facts, kb=kb)
+    profile = session.resolved.get(labels.get(LABEL_PROFILE, ""))  # the image was looked up by its tag
+    if profile is not None and facts is not None:  # judged with the plan its tag was rendered from, or made once
+        from envgen.host.gate import gate
+
+        gate(facts, profile, kb, session.plan_of(profile))
+    else:  # an image reference: its profile by the name on its label
+        gate_image(labels, env, facts=facts, kb=kb)
     route = route_for(gpus, facts, gpu_route)
     return route if route is not None and route.route == "cdi" else None
 

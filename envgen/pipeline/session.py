@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from envgen.config import UserConfig
     from envgen.kb import KnowledgeBase
+    from envgen.plan.image import ImagePlan
+    from envgen.profile import Profile
 
 
 @dataclass
@@ -23,6 +25,9 @@ class Session:
     env: Mapping[str, str] | None = None  # None: the process's environment, read when asked
     _kb: tuple[KnowledgeBase, str] | None = field(default=None, repr=False)
     _config: UserConfig | None = field(default=None, repr=False)
+    # the profiles a command looked an image up for, by name (run's host gate judges the one its tag came from)
+    resolved: dict[str, Profile] = field(default_factory=dict, repr=False)
+    _plans: dict[int, tuple[Profile, ImagePlan]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, session: Session | None, env: Mapping[str, str] | None = None) -> Session:
@@ -35,7 +40,7 @@ class Session:
 
     @property
     def cache_dir(self) -> Path | None:
-        from envgen.kb.cache import cache_dir
+        from envgen.cache import cache_dir
 
         return cache_dir(self.environ)
 
@@ -59,7 +64,23 @@ class Session:
     @property
     def config(self) -> UserConfig:
         if self._config is None:
-            from envgen.config import load_config
+            from envgen import compiled
+            from envgen.config import UserConfig, load_config
+            from envgen.records import has_validator
 
+            # its compiled validator from the store: a run validates no other record, and imports no pydantic
+            restored = has_validator(UserConfig) or compiled.restore(self.cache_dir, (UserConfig,))
             self._config = load_config(self.env)
+            if not restored:
+                compiled.keep(self.cache_dir, (UserConfig,))
         return self._config
+
+    def plan_of(self, profile: Profile) -> ImagePlan:
+        """``plan_image(profile, self.kb)``, made once per profile object in this command (the tag's render and
+        run's host gate read the same plan)."""
+        found = self._plans.get(id(profile))
+        if found is None or found[0] is not profile:
+            from envgen.plan.image import plan_image
+
+            found = self._plans[id(profile)] = (profile, plan_image(profile, self.kb))
+        return found[1]

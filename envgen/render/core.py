@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from envgen import layout
-from envgen.config import DEFAULT_NAMESPACE, UserConfig
+from envgen.config import UserConfig
 from envgen.errors import RenderError
 from envgen.plan.image import ImagePlan
 from envgen.render.files import ContextFiles, render_files
 from envgen.render.hashing import content_hash
+from envgen.render.hashing import image_tag as image_tag  # where render's callers import it
 from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput, render_context
 from envgen.render.writer import replace_directory
 
@@ -82,12 +83,6 @@ def docker_build_command(result: RenderResult, builder: BuilderInfo) -> tuple[st
     from envgen.mirrors import redact  # a login never printed, whatever carried it
 
     return redact(" ".join([*env, *(shlex.quote(w) for w in [*words, str(result.dir)])])), note
-
-
-def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE) -> str:
-    """``<namespace>/<profile>:<hash12>``: the default namespace in rendered files and labels (so the hash
-    does not depend on it), the user's namespace for what is built, pulled, loaded or exported."""
-    return f"{namespace}/{profile_name}:{chash[:12]}"
 
 
 def finish(plan: TemplateInput, rendered: ContextFiles) -> RenderedContext:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from envgen.config import DEFAULT_NAMESPACE
 from envgen.profile.model import Profile
 
 
@@ -32,3 +33,9 @@ def content_hash(files: Mapping[str, bytes]) -> str:
         data = files[path]
         digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
+
+
+def image_tag(profile_name: str, chash: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    """``<namespace>/<profile>:<hash12>``: the default namespace in rendered files and labels (so the hash
+    does not depend on it), the user's namespace for what is built, pulled, loaded or exported."""
+    return f"{namespace}/{profile_name}:{chash[:12]}"

@@ -83,7 +83,7 @@ def test_check_starts_neither_typer_nor_yaml(tmp_path: Path) -> None:
 
 
 def test_a_check_after_an_edit_restores_the_validator(tmp_path: Path) -> None:
-    """An edited profile is validated by the compiled validator the first load kept (envgen.profile.cache): no
+    """An edited profile is validated by the compiled validator the first load kept (envgen.compiled): no
     pydantic schema is generated and pydantic itself is not imported, and the verdicts and the errors are those
     of a load without any cache."""
     profile = tmp_path / "mine.yaml"
@@ -101,7 +101,7 @@ def test_a_check_after_an_edit_restores_the_validator(tmp_path: Path) -> None:
                               env=run_env, check=True)
 
     check(good)  # fills the caches, the validator among them
-    assert list((tmp_path / "cache").glob("validator-profile-*.pickle"))
+    assert list((tmp_path / "cache").glob("compiled-*.pickle"))
     for text in (good + "description: edited\n", good + "pyhton: \"3.11\"\n", good.replace('"3.11"', "3.11")):
         edited, fresh = check(text), check(text, cached=False)
         assert edited.stdout.splitlines()[-1] == "LOADED ['pydantic_core']", edited.stdout[-300:]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from envgen.errors import ProfileError
+from envgen.files import CACHE_DAYS
 from envgen.kb.cache import load_kb_keyed
 from envgen.profile import cache as profile_cache
 from envgen.profile import load_profile
@@ -103,7 +104,7 @@ def test_another_kb_or_code_loads_afresh(tmp_path: Path, kb_and_key: tuple[objec
     calls = _counting(monkeypatch)
     _load("ngc-tensorflow", tmp_path, (kb_and_key[0], "another-kb"), {})
     assert calls == ["ngc-tensorflow"]
-    monkeypatch.setattr(profile_cache, "_salt", lambda key: f"other code {key}")
+    monkeypatch.setattr(profile_cache, "_code", lambda: b"other code")
     _load("ngc-tensorflow", tmp_path, kb_and_key, {})
     assert calls == ["ngc-tensorflow", "ngc-tensorflow"]
 
@@ -134,7 +135,7 @@ def test_entries_not_used_for_a_month_are_pruned_when_one_is_written(tmp_path: P
     [fresh] = (tmp_path / "cache").glob("profile-*.pickle")
     stale = tmp_path / "cache" / "profile-0123.pickle"
     stale.write_bytes(b"old")
-    month_ago = time.time() - (profile_cache.MAX_AGE_DAYS + 1) * 86400
+    month_ago = time.time() - (CACHE_DAYS + 1) * 86400
     os.utime(stale, (month_ago, month_ago))
     _load("cpu-minimal", tmp_path, kb_and_key, {})
     left = sorted(p.name for p in (tmp_path / "cache").glob("profile-*.pickle"))
