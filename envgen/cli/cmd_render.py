@@ -75,6 +75,9 @@ def lock_cmd(
     wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
     conda_channel: list[str] = typer.Option([], "--conda-channel",
                                             help="NAME=URL: solve conda channel NAME from URL (conda profiles)."),
+    platform: list[str] = typer.Option([], "--platform", metavar="linux/amd64|linux/arm64",
+                                       help="Lock this platform of the profile (repeatable; default: all of its "
+                                            "platforms). Its main platform's set is always locked (pip profiles)."),
 ) -> None:
     """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
     digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
@@ -86,6 +89,10 @@ def lock_cmd(
     session = Session()
     if installer_of(load_profile(profile, kb=session.kb)).conda_env:
         from envgen.lock.lock_conda import lock_conda
+
+        if platform:
+            raise InputError(f"--platform {platform[0]} is for pip profiles; a conda lock is linux/amd64's",
+                             fix="drop --platform")
 
         urls = {}
         for pair in conda_channel:
@@ -99,7 +106,7 @@ def lock_cmd(
         return
     from envgen.lock.lock import lock
 
-    typer.echo(lock(profile, wheelhouse=wheelhouse, kb=session.kb).summary())
+    typer.echo(lock(profile, wheelhouse=wheelhouse, kb=session.kb, platforms=platform).summary())
 
 
 def register(app: typer.Typer) -> None:
