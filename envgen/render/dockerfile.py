@@ -360,6 +360,10 @@ def installer_for(plan: Plan, buildkit: bool) -> Installer:
     (``plan.uv_install``), else the profile's own."""
     if buildkit and plan.uv_install:
         return Uv(plan)
+    if not buildkit and plan.platform_locks:  # the classic builder has no TARGETARCH: the lock's main sets
+        from dataclasses import replace
+
+        plan = replace(plan, platform_locks=())
     return {cls.name: cls for cls in (VenvPip, Micromamba)}[plan.installer](plan)
 
 

@@ -19,7 +19,6 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import Credential, mirror_ref, netrc_text, redact, split_credential
 from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan, plan_image
-from envgen.plan.lock_platforms import platform_locks
 from envgen.plan.lockfile import Lock, Pins, wheelhouse_covers
 from envgen.plan.parts import BasePin, PythonSetup
 from envgen.profile.model import Mirrors, Profile
@@ -281,7 +280,7 @@ def render_context(
         image=install,
         secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,
-        platform_locks=platform_locks(lock, profile.platforms),
+        platform_locks=install.chosen_platform_locks(lock),
         conda_lock=install.chosen_conda_lock() if use_lock else None,
         source_builds=tuple(install.source_builds),
     )
