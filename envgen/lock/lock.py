@@ -373,11 +373,11 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
         from envgen.kb.cache import kb_for
 
         kb = kb_for(environ)
+    chosen = chosen_platforms(profile, platforms)  # a --platform the profile lacks: refused before any resolution
     plan = plan_image(profile, kb)
     refuse_judged(plan, environ)
     route = resolution_route(profile, kb, config, environ, wheelhouse, plan=plan)
     profile = route.plan.profile  # as planned: the values it left to the KB filled in
-    chosen = chosen_platforms(profile, platforms)
     sets = resolve_sets(profile, route, runner, uv_runner)
     fields = header_fields(profile, route, sets, wheelhouse, platforms)
     base = pin_base(client, profile, route.plan, config, chosen) if engine else BasePins([])

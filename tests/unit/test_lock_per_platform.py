@@ -142,3 +142,13 @@ def test_the_base_manifest_per_platform_from_a_saved_index() -> None:
     assert saved_platforms(_saved(files)) == {
         "linux/amd64": "sha256:dcc60c77486319758ab2e37adf65a6f083257db8859bcb838df94850ef8c2436",
         "linux/arm64": "sha256:7dadcf5abb266b3d425a3c901c2bb79a446555938e0e3bd998ad6a8f2b55f3e9"}
+
+
+def test_lock_platform_not_in_the_profile_is_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from envgen.cli import app
+
+    result = CliRunner().invoke(app, ["lock", str(_copy_fixture(tmp_path)), "--platform", "linux/s390x"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "--platform linux/s390x is not one of profile 'two-platforms-locked'" in result.output
