@@ -124,6 +124,10 @@ def test_an_arm64_only_lock_has_arm64_main_sets(kb: KnowledgeBase, tmp_path: Pat
     assert locked_platforms(done.path) == ("linux/arm64",)
     plan = render_context(load_profile(str(path), env={}), kb)
     assert plan.platform_locks == () and NUMPY_ARM64 in render_files(plan).files["requirements.extra.txt"].decode()
+    from envgen.check import check_profile
+
+    found = check_profile(load_profile(str(path), env={}), kb)
+    assert not [f for f in found if f.code in ("lock-platform-missing", "lock-target")], found  # the lock fits
 
 
 def _saved(files: dict[str, bytes]) -> io.BytesIO:
