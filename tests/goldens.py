@@ -130,12 +130,20 @@ def _checked_by_script(dockerfile: str, name: str) -> bool:
     return False
 
 
+def _per_platform_uv(step: str) -> bool:
+    """fetch-uv.py given the TARGETARCH's wheel (a lock per platform): each case names a wheel URL and its sha256."""
+    cases = re.findall(r'\w+\) wheel="(\S*)" sha256=(\S*) ;;', step)
+    return (bool(cases) and 'fetch-uv.py "$wheel" "$sha256" ' in step
+            and all(url.startswith("https://") and re.fullmatch(r"[0-9a-f]{64}", digest) for url, digest in cases))
+
+
 def download_problems(dockerfile: str) -> list[str]:
     """A file fetched by URL is checked against a sha256: every `ARG X_URL=` has its `ARG X_SHA256=<64 hex>` and the
     file runs `sha256sum -c`; every wheel URL handed to fetch-uv.py is followed by its 64-hex sha256."""
     steps = instructions(dockerfile)
     problems = [f"fetch-uv.py without a sha256: {step[:160]}" for step in steps
-                if "fetch-uv.py " in step and not re.search(r'fetch-uv\.py "https://\S+" [0-9a-f]{64} ', step)]
+                if "fetch-uv.py " in step and not re.search(r'fetch-uv\.py "https://\S+" [0-9a-f]{64} ', step)
+                and not _per_platform_uv(step)]
     for step in steps:
         match = re.fullmatch(r"ARG (\w+)_URL=(\S+)", step)
         if match is None:

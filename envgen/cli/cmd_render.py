@@ -75,13 +75,17 @@ def lock_cmd(
     wheelhouse: Path | None = typer.Option(None, "--wheelhouse", help="Local wheel directory (pip --find-links)."),
     conda_channel: list[str] = typer.Option([], "--conda-channel",
                                             help="NAME=URL: solve conda channel NAME from URL (conda profiles)."),
+    platform: list[str] = typer.Option([], "--platform", metavar="linux/amd64|linux/arm64",
+                                       help="Lock this platform of the profile (repeatable; default: all of its "
+                                            "platforms). Its main platform's set is always locked (pip profiles)."),
 ) -> None:
     """Pin everything a profile installs into a lock file beside it: <profile>.lock.txt (pip profiles: base
     digest, apt and pip packages, uv) or <profile>.conda.txt (conda profiles: an @EXPLICIT list)."""
     from envgen.lock.command import lock_profile
     from envgen.pipeline.session import Session
 
-    typer.echo(lock_profile(profile, kb=Session().kb, wheelhouse=wheelhouse, channels=conda_channel))
+    typer.echo(lock_profile(profile, kb=Session().kb, wheelhouse=wheelhouse, channels=conda_channel,
+                            platforms=platform))
 
 
 def register(app: typer.Typer) -> None:

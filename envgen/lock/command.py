@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def lock_profile(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = (),
-                 env: Mapping[str, str] | None = None) -> str:
+                 platforms: Sequence[str] = (), env: Mapping[str, str] | None = None) -> str:
     """Lock profile ``ref`` with its installer's lock; the one line that says what was written."""
     from envgen.plan.installers import installer_of
     from envgen.profile import load_profile
@@ -26,5 +26,5 @@ def lock_profile(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None,
         raise InputError(f"installer {installer.name!r} has no lock envgen makes", fix="build it unlocked")
     module, _, function = installer.lock_command.rpartition(".")
     line: str = getattr(import_module(f"envgen.lock.{module}"), function)(ref, kb=kb, wheelhouse=wheelhouse,
-                                                                          channels=channels)
+                                                                          channels=channels, platforms=platforms)
     return line

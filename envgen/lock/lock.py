@@ -29,9 +29,11 @@ from envgen.files import write_atomically
 from envgen.kb import KnowledgeBase
 from envgen.lock.held import held_resolution
 from envgen.lock.lock_uv import Resolved, Runner, run_command, uv_resolve, uv_serves
+from envgen.lock.platforms import chosen_platforms, resolve_platform, wheel_tags
 from envgen.lock.wheels import configured_wheelhouse, manylinux_platforms, target_options
 from envgen.mirrors import pytorch_route
 from envgen.plan.image import ImagePlan, plan_image
+from envgen.plan.lock_platforms import AMD64, ARCH, BASES_FIELD, MAIN_FIELD, main_platform
 from envgen.plan.lockfile import (
     AptEntry,
     Lock,
@@ -54,9 +56,9 @@ if TYPE_CHECKING:
 
 # Build args that route pip (mirrors, proxies): the host's resolution takes the same route.
 ROUTE_ARGS = ARGS_PIP_ROUTE
-def platform_note(platforms: Sequence[str], glibc: str | None) -> str:
+def platform_note(platforms: Sequence[str], glibc: str | None, arch: str = "x86_64") -> str:
     origin = f"the base image's glibc {glibc}" if glibc else "glibc of the base image unknown"
-    return f"manylinux x86_64 (--platform {platforms[0]} down to {platforms[-1]}, {len(platforms)} tags; {origin})"
+    return f"manylinux {arch} (--platform {platforms[0]} down to {platforms[-1]}, {len(platforms)} tags; {origin})"
 
 
 
@@ -69,10 +71,12 @@ class LockOutcome:
     duration_s: float
     apt: int = 0
     base: str = ""
+    platforms: tuple[str, ...] = ()
 
     def summary(self) -> str:
         base = f", base {self.base}" if self.base else ""
-        return (f"locked {self.profile}: {self.environment} environment package(s), {self.extras} extra(s), "
+        where = f" for {', '.join(self.platforms)}" if len(self.platforms) > 1 else ""
+        return (f"locked {self.profile}{where}: {self.environment} environment package(s), {self.extras} extra(s), "
                 f"{self.apt} apt package(s){base} in {self.duration_s:.1f}s -> {self.path}")
 
 
@@ -176,6 +180,7 @@ class Route:
     uv_extra: list[str]  # uv's --extra-index-url: the mirrors' extra indexes, then index_urls
     pip_env: dict[str, str]  # the host's environment with the build's routing args (mirrors, proxies)
     uv_env: dict[str, str]  # the host's environment with the proxy CA for uv
+    arch: str = "x86_64"  # the machine of the main sections' platform (aarch64 for an arm64-only profile)
 
 
 def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, environ: Mapping[str, str],
@@ -201,10 +206,11 @@ def resolution_route(profile: Profile, kb: KnowledgeBase, config: UserConfig, en
 
         pip_env["NETRC"] = uv_env["NETRC"] = str(write_netrc(written.netrc, config.state_dir / "secrets",
                                                              f"lock-{profile.name}"))
-    glibc = kb.glibc(profile.base)
-    return Route(written, glibc, manylinux_platforms(glibc), ([str(house)] if house else []) + find_links,
+    glibc, main = kb.glibc(profile.base), main_platform(profile.platforms)
+    return Route(written, glibc, wheel_tags(glibc, main), ([str(house)] if house else []) + find_links,
                  index_urls, written.build_args.get("PIP_INDEX_URL"),
-                 [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env)
+                 [*written.build_args.get("PIP_EXTRA_INDEX_URL", "").split(), *index_urls], pip_env, uv_env,
+                 ARCH[main])
 
 
 def refuse_judged(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str]) -> None:
@@ -241,7 +247,7 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
     def uv(pins: list[str], constraints: Sequence[str] = ()) -> Resolved:
         return uv_resolve(pins, profile.python_minor, route.glibc, route.platforms, find_links=route.find_links,
                           index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env,
-                          runner=uv_runner or run_command, constraints=constraints)
+                          runner=uv_runner or run_command, constraints=constraints, arch=route.arch)
 
     def constrained(pins: list[str], constraints: Sequence[str]) -> dict[str, LockEntry]:
         if use_uv:
@@ -266,24 +272,27 @@ def resolve_sets(profile: Profile, route: Route, runner: Runner = run_command,
                       newest=max(newest, default=None))
 
 
-def header_fields(profile: Profile, route: Route, sets: LockedSets,
-                  wheelhouse: Path | None) -> list[tuple[str, str]]:
+def header_fields(profile: Profile, route: Route, sets: LockedSets, wheelhouse: Path | None,
+                  asked: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The lock file's header: what was resolved, for which platform, by what, from where."""
     use_uv = uv_serves(profile.python_minor)
     indexes = [*([route.index_url] if route.index_url else []), *route.uv_extra] if use_uv else route.index_urls
     fields = [
         ("envgen", route.plan.version),
         ("profile-hash", route.plan.profile_hash),
-        ("target", lock_target(profile.python_minor, route.glibc)),
+        ("target", lock_target(profile.python_minor, route.glibc, route.arch)),
         ("implementation", "cp (CPython)"),
-        ("platform", platform_note(route.platforms, route.glibc)),
+        ("platform", platform_note(route.platforms, route.glibc, route.arch)),
         ("resolver", f"uv {uv_version()} (uv pip compile)" if use_uv
          else "pip --dry-run --report (uv serves Python >= 3.8 only)"),
         ("command", f"envgen lock {profile_arg(profile, lasting=True)}"
-                    + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")),
+                    + (f" --wheelhouse {wheelhouse}" if wheelhouse else "")
+                    + "".join(f" --platform {p}" for p in asked)),
         ("find-links", " ".join(route.find_links) or "-"),
         ("index-urls", (" ".join(indexes) or "-") + ("" if use_uv else " (and pip's own configuration)")),
     ]
+    if main_platform(profile.platforms) != AMD64:  # written only then: a lock without it is linux/amd64's
+        fields.append((MAIN_FIELD, main_platform(profile.platforms)))
     host_minor = f"{sys.version_info.major}.{sys.version_info.minor}"
     if host_minor != profile.python_minor and not use_uv:
         fields.append(("markers", f"environment markers were evaluated by the host's Python {host_minor}"))
@@ -306,48 +315,50 @@ class BasePins:
     pin: str = ""
 
 
-def pin_base(client: DockerClient | None, profile: Profile, plan: TemplateInput, config: UserConfig) -> BasePins:
-    """Read through the Docker engine: the base's digest, then its apt packages' versions."""
+def pin_base(client: DockerClient | None, profile: Profile, plan: TemplateInput, config: UserConfig,
+             platforms: Sequence[str] = ()) -> BasePins:
+    """Read through the Docker engine: the base's digest (with several ``platforms``: each one's manifest, where the
+    base is an index), then its apt packages' versions."""
     from envgen.docker import connect
-    from envgen.lock.lock_base import ensure_local, lock_apt, lock_base
+    from envgen.lock.lock_base import base_manifests, ensure_local, lock_apt, lock_base
 
     client = client or connect()
     pinned = lock_base(client, profile.base, local=profile.local_base)
+    manifests = [(BASES_FIELD, base_manifests(client, profile.base, local=profile.local_base, platforms=platforms))
+                 ] if len(platforms) > 1 else []
     apt_input = tuple(sorted(plan.runtime_apt))
     ref = pinned.image if pinned.field == "base-image-id" else f"{pinned.image}@{pinned.value}"
     if pinned.field == "base-digest" and apt_input:
         ensure_local(client, ref)
     apt = lock_apt(client, ref, apt_input, ca_bundle=config.ca_bundle, apt_mirror=plan.build_args.get("APT_MIRROR"))
-    return BasePins([(pinned.field, pinned.value), ("base-note", pinned.note)], profile.base, apt_input, apt,
-                    pinned.value)
+    return BasePins([(pinned.field, pinned.value), ("base-note", pinned.note), *manifests], profile.base, apt_input,
+                    apt, pinned.value)
 
 
-def other_platforms(profile: Profile, route: Route, runner: Runner) -> str:
-    """The lock's blocks for the profile's platforms but linux/amd64 (``envgen.lock.platforms``): "" for none."""
-    from envgen.lock.platforms import resolve_platform
-    from envgen.plan.lock_platforms import AMD64, format_block
-
-    others = [p for p in profile.platforms if p != AMD64]
-    if others and not uv_serves(profile.python_minor):
-        raise InputError(f"platforms {', '.join(others)} are locked by uv, which serves Python >= 3.8, not "
-                         f"{profile.python_minor}", fix="use python 3.8 or newer, or platforms: [linux/amd64]")
+def other_platforms(profile: Profile, route: Route, runner: Runner, chosen: Sequence[str]) -> str:
+    """The lock's blocks for ``chosen`` but the main platform (``envgen.lock.platforms``): "" for none. Each with
+    uv's and pip's wheels for its machine (builds of that platform install with them)."""
+    from envgen.plan.lock_platforms import format_block
 
     def resolve(pins: list[str], arch: str, tags: tuple[str, ...]) -> Resolved:
         return uv_resolve(pins, profile.python_minor, route.glibc, tags, find_links=route.find_links,
                           index_urls=route.uv_extra, index_url=route.index_url, env=route.uv_env, runner=runner,
                           constraints=route.plan.image.base_constraints, arch=arch)
 
-    note = f"uv {uv_version()} (uv pip compile)"
+    note, tools = f"uv {uv_version()} (uv pip compile)", (f"uv=={uv_version()}", "pip")
     return "".join(format_block(resolve_platform(p, route.plan.pins.pip, route.plan.pins.pip_extra,
-                                                 profile.python_minor, route.glibc, resolve, note)) for p in others)
+                                                 profile.python_minor, route.glibc, resolve, note, tools))
+                   for p in chosen if p != main_platform(profile.platforms))
 
 
 def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | None = None,
          runner: Runner = run_command, uv_runner: Runner | None = None, engine: bool = True,
-         client: DockerClient | None = None, kb: KnowledgeBase | None = None) -> LockOutcome:
+         client: DockerClient | None = None, kb: KnowledgeBase | None = None,
+         platforms: Sequence[str] = ()) -> LockOutcome:
     """Resolve profile ``ref`` and write ``<profile>.lock.txt`` beside its YAML file. ``engine``: also pin
     the base image's digest and the apt packages (needs the Docker engine). ``kb``: the command's (else the
-    environment's, ``kb.cache.kb_for``)."""
+    environment's, ``kb.cache.kb_for``). ``platforms``: the profile's platforms to lock (default: all of them; the
+    main platform's sets, ``plan.lock_platforms.main_platform``, are always resolved)."""
     started = time.monotonic()
     environ = os.environ if env is None else env
     source = find_profile(ref, environ)
@@ -363,13 +374,14 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
         from envgen.kb.cache import kb_for
 
         kb = kb_for(environ)
+    chosen = chosen_platforms(profile, platforms)  # a --platform the profile lacks: refused before any resolution
     plan = plan_image(profile, kb)
     refuse_judged(plan, kb, environ)
     route = resolution_route(profile, kb, config, environ, wheelhouse, plan=plan)
     profile = route.plan.profile  # as planned: the values it left to the KB filled in
     sets = resolve_sets(profile, route, runner, uv_runner)
-    fields = header_fields(profile, route, sets, wheelhouse)
-    base = pin_base(client, profile, route.plan, config) if engine else BasePins([])
+    fields = header_fields(profile, route, sets, wheelhouse, platforms)
+    base = pin_base(client, profile, route.plan, config, chosen) if engine else BasePins([])
     # what the lock was made for: the frameworks' pins and packages.pip as written (``check_inputs``), whichever
     # stage the plan gives each line
     result = Lock(LockInputs(profile.python_minor, tuple(route.plan.image.framework_pip),
@@ -377,12 +389,14 @@ def lock(ref: str, *, wheelhouse: Path | None = None, env: Mapping[str, str] | N
                   sorted_entries(sets.environment.values()), sets.extras, tools=sets.tools, apt=base.apt)
     target = lock_path(source.path)
     text = format_lock(result, profile_name=profile.name, extra_fields=[*fields, *base.fields])
-    write_atomically(target, text + other_platforms(profile, route, uv_runner or run_command), mode=0o644)
+    others = other_platforms(profile, route, uv_runner or run_command, chosen)
+    write_atomically(target, text + others, mode=0o644)
     return LockOutcome(profile.name, target, len(result.environment), len(result.extras),
-                       time.monotonic() - started, len(base.apt), base.pin)
+                       time.monotonic() - started, len(base.apt), base.pin, chosen)
 
 
-def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = ()) -> str:
+def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = (),
+              platforms: Sequence[str] = ()) -> str:
     """`envgen lock` for an installer that installs from a pip lock (its ``lock_command``): the lock written, in one
-    line (``channels``: conda's, not asked)."""
-    return lock(ref, wheelhouse=wheelhouse, kb=kb).summary()
+    line (``channels``: conda's, not asked; ``platforms``: --platform, the profile's own when empty)."""
+    return lock(ref, wheelhouse=wheelhouse, kb=kb, platforms=platforms).summary()

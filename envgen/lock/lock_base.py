@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from envgen.errors import InputError
 from envgen.imageref import parse_ref
@@ -175,3 +175,50 @@ def lock_apt(client: DockerClient, image: str, packages: Sequence[str], *, ca_bu
         for path in work.iterdir():
             path.unlink()
     return parse_simulation(text)
+
+
+def base_manifests(client: DockerClient, image: str, *, local: bool, platforms: Sequence[str]) -> str:
+    """The lock's ``base-manifests`` value: ``platform=digest`` for each of ``platforms``, ``platform=-`` where the
+    base holds none (a local base on an engine with the classic image store is one platform's image)."""
+    found = base_platforms(client, parse_ref(image).tagged if local else image, local=local)
+    return " ".join(f"{platform}={found.get(platform, '-')}" for platform in platforms)
+
+
+def base_platforms(client: DockerClient, name: str, *, local: bool) -> dict[str, str]:
+    """platform -> the digest that pins it: a local index's per-platform manifests (the engine's containerd store,
+    read from `docker save`'s OCI layout); a local single-platform image's ID; a registry base's index digest for
+    each platform the registry lists (the index digest pins every platform's manifest)."""
+    from envgen.docker.engine import engine_info
+
+    if not local:
+        data = client.images.get_registry_data(name)
+        listed = data.attrs.get("Platforms") or []
+        return {f"{p.get('os')}/{p.get('architecture')}": str(data.id) for p in listed}
+    found = client.images.get(name)
+    if not engine_info(client).containerd_store:
+        return {f"{found.attrs.get('Os')}/{found.attrs.get('Architecture')}": str(found.id)}
+    with tempfile.TemporaryFile(prefix="envgen-base-") as saved:
+        for chunk in found.save(named=False):
+            saved.write(chunk)
+        saved.seek(0)
+        return saved_platforms(saved)
+
+
+def saved_platforms(saved: IO[bytes]) -> dict[str, str]:
+    """platform -> manifest digest of the image in an OCI-layout tar (`docker save` on the containerd store): its
+    index's manifests with a platform (attestations, ``unknown/unknown``, left out)."""
+    import json
+    import tarfile
+
+    with tarfile.open(fileobj=saved) as tar:
+        def blob(name: str) -> dict[str, Any]:
+            member = tar.extractfile(name)
+            return {} if member is None else dict(json.load(member))
+
+        top = blob("index.json")["manifests"][0]
+        inner = blob(f"blobs/sha256/{top['digest'].split(':', 1)[1]}")
+        if "manifests" not in inner:  # one platform's manifest: its config names the platform
+            config = blob(f"blobs/sha256/{inner['config']['digest'].split(':', 1)[1]}")
+            return {f"{config.get('os')}/{config.get('architecture')}": str(top["digest"])}
+        return {f"{m['platform']['os']}/{m['platform']['architecture']}": str(m["digest"])
+                for m in inner["manifests"] if m.get("platform", {}).get("os") not in (None, "unknown")}

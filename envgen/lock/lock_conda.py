@@ -140,9 +140,13 @@ def lock_conda(ref: str, *, channel_urls: Mapping[str, str] | None = None,
     return target, len(pins)
 
 
-def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = ()) -> str:
+def lock_line(ref: str, *, kb: KnowledgeBase, wheelhouse: Path | None = None, channels: Sequence[str] = (),
+              platforms: Sequence[str] = ()) -> str:
     """`envgen lock` for a conda profile (its installer's ``lock_command``): ``channels`` as --conda-channel gives
     them (NAME=URL: solve channel NAME from URL); the list written, in one line (``wheelhouse``: pip's, not asked)."""
+    if platforms:
+        raise InputError(f"--platform {platforms[0]} is for pip profiles; a conda lock is linux/amd64's",
+                         fix="drop --platform")
     urls = {}
     for pair in channels:
         name, sep, url = pair.partition("=")

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from envgen.check.findings import Finding
 from envgen.errors import BuildFailed, InputError
 from envgen.plan.image import ImagePlan
-from envgen.plan.lock_platforms import AMD64, ARCH, PlatformSet
+from envgen.plan.lock_platforms import AMD64, ARCH, PlatformSet, main_platform
 from envgen.plan.lockfile import sorted_entries
+from envgen.profile.model import Profile
 
 if TYPE_CHECKING:  # uv's module (packaging.tags, subprocess) is imported where a set is resolved, not by a warm check
     from envgen.lock.lock_uv import Resolved
@@ -31,22 +32,46 @@ Resolver = Callable[[list[str], str, tuple[str, ...]], "Resolved"]  # (pins, arc
 
 
 def resolve_platform(platform: str, pins: Sequence[str], extras: Sequence[str], python_minor: str,
-                     glibc: str | None, resolve: Resolver, resolver_note: str) -> PlatformSet:
-    """The environment set (``pins``) and what ``extras`` add, resolved for ``platform``: a set that has no wheel
-    there is an error naming the platform."""
+                     glibc: str | None, resolve: Resolver, resolver_note: str,
+                     tools: Sequence[str] = ()) -> PlatformSet:
+    """The environment set (``pins``) and what ``extras`` add, resolved for ``platform``, and the installer's own
+    ``tools`` (uv, pip: their wheels for that machine): a set that has no wheel there is an error naming the
+    platform."""
     from envgen.lock.lock_uv import uv_platform
 
     arch, tags = ARCH[platform], wheel_tags(glibc, platform)
     try:
         environment = resolve(list(pins), arch, tags).entries
         combined = resolve([*pins, *extras], arch, tags).entries if extras else dict(environment)
+        tool = resolve(list(tools), arch, tags) if tools else None
     except (InputError, BuildFailed) as exc:  # no wheel there (choose_wheels), or uv found no set (its tail kept)
         raise InputError(f"{platform}: {exc.message}", fix=exc.fix or f"drop {platform} from platforms"
                          ).with_tail(exc.tail) from None
     added = sorted_entries(e for name, e in combined.items() if name not in environment)
     target = f"cp{python_minor.replace('.', '')}-{tags[0]}"
     return PlatformSet(platform, target, sorted_entries(environment.values()), added,
-                       f"{resolver_note} --python-platform {uv_platform(glibc, arch)}")
+                       f"{resolver_note} --python-platform {uv_platform(glibc, arch)}",
+                       sorted_entries(tool.entries.values()) if tool else (), tool.urls.get("uv", "") if tool else "")
+
+
+def chosen_platforms(profile: Profile, asked: Sequence[str]) -> tuple[str, ...]:
+    """The platforms `envgen lock` resolves: ``asked`` (``--platform``, each one of the profile's), else the
+    profile's; the main platform's sets always (the lock's sections). uv resolves every platform but the main
+    linux/amd64 one (pip's dry run, Python 3.7, cannot target another machine)."""
+    from envgen.lock.lock_uv import uv_serves
+
+    for platform in asked:
+        if platform not in profile.platforms:
+            raise InputError(f"--platform {platform} is not one of profile {profile.name!r}'s platforms "
+                             f"({', '.join(profile.platforms)})",
+                             fix=f"add it to the profile's platforms, or lock {' or '.join(profile.platforms)}")
+    main = main_platform(profile.platforms)
+    chosen = (main, *(p for p in profile.platforms if p != main and (not asked or p in asked)))
+    foreign = [p for p in chosen if p != AMD64]
+    if foreign and not uv_serves(profile.python_minor):
+        raise InputError(f"platforms {', '.join(foreign)} are locked by uv, which serves Python >= 3.8, not "
+                         f"{profile.python_minor}", fix="use python 3.8 or newer, or platforms: [linux/amd64]")
+    return chosen
 
 
 _PREFIX = "platform-resolved-"

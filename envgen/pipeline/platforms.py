@@ -71,27 +71,22 @@ def several_platforms(ref: str, env: Mapping[str, str] | None = None) -> tuple[s
 
 
 def refuse_split_lock(profile: Profile, platforms: Sequence[str]) -> None:
-    """A pip lock whose set for another platform is not linux/amd64's (platform wheels: numpy, torch) cannot be built
-    for several platforms yet: the rendered Dockerfile installs the lock's sections, linux/amd64's, on every platform,
-    and the other platform's hashes would not match. One line naming the platform and the lock."""
-    from envgen.plan.lock_platforms import AMD64, parse_blocks
-    from envgen.plan.lockfile import lock_path, read_lock
-    from envgen.profile.loader import profile_source
+    """A pip lock that holds no set for one of the build's platforms: that platform would install another
+    platform's wheels (their hashes and tags would not match). One line naming the platform and the fix. A lock with
+    each platform's set is rendered per platform (requirements.<TARGETARCH>.lock, ``plan.lock_platforms``)."""
+    from envgen.plan.lock_platforms import locked_platforms
+    from envgen.plan.lockfile import lock_path
+    from envgen.profile.loader import profile_arg, profile_source
 
     source = profile_source(profile)
     path = lock_path(source) if source is not None and not installer_of(profile).conda_env else None
     if path is None or not path.is_file():
         return
-    lock, blocks = read_lock(path), parse_blocks(path.read_text(encoding="utf-8"), str(path))
-    amd64 = set(lock.environment) | set(lock.extras)
-    for platform in (p for p in platforms if p != AMD64):
-        block = blocks.get(platform)
-        if block is None or set(block.environment) | set(block.extras) != amd64:
-            what = "has no set" if block is None else "holds other wheels than linux/amd64's"
-            raise InputError(f"the lock {path.name} {what} for {platform}; a multi-platform build installs one "
-                             "lock on every platform (per-platform locked installs are not rendered yet)",
-                             fix=f"build {platform} without the lock (move {path.name} aside), or build linux/amd64 "
-                                 "alone")
+    held = locked_platforms(path)
+    for platform in (p for p in platforms if p not in held):
+        raise InputError(f"the lock {path.name} has no set for {platform} (it holds {', '.join(held)})",
+                         fix=f"run `envgen lock {profile_arg(profile)} --platform {platform}`, or build "
+                             f"{' '.join(held)} alone")
 
 
 def refuse_options(*, builder: str | None, wheelhouse: Path | None, offline: bool) -> None:

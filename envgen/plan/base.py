@@ -9,6 +9,7 @@ from envgen.kb.families import PythonSetup
 from envgen.kb.knowledge import KnowledgeBase
 from envgen.plan.environment import ENV_PREFIX
 from envgen.plan.installers import installer_of
+from envgen.plan.lock_platforms import main_arch
 from envgen.plan.lockfile import lock_target
 from envgen.plan.refusals import Refused, base_collisions, refusal
 from envgen.profile.model import Profile
@@ -43,7 +44,8 @@ def labelled_base_refusals(profile: Profile, kb: KnowledgeBase, labels: Collecti
 
 def lock_target_refusals(made_for: str | None, where: str, profile: Profile, kb: KnowledgeBase) -> list[Refused]:
     """A lock made for another target than this image's (``plan.refusals``: lock-target)."""
-    return lock_target_check(made_for, where, profile, lock_target(profile.python_minor, kb.glibc(profile.base)))
+    return lock_target_check(made_for, where, profile, lock_target(profile.python_minor, kb.glibc(profile.base),
+                                                                   main_arch(profile.platforms)))
 
 
 def lock_target_check(made_for: str | None, where: str, profile: Profile, expected: str) -> list[Refused]:

@@ -188,6 +188,13 @@ class ImagePlan:
         return chosen_lock(self.profile, self.framework_pip, self.installer_part.runtime_apt,
                            self.base_part.lock_target)
 
+    def chosen_platform_locks(self, lock: Lock | None) -> tuple[tuple[str, Lock], ...]:
+        """Each platform's lock, by TARGETARCH, where the profile has several and ``lock`` holds them all: the files
+        the render writes per platform (``plan.lock_platforms.platform_locks``); () otherwise."""
+        from envgen.plan.lock_platforms import platform_locks
+
+        return platform_locks(lock, self.profile.platforms)
+
     def chosen_conda_lock(self) -> str | None:
         """The explicit list beside a conda profile, checked against this plan's pins; None: none."""
         from envgen.plan.condalock import conda_lock_of

@@ -364,9 +364,10 @@ def find_lock(profile: Profile, framework: Sequence[str], apt: Sequence[str] = (
     return lock
 
 
-def lock_target(python_minor: str, glibc: str | None) -> str:
-    """What a lock was resolved for: ``cp311-manylinux_2_36_x86_64``; a lock for another target is refused."""
-    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_x86_64"
+def lock_target(python_minor: str, glibc: str | None, arch: str = "x86_64") -> str:
+    """What a lock's main sections were resolved for: ``cp311-manylinux_2_36_x86_64`` (``arch``: aarch64 for an
+    arm64-only profile); a lock for another target is refused."""
+    return f"cp{python_minor.replace('.', '')}-manylinux_{(glibc or 'unknown').replace('.', '_')}_{arch}"
 
 
 def wheelhouse_covers(wheelhouse: Path | None, pins: Sequence[str]) -> bool:

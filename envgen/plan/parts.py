@@ -16,6 +16,7 @@ from envgen.plan.base import base_refusals, lock_target_check, python_setup_row
 from envgen.plan.condalock import conda_python_spec
 from envgen.plan.installers import UV, ContextFile, Installer, installer_of
 from envgen.plan.installers.conda import tools
+from envgen.plan.lock_platforms import main_arch
 from envgen.plan.lockfile import Lock, find_lock, lock_target
 from envgen.plan.refusals import Refused, refuse
 from envgen.plan.requirements import provided_conflicts
@@ -141,7 +142,7 @@ def base_part(stack: Stack) -> BasePart:
                     known_digest=None if profile.local_base else (stack.base.digest if stack.base else None),
                     local=profile.local_base, family=family.name, package_manager=family.package_manager,
                     occupies=tuple(family.occupies), user=family.user, glibc=glibc,
-                    lock_target=lock_target(profile.python_minor, glibc))
+                    lock_target=lock_target(profile.python_minor, glibc, main_arch(profile.platforms)))
 
 
 def runtime_compiler_apt(stack: Stack, installed: Sequence[Extension], setup: Sequence[str]) -> tuple[str, ...]:

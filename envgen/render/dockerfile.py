@@ -47,6 +47,21 @@ def pip_sources(plan: Plan) -> str:
     return "".join(word + NEXT_LINE for word in out)
 
 
+def locked_file(plan: Plan, name: str) -> str:
+    """A requirements file of the context as the installing step names it: each platform's own
+    (``requirements.${TARGETARCH}.lock``, BuildKit's target machine) where the plan gives one lock per platform."""
+    if not plan.platform_locks:
+        return name
+    stem, _, suffix = name.rpartition(".")
+    return f"{stem}.${{TARGETARCH}}.{suffix}"
+
+
+def arch_args(plan: Plan) -> tuple[Instruction, ...]:
+    """``ARG TARGETARCH`` (BuildKit sets it) where a stage picks its platform's locked set."""
+    return args(("TARGETARCH",), ("BuildKit's target machine (amd64, arm64): picks that platform's locked set.",)
+                ) if plan.platform_locks else ()
+
+
 def base_comment(plan: Plan) -> str:
     if plan.base.digest:
         return f"base {plan.base.image}, pinned by digest"
@@ -82,6 +97,14 @@ def create_user(plan: Plan) -> Run:
     """The image's user (profile ``user:``) and /workspace: reuses a uid the base already has (create-user.sh)."""
     user = plan.profile.user
     return Run(f"sh {layout.SCRIPTS}/create-user.sh {user.uid} {user.name}", ("create-user.sh",))
+
+
+def copy_requirements(plan: Plan, name: str, more: str = "") -> Instruction:
+    """``COPY`` of a requirements file (``more``: other files beside it, none when locked) into the working
+    directory: the platform's own under the same name where the plan gives one lock per platform."""
+    if not plan.platform_locks:
+        return Instruction("COPY", f"{name}{more} {layout.WORK}/")
+    return Instruction("COPY", f"{locked_file(plan, name)} {layout.WORK}/{name}")
 
 
 class Installer(ABC):
@@ -155,8 +178,8 @@ class StagedRuntime(Installer):
                        f"{self.constrain}",
                        ("extras.sh",), (PIP_CACHE,), secrets=True, wheels=True)
                    if (plan.lock.extras if plan.lock else plan.pins.pip_extra) else Run(f"mkdir -p {layout.EXTRAS}"))
-        return Stage("extras", "build", (*args(ARGS_PIP), WORKDIR,
-                                         Instruction("COPY", f"requirements.extra.txt {layout.WORK}/"), install),
+        return Stage("extras", "build", (*args(ARGS_PIP), *arch_args(plan), WORKDIR,
+                                         copy_requirements(plan, "requirements.extra.txt"), install),
                      gap=self.extras_gap)
 
     def source_build_stages(self) -> list[Stage]:
@@ -225,9 +248,9 @@ class VenvPip(StagedRuntime):
                       (*scripts, *(("base-site.sh",) if setup.base_site else ())), (PIP_CACHE,), secrets=True,
                       wheels=True, comment=PIP_LAYER)
         return base_stage(self.plan, "build", *apt_install(self.plan, self.plan.apt_pins(setup.build_apt)),
-                          *args(ARGS_PIP),
+                          *args(ARGS_PIP), *arch_args(self.plan),
                           Wheelhouse(), WORKDIR,
-                          Instruction("COPY", f"requirements.lock{self.constraints_file} {layout.WORK}/"), install)
+                          copy_requirements(self.plan, "requirements.lock", self.constraints_file), install)
 
 
 class Micromamba(StagedRuntime):
@@ -282,19 +305,31 @@ class Uv(Installer):
 
     def stages(self) -> tuple[Stage, ...]:
         plan = self.plan
-        fetch = Run(f'sh {layout.SCRIPTS}/with-secrets.sh python3 /tmp/fetch-uv.py "{self.wheel}"{ARG_LINE}'
-                    f"{self.uv.sha256[0]} {layout.WHEELS} {layout.UV_DIR}", ("with-secrets.sh",), secrets=True,
-                    wheels=True, binds=(Bind("envgen/fetch-uv.py", "/tmp/fetch-uv.py"),))
+        fetch = Run(self.fetch_command(), ("with-secrets.sh",), secrets=True, wheels=True,
+                    binds=(Bind("envgen/fetch-uv.py", "/tmp/fetch-uv.py"),))
         epoch = self.lock.source_date_epoch or SOURCE_DATE_EPOCH_DEFAULT
         return (
             base_stage(plan, "system", *apt_install(plan, plan.apt_pins(plan.runtime_apt), cache=False),
                        create_user(plan)),
-            Stage("uv", "system", (*args(ARGS_PROXY), fetch), (
+            Stage("uv", "system", (*args(ARGS_PROXY), *arch_args(plan), fetch), (
                 f"uv {self.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
                 "below.",)),
             Stage("runtime", "system",
-                  (*args((*ARGS_PIP, "ENVGEN_CACHE_ID", f"SOURCE_DATE_EPOCH={epoch}")), *self.install_layers())),
+                  (*args((*ARGS_PIP, "ENVGEN_CACHE_ID", f"SOURCE_DATE_EPOCH={epoch}")), *arch_args(plan),
+                   *self.install_layers())),
         )
+
+    def fetch_command(self) -> str:
+        """fetch-uv.py with uv's wheel and sha256; where the plan gives one lock per platform, the TARGETARCH's
+        (each platform's lock names uv's wheel for its machine)."""
+        fetch = f"sh {layout.SCRIPTS}/with-secrets.sh python3 /tmp/fetch-uv.py"
+        where = f"{layout.WHEELS} {layout.UV_DIR}"
+        if not self.plan.platform_locks:
+            return f'{fetch} "{self.wheel}"{ARG_LINE}{self.uv.sha256[0]} {where}'
+        cases = "".join(f'    {arch}) wheel="{lock.uv_wheel}"{ARG_LINE}sha256={lock.uv.sha256[0]} ;;{NEXT_LINE}'
+                        for arch, lock in self.plan.platform_locks if lock.uv is not None)
+        return (f'case "$TARGETARCH" in{NEXT_LINE}{cases}    *) echo "envgen: the lock holds no uv wheel for '
+                f'$TARGETARCH" >&2; exit 1 ;;{NEXT_LINE}esac;{NEXT_LINE}{fetch} "$wheel" "$sha256" {where}')
 
     def install_layers(self) -> tuple[Run, Run]:
         """The environment layer and the extras layer (what packages.pip adds; it runs nothing when that is
@@ -305,20 +340,19 @@ class Uv(Installer):
                 f'{words(self.plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}')
         environment = slim_tail(self.plan, self.layer(f"{venv}{self.sources}{install}/requirements.lock", ("uv.sh",),
                                                       "requirements.lock", UV_LAYER), layout.ENV)
-        extras = bool(self.lock.extras)
+        extras = any(lock.extras for lock in (self.lock, *(found for _, found in self.plan.platform_locks)))
         added = self.layer(f"{self.sources}{install}/requirements.extra.txt" if extras
                            else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
                            "requirements.extra.txt", UV_EXTRAS_LAYER)
         return environment, slim_tail(self.plan, added, layout.ENV) if extras else added
 
 
-    @staticmethod
-    def layer(command: str, scripts: tuple[str, ...], requirements: str, comment: str) -> Run:
+    def layer(self, command: str, scripts: tuple[str, ...], requirements: str, comment: str) -> Run:
         """One install layer: uv's cache, the secrets, the wheelhouse, uv bound from its stage and the one
-        requirements file it installs bound from the context."""
+        requirements file it installs bound from the context (the TARGETARCH's, where each platform has one)."""
         return Run(command, scripts, ("/root/.cache/uv",), secrets=True, wheels=True, comment=(comment,),
                    binds=(Bind(layout.UV_DIR, layout.UV_DIR, stage="uv"),
-                          Bind(requirements, f"{layout.WORK}/{requirements}")))
+                          Bind(locked_file(self.plan, requirements), f"{layout.WORK}/{requirements}")))
 
 
 def installer_for(plan: Plan, buildkit: bool) -> Installer:
@@ -326,6 +360,10 @@ def installer_for(plan: Plan, buildkit: bool) -> Installer:
     (``plan.uv_install``), else the profile's own."""
     if buildkit and plan.uv_install:
         return Uv(plan)
+    if not buildkit and plan.platform_locks:  # the classic builder has no TARGETARCH: the lock's main sets
+        from dataclasses import replace
+
+        plan = replace(plan, platform_locks=())
     return {cls.name: cls for cls in (VenvPip, Micromamba)}[plan.installer](plan)
 
 

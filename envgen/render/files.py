@@ -14,7 +14,7 @@ from envgen.paths import probe_dir
 from envgen.render.dockerfile import dockerfile_context
 from envgen.render.hashing import pretty_json
 from envgen.render.jinja import bytecode_cache, make_environment, render_template
-from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput
+from envgen.render.plan import CONTENT_HASH_TOKEN, SHORT_HASH_TOKEN, TemplateInput, tool_lines
 from envgen.render.scripts import build_scripts
 
 DOCKERFILE_TEMPLATE = "docker/Dockerfile.j2"  # both variants; its context adds the stages (template_context)
@@ -104,7 +104,25 @@ def render_document(plan: TemplateInput) -> dict[str, Any]:
             "source_date_epoch": plan.lock.source_date_epoch,
             "installer": "uv (BuildKit), pip (classic builder)" if plan.uv_install else "pip",
         }
+        if plan.platform_locks:  # what each platform's files hold (requirements.<TARGETARCH>.lock)
+            doc["lock"]["platforms"] = {arch: {"environment": [e.pin for e in lock.environment],
+                                               "extras": [e.pin for e in lock.extras],
+                                               "tools": [e.pin for e in lock.tools]}
+                                        for arch, lock in plan.platform_locks}
     return doc
+
+
+def platform_requirements(plan: TemplateInput, env: jinja2.Environment) -> dict[str, bytes]:
+    """Each platform's locked sets, where the plan gives one lock per platform: requirements.<TARGETARCH>.lock and
+    requirements.extra.<TARGETARCH>.txt, which BuildKit's installing steps pick by TARGETARCH (render.dockerfile)."""
+    out = {}
+    for arch, lock in plan.platform_locks:
+        context = {**plan.context(buildkit=True), "lock": lock, "tool_requirements": tool_lines(lock),
+                   "lock_platform": f"linux/{arch}"}
+        for path, template in ((f"requirements.{arch}.lock", "context/requirements.lock.j2"),
+                               (f"requirements.extra.{arch}.txt", "context/requirements.extra.txt.j2")):
+            out[path] = render_template(env, template, context).encode("utf-8")
+    return out
 
 
 def template_context(plan: TemplateInput, template: str, buildkit: bool) -> dict[str, Any]:
@@ -123,6 +141,7 @@ def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> 
     specs = TEXT_FILES + plan.image.installer_part.files(plan.uv_install) + (BASE_FILES if plan.pins.base else ())
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, template_context(plan, template, buildkit)).encode("utf-8")
+    out.update(platform_requirements(plan, env))
     out.update(build_scripts(out[name].decode("utf-8") for name in ("Dockerfile", "Dockerfile.classic")))
     if plan.conda_lock is not None:
         out["environment.lock.txt"] = plan.conda_lock.encode("utf-8")

@@ -72,6 +72,9 @@ class TemplateInput:
     # The profile's lock file (pip profiles with `<profile>.lock.txt` beside them): when set,
     # requirements.lock / requirements.extra.txt hold its hashed sets, installed with --no-deps.
     lock: Lock | None = None
+    # A profile of several platforms whose lock holds each one's set: (TARGETARCH, that platform's lock) per platform
+    # (``plan.lock_platforms.platform_locks``); BuildKit's installing steps pick requirements.<TARGETARCH>.lock
+    platform_locks: tuple[tuple[str, Lock], ...] = ()
     # Conda profiles with `<profile>.conda.txt` beside them: the explicit list micromamba installs.
     conda_lock: str | None = None
     # packages.pip entries PyPI has as an sdist only, built in stages of their own (plan.extensions)
@@ -82,7 +85,8 @@ class TemplateInput:
         """BuildKit builds of a locked pip profile install with uv from the lock (single stage, no resolution): the
         lock names uv's wheel, and the base's own Python (Debian or python images) runs it; sdist-only extension
         packages are built in stages of their own: the staged (pip) path (``plan.installers.uv``)."""
-        return self.image.installer_part.uv_install(self.lock, bool(self.source_builds))
+        return all(self.image.installer_part.uv_install(lock, bool(self.source_builds))
+                   for lock in (self.lock, *(found for _, found in self.platform_locks)))
 
     @property
     def conda_env(self) -> bool:
@@ -102,10 +106,7 @@ class TemplateInput:
     @property
     def uv_requirements(self) -> tuple[str, ...]:
         """The lock's tools the environment layer installs besides the environment set (pip)."""
-        if self.lock is None:
-            return ()
-        names = {e.name for e in self.lock.environment}
-        return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
+        return tool_lines(self.lock)
 
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
@@ -126,8 +127,17 @@ class TemplateInput:
             "user": self.profile.user,
             "lock": self.lock,
             "tool_requirements": self.uv_requirements,
+            "lock_platform": None,
             "layout": layout,
         }
+
+
+def tool_lines(lock: Lock | None) -> tuple[str, ...]:
+    """A lock's tools the environment layer installs besides its environment set (pip)."""
+    if lock is None:
+        return ()
+    names = {e.name for e in lock.environment}
+    return tuple(e.line for e in lock.tools if e.name != "uv" and e.name not in names)
 
 
 def labels(profile: Profile, base: BasePin, phash: str) -> tuple[tuple[str, str], ...]:
@@ -266,6 +276,7 @@ def render_context(
         image=install,
         secrets={layout.SECRET_CA_BUNDLE: str(config.ca_bundle)} if config.ca_bundle else {},
         lock=lock,
+        platform_locks=install.chosen_platform_locks(lock),
         conda_lock=install.chosen_conda_lock() if use_lock else None,
         source_builds=tuple(install.source_builds),
     )

@@ -83,7 +83,7 @@ def test_render_twice_is_byte_identical(name: str, kb) -> None:
 
 # Profiles outside the built-ins whose render reaches a branch none of them does (base_provides).
 FIXTURE_PROFILES = Path(__file__).resolve().parents[1] / "fixtures" / "profiles"
-FIXTURES = ["host-torch", "pip-requirements"]
+FIXTURES = ["host-torch", "pip-requirements", "two-platforms-locked"]
 
 
 @pytest.mark.parametrize("name", FIXTURES)
