@@ -75,6 +75,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         # here is preceded by the smoke test, which records the verdict for this host.
         record = _first_run_smoke(client, image, gpus, store, out, session)
     name = image.tags[0] if image.tags else image.id[:19]
+    say_platform(client, image, name, target, force, config.state_dir, out)
     if not force and (record is None or not record.passed):
         state = "failed" if record else "has not passed"
         damaged = store.damaged(image.id) if record is None else None
@@ -109,6 +110,32 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         preflight=gpus != "none",
     )
     return result.exit_code
+
+
+def say_platform(client: DockerClient, image: ImageSummary, name: str, target: str, force: bool, state_dir: Path,
+                 out: Callable[[str], object]) -> None:
+    """`envgen run` starts this host's platform: another platform's image is refused (with --force it runs under
+    emulation, said so); an image of a multi-platform build (its signed validation names a platform) says which."""
+    from envgen.docker.multiplatform import host_platform, image_platform
+    from envgen.errors import HostIncompatible
+
+    found, host = image_platform(client.api.inspect_image(image.id)), host_platform()
+    if found and found != host:
+        if not force:
+            raise HostIncompatible(f"image {name} is a {found} image and this host runs {host}",
+                                   fix=f"`envgen pull {target}` takes this host's image from a multi-platform one; "
+                                       "--force runs it under emulation (CPU code only)")
+        out(f"envgen: warning: running the {found} image {name} under emulation on this {host} host\n")
+    elif platforms_signed(state_dir, image.id):
+        out(f"envgen: running the {found} image of {name} (this host's platform)\n")
+
+
+def platforms_signed(state_dir: Path, image_id: str) -> set[str]:
+    """The platforms the statements known for an image name (a multi-platform build's), unverified."""
+    from envgen.pipeline.attest import AttestationStore, signed_statement
+
+    known = (signed_statement(e).get("predicate") or {} for e in AttestationStore(state_dir).get(image_id))
+    return {str(p["platform"]) for p in known if isinstance(p, dict) and p.get("platform")}
 
 
 def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, session: Session) -> GpuRoute | None:
