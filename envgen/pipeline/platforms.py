@@ -1,16 +1,14 @@
 """`envgen build` for a profile with several platforms: check -> render once -> one buildx build for every platform,
 pushed as one manifest list -> the probe's library tier in each platform's image (the foreign ones under QEMU) ->
-a validation record per platform image -> a signed attestation per platform image, pushed beside it.
+a validation record per platform image -> each image sealed and the index pushed again naming the sealed images
+(``pipeline/platform_seal.py``) -> a signed attestation per platform image, pushed beside it.
 
 What differs from a one-platform build: the images live in the registry (a multi-platform build cannot be loaded
 into a classic image store), so the registry is required; the GPU tier runs only where the platform is the host's
 and a GPU is lent (no arm64 GPU is lent to these machines: arm64 images are proved to the library tier alone).
-The images are not sealed: a seal is a child layer committed after the probe, so each platform's image would be
-replaced by a new one (a commit per platform, the foreign one under QEMU) and the index pushed a second time, and the
-probe's evidence would be about images the index no longer names. What proves each platform instead is its signed
-statement (``attest_platform``): subject that platform's config digest, layers and manifest digest in the index,
-predicate the validation with the platform, whether it ran emulated, and which tier did not run. `envgen pull`
-verifies it by digest (``pipeline/publish.py``).
+Each platform's signed statement (``attest_platform``) has for subject that platform's sealed image (config digest,
+layers, manifest digest in the index) and for predicate the validation with the platform, whether it ran emulated
+and the GPU tier's state; `envgen pull` verifies it by digest (``pipeline/publish.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +55,7 @@ class PlatformsOutcome:
     built: MultiPlatformResult
     reports: dict[str, SmokeReport] = field(default_factory=dict)  # platform -> its library tier's report
     attested: dict[str, str] = field(default_factory=dict)  # platform -> where its signed attestation was pushed
+    unsealed: tuple[PlatformImage, ...] = ()  # the images the probe ran in, before their seal
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -183,21 +182,34 @@ def build_platforms(ref: str, platforms: Sequence[str], *, registry: str | None 
 
 
 def prove_platforms(outcome: PlatformsOutcome, prepared: Prepared, state_dir: Path) -> None:
-    """The library tier in each platform's image, recorded; each pass signed and pushed beside its image."""
+    """The library tier in each platform's image, recorded; when every platform passed, each image sealed and the
+    index pushed again naming the sealed ones (``pipeline/platform_seal.py``); each pass signed and pushed beside
+    its image."""
+    from envgen.pipeline.platform_seal import seal_platforms
+
     client, built = connect(), outcome.built
     store = ValidationStore(state_dir)
     for image in built.images:
-        report = library_tier(client, built.by_digest(image), image.platform, store, prepared.profile,
-                              prepared.content_hash)
-        outcome.reports[image.platform] = report
-        if report.passed:
-            outcome.attested[image.platform] = attest_platform(client, state_dir, built, image)
+        outcome.reports[image.platform] = library_tier(client, built.by_digest(image), image.platform, store,
+                                                       prepared.profile, prepared.content_hash)
+    local: dict[str, str] = {}
+    if all(report.passed for report in outcome.reports.values()):
+        outcome.unsealed = built.images
+        outcome.built, local = seal_platforms(client, built, outcome.reports, store)
+        outcome.notes.append(f"sealed: each platform's image carries its verdict and package list; the index is "
+                             f"now {outcome.built.index_digest}")
+    for image in outcome.built.images:
+        if outcome.reports[image.platform].passed:
+            outcome.attested[image.platform] = attest_platform(client, state_dir, outcome.built, image,
+                                                               local.get(image.platform))
 
 
-def attest_platform(client: DockerClient, state_dir: Path, built: MultiPlatformResult, image: PlatformImage) -> str:
-    """Sign the recorded pass of one platform's image: a statement whose subject is that image's config digest,
-    layers and manifest digest in the index, and whose predicate adds the platform, whether it ran emulated and
-    the GPU tier's state; kept in the state dir and pushed beside that manifest. Where it went."""
+def attest_platform(client: DockerClient, state_dir: Path, built: MultiPlatformResult, image: PlatformImage,
+                    local_id: str | None = None) -> str:
+    """Sign the recorded pass of one platform's image (``local_id``: its ID here, else looked up by digest): a
+    statement whose subject is that image's config digest, layers and manifest digest in the index, and whose
+    predicate adds the platform, whether it ran emulated and the GPU tier's state; kept in the state dir and
+    pushed beside that manifest. Where it went."""
     from envgen.docker import inspect_image
     from envgen.docker.oci import image_manifest, push_attestation
     from envgen.errors import ImageNotValidated
@@ -206,7 +218,7 @@ def attest_platform(client: DockerClient, state_dir: Path, built: MultiPlatformR
     from envgen.pipeline.publish import MANIFEST_SUBJECT
 
     ref = built.by_digest(image)
-    local = inspect_image(client, ref)
+    local = inspect_image(client, local_id or ref)
     record = ValidationStore(state_dir).get(local.id) if local is not None else None
     if local is None or record is None or not record.passed:
         raise ImageNotValidated(f"{ref} ({image.platform}) has no passing validation here, so it is not signed",

@@ -2,15 +2,16 @@
 Docker 26 (scripts/engine-current: the containerd image store, and `arm64-base` for a debian:bookworm-slim holding
 both platforms), pushed to the local registry as one manifest list in the session's namespace; each platform's image
 answers its own `uname -m` (arm64 through QEMU: qemu-user-static registered with binfmt's F flag, scripts/host-setup),
-passes the probe's library tier, has a validation record of its own and a signed attestation pushed beside it; `envgen
-pull` of the index verifies this amd64 host's image (`--platform linux/arm64`: the arm64 one, tagged for export), and
-refuses an untrusted signer, an index without the host's platform and an index whose entries were swapped. pip in the
-emulated build downloads through the same proxy and CA-bundle secret as the amd64 one (a pure-Python wheel, so the two
-sets are the same).
+passes the probe's library tier, has a validation record of its own, is sealed (the index pushed again naming the
+sealed images) and has a signed attestation pushed beside it; `envgen pull` of the index verifies this amd64 host's
+image (`--platform linux/arm64`: the arm64 one, tagged for export), and refuses an untrusted signer, an index without
+the host's platform and an index whose entries were swapped. pip in the emulated build downloads through the same
+proxy and CA-bundle secret as the amd64 one (a pure-Python wheel, so the two sets are the same).
 
 scripts/test runs this module on its Docker 26 engine; on the host's 20.10 (no containerd store) it is unavailable.
 About 13 minutes cold on 2 cores, nearly all of it the arm64 half under QEMU (its apt layer alone ~12 minutes:
-maintainer scripts fork a process per file, each one a QEMU start); minutes with the build cache warm.
+maintainer scripts fork a process per file, each one a QEMU start); minutes with the build cache warm (~110 s here,
+~75 s of it the seal: `pip freeze` under QEMU, commits, pushes).
 """
 
 from __future__ import annotations
@@ -74,9 +75,12 @@ def built(docker_client: DockerClient, write_profile: Callable[[str, str], str],
     outcome = build_platforms(name, wanted, registry=publish_registry(local_registry))
     print(outcome.summary())  # the index and each platform's digest, in the log of the run (-s)
     yield outcome
-    for image in outcome.built.images:
-        with contextlib.suppress(Exception):
-            docker_client.images.remove(outcome.built.by_digest(image), force=True)
+    from envgen.pipeline.platform_seal import platform_tag
+
+    for image in (*outcome.built.images, *outcome.unsealed):
+        for ref in (outcome.built.by_digest(image), platform_tag(outcome.built.ref, image.platform)):
+            with contextlib.suppress(Exception):
+                docker_client.images.remove(ref, force=True)
         _delete_attestations(outcome.built.ref, image.digest)
         _delete(local_registry, outcome.built.ref, image.digest)
     _delete(local_registry, outcome.built.ref, outcome.built.index_digest)
@@ -156,6 +160,25 @@ def test_library_tier_passes_on_each_platform_and_is_recorded(built: PlatformsOu
         ids.add(found.id)
     assert len(ids) == 2  # one record per platform image
     assert any("linux/arm64" in note and "none is lent" in note for note in built.notes), built.notes
+
+
+def test_each_platform_image_is_sealed_on_the_image_its_probe_ran_in(built: PlatformsOutcome,
+                                                                      docker_client: DockerClient) -> None:
+    from envgen.docker import inspect_image, run_container
+    from envgen.vocabulary import LABEL_SMOKE, LABEL_SMOKE_TESTED_IMAGE
+
+    assert sorted(i.platform for i in built.unsealed) == sorted(PLATFORMS)
+    for image in built.built.images:
+        probed = next(i for i in built.unsealed if i.platform == image.platform)
+        assert probed.digest != image.digest
+        sealed = inspect_image(docker_client, built.built.by_digest(image))
+        tested = inspect_image(docker_client, built.built.by_digest(probed))
+        assert sealed is not None and tested is not None
+        assert sealed.labels[LABEL_SMOKE] == "pass" and sealed.labels[LABEL_SMOKE_TESTED_IMAGE] == tested.id
+        assert sealed.layers[:-1] == tested.layers and len(sealed.layers) == len(tested.layers) + 1
+        report = run_container(docker_client, built.built.by_digest(image), ["cat", "/etc/envgen/smoke-report.json"],
+                               platform=image.platform, timeout_s=120)
+        assert json.loads(report.output)["status"] == "pass", report.output
 
 
 def test_each_platform_image_carries_its_signed_attestation(built: PlatformsOutcome, envgen_home: Path,

@@ -115,10 +115,12 @@ def test_an_index_lists_its_platform_images_and_leaves_attestations_out() -> Non
 
 
 def test_another_platforms_image_is_tagged_apart_and_its_gpu_tier_said_not_run() -> None:
+    from envgen.pipeline.platform_seal import platform_tag
     from envgen.pipeline.platforms import gpu_tier_state
     from envgen.pipeline.publish import foreign_tag
 
     assert foreign_tag("envgen/two:abc123", "linux/arm64") == "envgen/two:abc123-arm64"
+    assert platform_tag("localhost:5000/t/two:abc123", "linux/amd64") == "localhost:5000/t/two:abc123-amd64"
     other = "linux/arm64" if host_platform() == "linux/amd64" else "linux/amd64"
     assert gpu_tier_state(other).startswith(f"not run: no {other} GPU is lent")
     assert "first `envgen pull` or `envgen run` on a GPU host" in gpu_tier_state(host_platform())
