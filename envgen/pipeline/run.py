@@ -122,9 +122,10 @@ def say_platform(client: DockerClient, image: ImageSummary, name: str, target: s
     found, host = image_platform(client.api.inspect_image(image.id)), host_platform()
     if found and found != host:
         if not force:
+            profile = image.labels.get(LABEL_PROFILE, target)
             raise HostIncompatible(f"image {name} is a {found} image and this host runs {host}",
-                                   fix=f"`envgen pull {target}` takes this host's image from a multi-platform one; "
-                                       "--force runs it under emulation (CPU code only)")
+                                   fix=f"`envgen pull {profile}` takes this host's image of a multi-platform build; "
+                                       "--force runs this one under emulation (CPU code only)")
         out(f"envgen: warning: running the {found} image {name} under emulation on this {host} host\n")
     elif platforms_signed(state_dir, image.id):
         out(f"envgen: running the {found} image of {name} (this host's platform)\n")
