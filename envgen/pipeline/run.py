@@ -75,23 +75,11 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         # here is preceded by the smoke test, which records the verdict for this host.
         record = _first_run_smoke(client, image, gpus, store, out, session)
     name = image.tags[0] if image.tags else image.id[:19]
-    say_platform(client, image, name, target, force, config.state_dir, out)
-    if not force and (record is None or not record.passed):
-        state = "failed" if record else "has not passed"
-        damaged = store.damaged(image.id) if record is None else None
-        raise ImageNotValidated(
-            f"image {name} " + (damaged if damaged else f"{state} its smoke test on this host"),
-            fix=f"run `envgen smoke {target}` " + ("to validate it again (the record is rewritten)" if damaged
-                                                   else "first") + ", or pass --force to run it anyway",
-        )
+    platform_line = platform_of(client, image, name, target, force, config.state_dir)
     if not force:
-        from envgen.pipeline.validity import image_verdict
-
-        verdict = image_verdict(config.state_dir, image)  # the record must be one a trusted key signed
-        if not verdict.validated:
-            raise ImageNotValidated(f"image {name} ({image.id[:19]}) is not validated: {verdict.reason}",
-                                    fix=f"run `envgen smoke {target}` to validate and sign it here, or pass --force "
-                                        "to run it anyway")
+        _require_validated(store, record, image, name, target)
+    if platform_line:
+        out(platform_line)
     gpus = gpus_for(image.labels, gpus)
     route = None
     if gpus == "none" and image.labels.get(LABEL_GPU_REQUIRED) == "true":
@@ -112,10 +100,31 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     return result.exit_code
 
 
-def say_platform(client: DockerClient, image: ImageSummary, name: str, target: str, force: bool, state_dir: Path,
-                 out: Callable[[str], object]) -> None:
+def _require_validated(store: ValidationStore, record: Validation | None, image: ImageSummary, name: str,
+                       target: str) -> None:
+    """ImageNotValidated unless the image passed its smoke test here and a trusted key signed that."""
+    if record is None or not record.passed:
+        state = "failed" if record else "has not passed"
+        damaged = store.damaged(image.id) if record is None else None
+        raise ImageNotValidated(
+            f"image {name} " + (damaged if damaged else f"{state} its smoke test on this host"),
+            fix=f"run `envgen smoke {target}` " + ("to validate it again (the record is rewritten)" if damaged
+                                                   else "first") + ", or pass --force to run it anyway",
+        )
+    from envgen.pipeline.validity import image_verdict
+
+    verdict = image_verdict(store.dir.parent, image)  # the record must be one a trusted key signed
+    if not verdict.validated:
+        raise ImageNotValidated(f"image {name} ({image.id[:19]}) is not validated: {verdict.reason}",
+                                fix=f"run `envgen smoke {target}` to validate and sign it here, or pass --force "
+                                    "to run it anyway")
+
+
+def platform_of(client: DockerClient, image: ImageSummary, name: str, target: str, force: bool,
+                state_dir: Path) -> str:
     """`envgen run` starts this host's platform: another platform's image is refused (with --force it runs under
-    emulation, said so); an image of a multi-platform build (its signed validation names a platform) says which."""
+    emulation); the line to say once the image is cleared to run: the emulation, or the platform of a multi-platform
+    build's image (its signed validation names a platform); "" for any other image."""
     from envgen.docker.multiplatform import host_platform, image_platform
     from envgen.errors import HostIncompatible
 
@@ -126,9 +135,10 @@ def say_platform(client: DockerClient, image: ImageSummary, name: str, target: s
             raise HostIncompatible(f"image {name} is a {found} image and this host runs {host}",
                                    fix=f"`envgen pull {profile}` takes this host's image of a multi-platform build; "
                                        "--force runs this one under emulation (CPU code only)")
-        out(f"envgen: warning: running the {found} image {name} under emulation on this {host} host\n")
-    elif platforms_signed(state_dir, image.id):
-        out(f"envgen: running the {found} image of {name} (this host's platform)\n")
+        return f"envgen: warning: running the {found} image {name} under emulation on this {host} host\n"
+    if platforms_signed(state_dir, image.id):
+        return f"envgen: running the {found} image of {name} (this host's platform)\n"
+    return ""
 
 
 def platforms_signed(state_dir: Path, image_id: str) -> set[str]:

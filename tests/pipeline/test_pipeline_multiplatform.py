@@ -10,8 +10,8 @@ proxy and CA-bundle secret as the amd64 one (a pure-Python wheel, so the two set
 
 scripts/test runs this module on its Docker 26 engine; on the host's 20.10 (no containerd store) it is unavailable.
 About 13 minutes cold on 2 cores, nearly all of it the arm64 half under QEMU (its apt layer alone ~12 minutes:
-maintainer scripts fork a process per file, each one a QEMU start); minutes with the build cache warm (~110 s here,
-~75 s of it the seal: `pip freeze` under QEMU, commits, pushes).
+maintainer scripts fork a process per file, each one a QEMU start); 23-110 s with the build cache warm (the seal
+included: `pip freeze` under QEMU, two commits, two pushes; load-dependent).
 """
 
 from __future__ import annotations
