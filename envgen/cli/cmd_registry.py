@@ -25,13 +25,17 @@ def pull_cmd(
     registry: str | None = typer.Option(None, "--registry", help="Registry (default: user config)."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not smoke-test now (run will ask for it)."),
     gpu_route: str | None = gpu_route_option(),
+    platform: str | None = typer.Option(None, "--platform", metavar="linux/amd64|linux/arm64",
+                                        help="Which image of a multi-platform one (default: this host's); another "
+                                             "platform's is verified the same way and tagged for export."),
 ) -> None:
-    """Fetch a prebuilt image; accept it only if a trusted key signed a validation of its digest and its labels
-    match the local profile's hash."""
+    """Fetch a prebuilt image (of a multi-platform one, this host's platform); accept it only if a trusted key
+    signed a validation of its digest and its labels match the local profile's hash."""
     from envgen.pipeline.publish import pull
     from envgen.pipeline.session import Session
 
-    typer.echo(pull(profile, registry=registry, smoke=not no_smoke, session=Session(route_env(gpu_route))))
+    typer.echo(pull(profile, registry=registry, smoke=not no_smoke, session=Session(route_env(gpu_route)),
+                    platform=platform))
 
 
 def save_cmd(

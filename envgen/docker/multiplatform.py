@@ -20,14 +20,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
-from envgen.docker.build import _failure, input_options, stream_cli
-from envgen.docker.builder import BuilderInfo
-from envgen.docker.buildlog import BuildkitPlainParser, stage_labels
-from envgen.docker.progress import NullSink, ProgressSink
 from envgen.errors import BuildFailed, HostIncompatible, InputError, RegistryError
 from envgen.imageref import parse_ref
+
+if TYPE_CHECKING:  # the build's modules load only for a build: `envgen run` and `pull` read platforms from here
+    from envgen.docker.builder import BuilderInfo
+    from envgen.docker.progress import ProgressSink
 
 BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")
 # Docker's platform architectures and the machine names the kernel (uname -m) and QEMU's binfmt entries use
@@ -110,6 +110,8 @@ def multiplatform_command(builder: BuilderInfo, context_dir: Path, dockerfile: s
                           labels: Mapping[str, str], no_cache: bool = False) -> list[str]:
     """``docker buildx build --platform A,B`` exporting one index pushed as ``ref``. Provenance attestations are
     off: the index holds the platforms' images alone (envgen signs its validations itself)."""
+    from envgen.docker.build import input_options
+
     if builder.kind != "buildx" or builder.cli is None:
         raise InputError(f"a multi-platform build needs the buildx plugin; the builder here is {builder.kind}",
                          fix="install docker-buildx, or use scripts/engine-current (Docker 26 with buildx)")
@@ -126,6 +128,8 @@ def build_multiplatform(context_dir: Path, *, builder: BuilderInfo, platforms: S
                         progress: ProgressSink | None = None) -> MultiPlatformResult:
     """Build ``context_dir`` for every platform and push one index as ``ref``; the index's digest and each
     platform's manifest digest, read back from the registry. BuildFailed names the failing step."""
+    from envgen.docker.progress import NullSink
+
     platforms = check_platforms(platforms)
     require_emulation(platforms)
     sink = progress or NullSink()
@@ -156,6 +160,9 @@ def build_multiplatform(context_dir: Path, *, builder: BuilderInfo, platforms: S
 
 def _run_logged(cmd: list[str], environ: dict[str, str], dockerfile: Path, log: IO[str], sink: ProgressSink) -> None:
     """Run the CLI, its output into ``log`` and the step events into ``sink``; BuildFailed when it fails."""
+    from envgen.docker.build import _failure, stream_cli
+    from envgen.docker.buildlog import BuildkitPlainParser, stage_labels
+
     environ.pop("BUILDKIT_PROGRESS", None)
     parser = BuildkitPlainParser(sink.step, stage_labels(dockerfile.read_text(encoding="utf-8", errors="replace")))
     rc = stream_cli(cmd, environ, parser, log, sink, "install docker.io and docker-buildx")
@@ -186,10 +193,21 @@ def read_index(ref: str, built_for: Sequence[str] = ()) -> tuple[str, tuple[Plat
         if len(built_for) == 1:
             return digest, (PlatformImage(built_for[0], digest),)
         raise RegistryError(f"{ref} is a single-platform image, not an index", fix="build it with --platform A,B")
+    return digest, index_images(data)
+
+
+def index_images(index: Mapping[str, Any]) -> tuple[PlatformImage, ...]:
+    """The platform images an index (its parsed JSON) lists, attestation manifests left out."""
     images = []
-    for entry in data["manifests"]:
+    for entry in index.get("manifests") or []:
         plat = entry.get("platform") or {}
         if plat.get("os") == "unknown":  # an attestation manifest, not an image
             continue
         images.append(PlatformImage(f"{plat.get('os')}/{plat.get('architecture')}", str(entry["digest"])))
-    return digest, tuple(images)
+    return tuple(images)
+
+
+def image_platform(attrs: Mapping[str, Any]) -> str:
+    """``os/architecture`` of an image from the engine's inspect answer ("linux/arm64"); "" where it names none."""
+    arch = str(attrs.get("Architecture") or "")
+    return f"{attrs.get('Os') or 'linux'}/{arch}" if arch else ""

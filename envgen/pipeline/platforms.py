@@ -1,15 +1,19 @@
 """`envgen build` for a profile with several platforms: check -> render once -> one buildx build for every platform,
 pushed as one manifest list -> the probe's library tier in each platform's image (the foreign ones under QEMU) ->
-a validation record per platform image.
+a validation record per platform image -> each image sealed and the index pushed again naming the sealed images
+(``pipeline/platform_seal.py``) -> a signed attestation per platform image, pushed beside it.
 
 What differs from a one-platform build: the images live in the registry (a multi-platform build cannot be loaded
 into a classic image store), so the registry is required; the GPU tier runs only where the platform is the host's
-and a GPU is lent (no arm64 GPU is lent to these machines: arm64 images are proved to the library tier alone); the
-images are not sealed (sealing commits a layer per image, which would change the pushed index).
+and a GPU is lent (no arm64 GPU is lent to these machines: arm64 images are proved to the library tier alone).
+Each platform's signed statement (``attest_platform``) has for subject that platform's sealed image (config digest,
+layers, manifest digest in the index) and for predicate the validation with the platform, whether it ran emulated
+and the GPU tier's state; `envgen pull` verifies it by digest (``pipeline/publish.py``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +24,7 @@ from envgen.docker import BuilderInfo, ProgressSink, connect, detect_builder, ru
 from envgen.docker.engine import engine_info
 from envgen.docker.multiplatform import (
     MultiPlatformResult,
+    PlatformImage,
     build_multiplatform,
     check_platforms,
     host_platform,
@@ -36,6 +41,7 @@ from envgen.profile import Profile
 from envgen.render import RenderResult, render_in_memory
 from envgen.render.core import image_tag
 from envgen.smoke.report import SmokeReport
+from envgen.vocabulary import LABEL_FREEZE_SHA256, LABEL_PROFILE_HASH
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -48,6 +54,8 @@ class PlatformsOutcome:
     profile: str
     built: MultiPlatformResult
     reports: dict[str, SmokeReport] = field(default_factory=dict)  # platform -> its library tier's report
+    attested: dict[str, str] = field(default_factory=dict)  # platform -> where its signed attestation was pushed
+    unsealed: tuple[PlatformImage, ...] = ()  # the images the probe ran in, before their seal
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -57,6 +65,8 @@ class PlatformsOutcome:
             report = self.reports.get(image.platform)
             verdict = "not smoke-tested" if report is None else \
                 f"library tier {'passed' if report.passed else 'FAILED'}"
+            attested = self.attested.get(image.platform)
+            verdict += f"; signed attestation: {attested}" if attested else ""
             lines.append(f"  {image.platform}: {image.digest} ({verdict})")
         return "\n".join(lines + [f"  {note}" for note in self.notes])
 
@@ -158,13 +168,73 @@ def build_platforms(ref: str, platforms: Sequence[str], *, registry: str | None 
     echo(f"pushed {built.ref} as {built.index_digest}: "
          + ", ".join(f"{i.platform} {i.digest[:19]}" for i in built.images))
     if smoke:
-        client = connect()
-        store = ValidationStore(load_config(env).state_dir)
-        for image in built.images:
-            outcome.reports[image.platform] = library_tier(client, built.by_digest(image), image.platform,
-                                                           store, prepared.profile, prepared.content_hash)
+        prove_platforms(outcome, prepared, load_config(env).state_dir)
         outcome.notes.append(gpu_tier_note(wanted))
     return outcome
+
+
+def prove_platforms(outcome: PlatformsOutcome, prepared: Prepared, state_dir: Path) -> None:
+    """The library tier in each platform's image, recorded; when every platform passed, each image sealed and the
+    index pushed again naming the sealed ones (``pipeline/platform_seal.py``); each pass signed and pushed beside
+    its image."""
+    from envgen.pipeline.platform_seal import seal_platforms
+
+    client, built = connect(), outcome.built
+    store = ValidationStore(state_dir)
+    for image in built.images:
+        outcome.reports[image.platform] = library_tier(client, built.by_digest(image), image.platform, store,
+                                                       prepared.profile, prepared.content_hash)
+    local: dict[str, str] = {}
+    if all(report.passed for report in outcome.reports.values()):
+        outcome.unsealed = built.images
+        outcome.built, local = seal_platforms(client, built, outcome.reports, store)
+        outcome.notes.append(f"sealed: each platform's image carries its verdict and package list; the index is "
+                             f"now {outcome.built.index_digest}")
+    for image in outcome.built.images:
+        if outcome.reports[image.platform].passed:
+            outcome.attested[image.platform] = attest_platform(client, state_dir, outcome.built, image,
+                                                               local.get(image.platform))
+
+
+def attest_platform(client: DockerClient, state_dir: Path, built: MultiPlatformResult, image: PlatformImage,
+                    local_id: str | None = None) -> str:
+    """Sign the recorded pass of one platform's image (``local_id``: its ID here, else looked up by digest): a
+    statement whose subject is that image's config digest, layers and manifest digest in the index, and whose
+    predicate adds the platform, whether it ran emulated and the GPU tier's state; kept in the state dir and
+    pushed beside that manifest. Where it went."""
+    from envgen.docker import inspect_image
+    from envgen.docker.oci import image_manifest, push_attestation
+    from envgen.errors import ImageNotValidated
+    from envgen.pipeline.attest import PREDICATE_TYPE, AttestationStore, predicate, sign, statement
+    from envgen.pipeline.keys import signing_key
+    from envgen.pipeline.publish import MANIFEST_SUBJECT
+
+    ref = built.by_digest(image)
+    local = inspect_image(client, local_id or ref)
+    record = ValidationStore(state_dir).get(local.id) if local is not None else None
+    if local is None or record is None or not record.passed:
+        raise ImageNotValidated(f"{ref} ({image.platform}) has no passing validation here, so it is not signed",
+                                fix="build the profile again")
+    digest, body = image_manifest(ref)
+    config_digest = str((json.loads(body).get("config") or {}).get("digest") or "")
+    facts = predicate(profile=record.profile, profile_hash=local.labels.get(LABEL_PROFILE_HASH, ""),
+                      content_hash=record.content_hash, freeze_sha256=local.labels.get(LABEL_FREEZE_SHA256, ""),
+                      report=record.report, tier=record.tier, validated_at=record.checked_at)
+    facts.update(platform=image.platform, emulated=image.platform != host_platform(),
+                 gpu_tier=gpu_tier_state(image.platform))
+    key = signing_key(state_dir)
+    envelope = sign(statement(config_digest, local.layers, facts, {MANIFEST_SUBJECT: digest}), key.private,
+                    key.keyid)
+    AttestationStore(state_dir).add(local.id, [envelope])
+    return push_attestation(built.ref, digest, body, json.dumps(envelope, sort_keys=True).encode(), PREDICATE_TYPE)
+
+
+def gpu_tier_state(platform: str) -> str:
+    """The GPU tier's state as a platform's statement says it."""
+    if platform != host_platform():
+        return (f"not run: no {platform} GPU is lent to the building host (emulation runs CPU code only); "
+                "proved: the library tier")
+    return "not run at build: the first `envgen pull` or `envgen run` on a GPU host runs it"
 
 
 def library_tier(client: DockerClient, image: str, platform: str, store: ValidationStore, profile_name: str,

@@ -13,6 +13,7 @@ from envgen.config import UserConfig, merge_mirrors
 from envgen.docker import connect, inspect_image, pull_image, push_image, remove_image
 from envgen.docker.images import split_ref, tag_all
 from envgen.errors import ImageMismatch, ImageNotValidated, InputError, RegistryError
+from envgen.imageref import parse_ref
 from envgen.mirrors import mirror_ref
 from envgen.pipeline.mirrors import mirror_failure
 from envgen.pipeline.naming import alias_ref
@@ -105,9 +106,11 @@ def push_attestation(state_dir: Path, image: ImageSummary, facts: Mapping[str, A
     return store_beside(where, digest, manifest, json.dumps(envelope, sort_keys=True).encode(), PREDICATE_TYPE)
 
 
-def verified_remote(state_dir: Path, remote: str) -> tuple[str, str, list[dict[str, Any]]]:
-    """(manifest digest, config digest, envelopes) of ``remote`` when a trusted key's statement names exactly
-    that manifest and its config; ImageNotValidated naming why not. Nothing is pulled before this."""
+def verified_remote(state_dir: Path, remote: str,
+                    platform: str | None = None) -> tuple[str, str, list[dict[str, Any]], dict[str, Any]]:
+    """(manifest digest, config digest, envelopes, the statement's predicate) of ``remote`` when a trusted key's
+    statement names exactly that manifest and its config (and, where it names a platform, ``platform``);
+    ImageNotValidated naming why not. Nothing is pulled before this."""
     from envgen.docker.oci import fetch_attestations, image_manifest
     from envgen.pipeline.attest import verify
     from envgen.pipeline.keys import trusted_keys
@@ -116,18 +119,53 @@ def verified_remote(state_dir: Path, remote: str) -> tuple[str, str, list[dict[s
     config_digest = str((json.loads(body).get("config") or {}).get("digest") or "")
     envelopes = fetch_attestations(remote, digest)
     verdict = verify(envelopes, trusted_keys(state_dir), config_digest, (), {MANIFEST_SUBJECT: digest})
+    what = f"{remote} ({digest[:19]}{', ' + platform if platform else ''})"
     if not config_digest or not verdict.validated:
         reason = verdict.reason if envelopes else "the registry holds no signed validation beside it"
-        raise ImageNotValidated(f"{remote} ({digest[:19]}) is not validated, so it was not pulled: {reason}",
+        raise ImageNotValidated(f"{what} is not validated, so it was not pulled: {reason}",
                                 fix="trust the key of the host that validated and pushed it (`envgen key trust "
                                     "FILE`, the file its `envgen key export` wrote), or build it here")
-    return digest, config_digest, envelopes
+    signed = verdict.predicate.get("platform")
+    if platform and signed and signed != platform:
+        raise ImageNotValidated(f"{what} is not validated for {platform}: its signed validation is about {signed}",
+                                fix=f"pull the platform it was validated for (--platform {signed}), or build and "
+                                    f"push the profile for {platform}")
+    return digest, config_digest, envelopes, verdict.predicate
+
+
+def platform_remote(remote: str, platform: str) -> tuple[str, bool]:
+    """What to verify and pull for ``platform``: the index's image for it by digest (True), or ``remote`` itself
+    when it is one image (False: the pulled image's platform is checked). ImageNotValidated naming the platform and
+    the fix when the index holds no image for it."""
+    from envgen.docker.multiplatform import index_images
+    from envgen.docker.oci import image_manifest
+
+    digest, body = image_manifest(remote)
+    data = json.loads(body)
+    if "manifests" not in data:
+        return remote, False
+    images = index_images(data)
+    chosen = next((image for image in images if image.platform == platform), None)
+    if chosen is None:
+        held = ", ".join(image.platform for image in images) or "no image"
+        other = f"; or fetch another platform's image with --platform {images[0].platform}" if images else ""
+        raise ImageNotValidated(f"{remote} ({digest[:19]}) holds {held} and no {platform} image, so there is no "
+                                f"validated image for {platform} to pull",
+                                fix=f"build the profile for {platform} (platforms: [..., {platform}]) and push it"
+                                    + other)
+    return f"{parse_ref(remote).name}@{chosen.digest}", True
 
 
 def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str | None = None,
-         env: Mapping[str, str] | None = None, session: Session | None = None) -> str:
+         env: Mapping[str, str] | None = None, session: Session | None = None, platform: str | None = None) -> str:
+    """Pull the profile's image for ``platform`` (default: this host's; from a manifest list, that platform's
+    image), accepted only where a trusted key's statement names its digest; smoke-tested here when it is this
+    host's platform, tagged ``TAG-ARCH`` for export otherwise."""
+    from envgen.docker.multiplatform import check_platforms, host_platform
+
     session = Session.of(session, env)
     env, config = session.env, session.config
+    wanted = check_platforms([platform or host_platform()])[0]
     profile = load_profile(ref, env, kb=session.kb)
     tag, content_hash = profile_tag(profile, session=session)
     remote = remote_ref(registry_to_use(registry, config), tag)
@@ -136,28 +174,22 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
     remote = mirrored.ref if mirrored is not None else remote
     client = connect()
     try:
-        digest, config_digest, envelopes = verified_remote(config.state_dir, remote)
+        chosen, indexed = platform_remote(remote, wanted)
+        digest, config_digest, envelopes, _ = verified_remote(config.state_dir, chosen, wanted)
         existed = inspect_image(client, config_digest) is not None
-        image_id = pull_image(client, f"{split_ref(remote)[0]}@{digest}")
+        image_id = pull_image(client, f"{split_ref(remote)[0]}@{digest}", platform=wanted if indexed else None)
     except RegistryError as exc:
         if mirrored is None:
             raise
         raise mirror_failure(mirrored, exc, "the image") from None
-    image = inspect_image(client, image_id)
-    labels = image.labels if image else {}
-    if labels.get(LABEL_CONTENT_HASH) != content_hash or labels.get(LABEL_PROFILE) != profile.name:
-        if not existed:
-            remove_image(client, image_id, force=True)
-        raise ImageMismatch(
-            f"{remote} does not match the local profile {profile.name!r}: its content hash is "
-            f"{labels.get(LABEL_CONTENT_HASH, 'missing')[:12]}, the profile renders to {content_hash[:12]}; "
-            "the image was removed",
-            fix="update envgen or the profile to the version the image was built from, or build it locally",
-        )
+    _require_match(client, image_id, existed, remote, profile.name, content_hash, wanted)
     from envgen.pipeline.attest import AttestationStore
 
     AttestationStore(config.state_dir).add(image_id, envelopes)
-    lines = [f"pulled {remote} ({digest[:19]}); its signed validation names this digest; labels match the profile"]
+    lines = [f"pulled {remote} ({digest[:19]}{', ' + wanted if indexed else ''}); its signed validation names "
+             "this digest; labels match the profile"]
+    if wanted != host_platform():
+        return "\n".join(lines + _tag_foreign(client, image_id, tag, wanted))
     if smoke:
         lines += _smoke_pulled(client, profile, image_id, content_hash, config, env, gpus, remote, tag)
     else:
@@ -166,6 +198,45 @@ def pull(ref: str, *, registry: str | None = None, smoke: bool = True, gpus: str
     tag_all(client, image_id, [tag, alias_ref(config, profile.name)])
     lines.append(f"tagged {tag} and :latest")
     return "\n".join(lines)
+
+
+def _require_match(client: DockerClient, image_id: str, existed: bool, remote: str, profile: str,
+                   content_hash: str, platform: str) -> None:
+    """ImageMismatch, the pulled image removed (unless it was here before), when its labels are not the local
+    profile's or it is not an image of ``platform``."""
+    from envgen.docker.multiplatform import image_platform
+
+    image = inspect_image(client, image_id)
+    labels = image.labels if image else {}
+    found = image_platform(client.api.inspect_image(image_id))
+    found = found or platform  # an engine that names no architecture: the registry's index said which
+    if labels.get(LABEL_CONTENT_HASH) == content_hash and labels.get(LABEL_PROFILE) == profile and found == platform:
+        return
+    if not existed:
+        remove_image(client, image_id, force=True)
+    if found != platform:
+        raise ImageMismatch(f"{remote} is a {found} image, not {platform}; the image was removed",
+                            fix=f"build the profile for {platform} and push it, or pull with --platform {found}")
+    raise ImageMismatch(
+        f"{remote} does not match the local profile {profile!r}: its content hash is "
+        f"{labels.get(LABEL_CONTENT_HASH, 'missing')[:12]}, the profile renders to {content_hash[:12]}; "
+        "the image was removed",
+        fix="update envgen or the profile to the version the image was built from, or build it locally",
+    )
+
+
+def foreign_tag(tag: str, platform: str) -> str:
+    """The local tag of another platform's image: ``<namespace>/<profile>:<hash>-<arch>``."""
+    return f"{tag}-{platform.rsplit('/', 1)[-1]}"
+
+
+def _tag_foreign(client: DockerClient, image_id: str, tag: str, platform: str) -> list[str]:
+    """Another platform's image, verified: tagged for export, neither smoke-tested nor run here."""
+    foreign = foreign_tag(tag, platform)
+    tag_all(client, image_id, [foreign])
+    return [f"{platform} is not this host's platform: not smoke-tested here (its signed validation is its "
+            f"builder's); tagged {foreign} for export (`docker save {foreign}`); `envgen run` takes this host's "
+            "platform"]
 
 
 def _smoke_pulled(client: DockerClient, profile: Profile, image_id: str, content_hash: str, config: UserConfig,

@@ -96,7 +96,11 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     client = connect()
     image = resolve_image(client, target, env, session)
     store = ValidationStore(config.state_dir)
+    name = image.tags[0] if image.tags else image.id[:19]
+    platform_line = platform_of(client, image, name, target, force, config.state_dir)  # another platform: refused
     record = None if force else _validated(client, image, target, gpus, store, out, session)
+    if platform_line:
+        out(platform_line)
     from envgen.pipeline.gpus import start_container
     from envgen.pipeline.smoke import gpus_for
     from envgen.pipeline.tiers import LIBRARIES
@@ -119,6 +123,35 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
         preflight=gpus != "none",
     )
     return result.exit_code
+
+
+def platform_of(client: DockerClient, image: ImageSummary, name: str, target: str, force: bool,
+                state_dir: Path) -> str:
+    """`envgen run` starts this host's platform: another platform's image is refused (with --force it runs under
+    emulation); the line to say once the image is cleared to run: the emulation, or the platform of a multi-platform
+    build's image (its signed validation names a platform); "" for any other image."""
+    from envgen.docker.multiplatform import host_platform, image_platform
+    from envgen.errors import HostIncompatible
+
+    found, host = image_platform(client.api.inspect_image(image.id)), host_platform()
+    if found and found != host:
+        if not force:
+            profile = image.labels.get(LABEL_PROFILE, target)
+            raise HostIncompatible(f"image {name} is a {found} image and this host runs {host}",
+                                   fix=f"`envgen pull {profile}` takes this host's image of a multi-platform build; "
+                                       "--force runs this one under emulation (CPU code only)")
+        return f"envgen: warning: running the {found} image {name} under emulation on this {host} host\n"
+    if platforms_signed(state_dir, image.id):
+        return f"envgen: running the {found} image of {name} (this host's platform)\n"
+    return ""
+
+
+def platforms_signed(state_dir: Path, image_id: str) -> set[str]:
+    """The platforms the statements known for an image name (a multi-platform build's), unverified."""
+    from envgen.pipeline.attest import AttestationStore, signed_statement
+
+    known = (signed_statement(e).get("predicate") or {} for e in AttestationStore(state_dir).get(image_id))
+    return {str(p["platform"]) for p in known if isinstance(p, dict) and p.get("platform")}
 
 
 def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, session: Session) -> GpuRoute | None:

@@ -96,6 +96,40 @@ def test_the_gpu_tier_of_a_foreign_platform_is_said_not_run() -> None:
     assert "GPU tier not run" not in gpu_tier_note([host_platform()])
 
 
+# An index as BuildKit pushes one with provenance on (its attestation manifest is listed as platform unknown/unknown,
+# BuildKit's docs/attestations/attestation-storage.md); digests shortened to what the reader does not check.
+INDEX = {"mediaType": "application/vnd.oci.image.index.v1+json", "schemaVersion": 2, "manifests": [
+    {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "a" * 64, "size": 1,
+     "platform": {"architecture": "amd64", "os": "linux"}},
+    {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "b" * 64, "size": 1,
+     "platform": {"architecture": "arm64", "os": "linux"}},
+    {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "c" * 64, "size": 1,
+     "annotations": {"vnd.docker.reference.type": "attestation-manifest"},
+     "platform": {"architecture": "unknown", "os": "unknown"}}]}
+
+
+def test_an_index_lists_its_platform_images_and_leaves_attestations_out() -> None:
+    from envgen.docker.multiplatform import PlatformImage, image_platform, index_images
+
+    assert index_images(INDEX) == (PlatformImage("linux/amd64", "sha256:" + "a" * 64),
+                                   PlatformImage("linux/arm64", "sha256:" + "b" * 64))
+    assert index_images({"manifests": []}) == ()
+    assert image_platform({"Os": "linux", "Architecture": "arm64"}) == "linux/arm64"
+    assert image_platform({"Os": "linux"}) == ""  # an engine that names none: nothing is refused for it
+
+
+def test_another_platforms_image_is_tagged_apart_and_its_gpu_tier_said_not_run() -> None:
+    from envgen.pipeline.platform_seal import platform_tag
+    from envgen.pipeline.platforms import gpu_tier_state
+    from envgen.pipeline.publish import foreign_tag
+
+    assert foreign_tag("envgen/two:abc123", "linux/arm64") == "envgen/two:abc123-arm64"
+    assert platform_tag("localhost:5000/t/two:abc123", "linux/amd64") == "localhost:5000/t/two:abc123-amd64"
+    other = "linux/arm64" if host_platform() == "linux/amd64" else "linux/amd64"
+    assert gpu_tier_state(other).startswith(f"not run: no {other} GPU is lent")
+    assert "first `envgen pull` or `envgen run` on a GPU host" in gpu_tier_state(host_platform())
+
+
 def test_a_lock_without_the_other_platforms_set_is_refused_by_name(tmp_path: Path) -> None:
     from envgen.pipeline.platforms import refuse_split_lock
     from envgen.plan.lock_platforms import PlatformSet, format_block
