@@ -100,3 +100,18 @@ def test_profiles_table_and_show() -> None:
         assert name in table
     shown = envgen("show", "legacy-maxwell").stdout
     assert "cuda: '10.1'" in shown and "GTX 950M" in shown
+
+
+def test_build_compression_is_an_option_and_an_unknown_one_is_one_line_before_the_engine(tmp_path: Path) -> None:
+    """`envgen build --compression zstd|gzip` (issue #44 item 4): a name envgen does not know is refused before the
+    engine is asked (here none answers, which would be exit 4); zstd on Docker 20.10 is
+    tests/docker/test_build_zstd.py's."""
+    assert "--compression" in envgen("build", "--help").stdout
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock", "ENVGEN_CONFIG": str(tmp_path / "c.yaml")}
+    (tmp_path / "c.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n", encoding="utf-8")
+    result = envgen("build", "cpu-minimal", "--compression", "brotli", env=env)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "layer compression 'brotli' is not one envgen knows" in lines[0]
+    assert "gzip, zstd" in lines[0] and "Traceback" not in result.stderr
+    assert not (tmp_path / "state" / "contexts").exists()
