@@ -24,7 +24,7 @@ from envgen.plan.expected import (
 from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.installers import installer_of
 from envgen.plan.libraries import STAGES
-from envgen.plan.lockfile import Lock, Pins, exact_conda
+from envgen.plan.lockfile import Lock, LockEntry, Pins, exact_conda
 from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
@@ -98,6 +98,13 @@ class ImagePlan:
     def slim(self) -> LeaveOutPlan | None:
         """What the runtime image leaves out of its environment (plan.slim); None: the profile keeps everything."""
         return leave_out_plan(self.profile, self.kb)
+
+    def cuda_layer(self, lock: Lock | None) -> tuple[LockEntry, ...]:
+        """The NVIDIA CUDA wheels of ``lock`` that uv installs in a layer of their own, before the environment and
+        the extras (``plan.installers.uv.cuda_layer``); () without a lock."""
+        from envgen.plan.installers.uv import cuda_layer
+
+        return cuda_layer(self.kb, lock) if lock is not None else ()
 
     @property
     def nvidia_require_cuda(self) -> str | None:

@@ -39,6 +39,17 @@ def _pip(pip_pins: Sequence[str], kb: KnowledgeBase, family: str) -> list[tuple[
     return out
 
 
+def cuda_library_wheel(kb: KnowledgeBase, name: str, version: str) -> bool:
+    """Is ``name==version`` one of NVIDIA's CUDA library wheels, as the KB knows them: a distribution whose files
+    ``nvidia_wheel_files.yaml`` records (nvidia-cuda-nvcc-cu11: ptxas, no library row), or the wheel a
+    ``cuda_libraries.yaml`` row names for its CUDA major (nvidia-cuda-runtime-cu12 carries cudart). A name that
+    merely starts with ``nvidia-`` is not one (nvidia-ml-py, nvidia-dali: no row)."""
+    if any(row.name == name for row in kb.nvidia_wheel_files):
+        return True
+    wheel = nvidia_wheel(f"{name}=={version}")
+    return wheel is not None and bool(wheel_rows(kb.cuda_libraries, wheel))
+
+
 def _conda(profile: Profile, kb: KnowledgeBase, family: str) -> list[tuple[str, str]]:
     """(version, spec) of each conda pin of a package that carries ``family`` (the KB row's conda names)."""
     row = kb.cuda_library(family)

@@ -19,7 +19,7 @@ from envgen.kb.knowledge import KnowledgeBase
 from envgen.mirrors import Credential, mirror_ref, netrc_text, redact, split_credential
 from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan, plan_image
-from envgen.plan.lockfile import Lock, Pins, wheelhouse_covers
+from envgen.plan.lockfile import Lock, LockEntry, Pins, wheelhouse_covers
 from envgen.plan.parts import BasePin, PythonSetup
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
@@ -108,6 +108,12 @@ class TemplateInput:
         names = {e.name for e in self.lock.environment}
         return tuple(e.line for e in self.lock.tools if e.name != "uv" and e.name not in names)
 
+    @property
+    def cuda_wheels(self) -> tuple[LockEntry, ...]:
+        """The lock's NVIDIA CUDA wheels uv installs in a layer of their own (the plan's choice:
+        ``ImagePlan.cuda_layer``); () where uv does not install."""
+        return self.image.cuda_layer(self.lock) if self.uv_install else ()
+
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
             "buildkit": buildkit,
@@ -127,6 +133,7 @@ class TemplateInput:
             "user": self.profile.user,
             "lock": self.lock,
             "tool_requirements": self.uv_requirements,
+            "cuda_wheels": self.cuda_wheels,
             "layout": layout,
         }
 
