@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.kb import BaseImageInfo, KnowledgeBase, TorchVariant
 from envgen.layout import ENV
+from envgen.plan.cuda_once import cuda_once_notes
 from envgen.plan.environment import environment, own_environment
 from envgen.plan.expected import (
     Expected,
@@ -344,6 +345,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     preinstalled += [f"{name}=={version}" for name, version in profile.base_packages.items()]
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
+    notes += cuda_once_notes(stack.libraries)
     variant = stack.torch_variant if "pytorch" not in provided and not from_pypi(stack) else None
     index_urls = [variant.index_url] if variant is not None and not variant.find_links else []
     find_links = [variant.index_url] if variant is not None and variant.find_links else []
