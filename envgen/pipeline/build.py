@@ -289,8 +289,9 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
                   env: Mapping[str, str] | None) -> BuildOutcome:
     profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
     # Looked up under the lock: a build of the same content that just finished left its image here.
+    # zstd: the image under the content tag may hold gzip layers: built again (the build cache's export), not reused
     cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
-                     smoke=smoke, push=push, registry=registry, echo=echo)
+                     smoke=smoke, push=push, registry=registry, echo=echo) if info.compression == "gzip" else None
     if cached is not None:
         return cached
     _ensure_fetchable(planned, config, wheelhouse, offline, echo)

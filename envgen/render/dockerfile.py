@@ -278,10 +278,15 @@ class Uv(Installer):
         self.lock, self.uv, self.wheel = lock, lock.uv, lock.uv_wheel
 
     def overview(self) -> tuple[str, ...]:
-        return ("Locked profile, installed with uv: system (base + runtime apt packages) -> uv (uv's pinned wheel,",
+        rest = ("unpacked) -> runtime, where uv installs the lock's NVIDIA CUDA wheels, its environment set and its",
+                f"extras set into {layout.ENV}, each in a layer of its own. No build stage to copy from: caches stay",
+                "in cache mounts, uv is bind-mounted from its stage and never lands in the image.") \
+            if self.plan.cuda_wheels else (
                 "unpacked) -> runtime, where uv installs the lock's environment set and then its extras set into",
                 f"{layout.ENV} in two layers of their own. No build stage to copy from: caches stay in cache mounts,",
                 "uv is bind-mounted from its stage and never lands in the image.")
+        return ("Locked profile, installed with uv: system (base + runtime apt packages) -> uv (uv's pinned wheel,",
+                *rest)
 
     def stages(self) -> tuple[Stage, ...]:
         plan = self.plan
