@@ -115,3 +115,17 @@ def test_build_compression_is_an_option_and_an_unknown_one_is_one_line_before_th
     assert len(lines) == 1 and "layer compression 'brotli' is not one envgen knows" in lines[0]
     assert "gzip, zstd" in lines[0] and "Traceback" not in result.stderr
     assert not (tmp_path / "state" / "contexts").exists()
+
+
+def test_show_prints_the_plans_notes_cuda_once_among_them(tmp_path: Path) -> None:
+    """`envgen show` prints the plan's notes (issue #44 item 3: which copy of CUDA the frameworks load when it
+    arrives twice): a100-pypi moved onto a CUDA 11.8 base image."""
+    text = (Path(__file__).resolve().parents[2] / "profiles" / "a100-pypi.yaml").read_text(encoding="utf-8")
+    moved = tmp_path / "a100-cuda-base.yaml"
+    moved.write_text(text.replace("base: debian:bookworm-slim", "base: nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04")
+                     .replace("local_base: true\n", ""), encoding="utf-8")
+    shown = envgen("show", str(moved))
+    assert shown.returncode == 0, shown.stderr
+    once = [line for line in shown.stdout.splitlines() if line.startswith("# plan: CUDA once: ")]
+    assert len(once) == 1 and "never those of base image nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04" in once[0]
+    assert "# plan: CUDA once" not in envgen("show", "a100-pypi").stdout
