@@ -22,6 +22,9 @@ def build_cmd(
     registry: str | None = typer.Option(None, "--registry", help="Registry for --push."),
     no_check: bool = typer.Option(False, "--no-check", help="Build even if the compatibility check finds "
                                   "errors (prints them as warnings); the smoke test still decides."),
+    compression: str = typer.Option("gzip", "--compression", metavar="gzip|zstd",
+                                    help="The layers' compression: gzip (every engine pulls it) or zstd (smaller, "
+                                         "faster pulls; BuildKit on Docker >= 26, pulled by Docker >= 23)."),
     gpu_route: str | None = gpu_route_option(),
 ) -> None:
     """Check, render, build, smoke-test and record an image for a profile."""
@@ -35,14 +38,14 @@ def build_cmd(
 
     wanted = several.several_platforms(profile, route_env(gpu_route))
     if wanted is not None:  # one manifest list in the registry (--push is implied), each platform smoke-tested
-        several.refuse_options(builder=builder, wheelhouse=wheelhouse, offline=offline)
+        several.refuse_options(builder=builder, wheelhouse=wheelhouse, offline=offline, compression=compression)
         typer.echo(several.build_platforms(profile, wanted, registry=registry, smoke=not no_smoke, sink=console_sink(),
                                            echo=typer.echo, env=route_env(gpu_route), check=not no_check,
                                            session=Session(route_env(gpu_route))).summary())
         return
     outcome = build(profile, smoke=not no_smoke, push=push, builder=builder, wheelhouse=wheelhouse,
                     offline=offline, registry=registry, sink=console_sink(), echo=typer.echo,
-                    check=not no_check, session=Session(route_env(gpu_route)))
+                    check=not no_check, session=Session(route_env(gpu_route)), compression=compression)
     typer.echo(outcome.summary())
 
 

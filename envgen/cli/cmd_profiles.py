@@ -47,6 +47,8 @@ def show_cmd(profile: str = typer.Argument(..., help="Profile name or path to a 
         typer.echo(f"# default applied: {line}")
     for line in notes.lifted if notes else []:
         typer.echo(f"# framework moved: {line}")
+    for line in plan.notes:  # choices the plan made that the profile did not give (CUDA once: plan.cuda_once)
+        typer.echo(f"# plan: {line}")
     from envgen.plan.platforms import platform_lines
     from envgen.profile.values import PLATFORMS
 

@@ -124,6 +124,15 @@ def _build_logged(context_dir: Path, dockerfile: str, builder: BuilderInfo, log_
                        builder.kind)
 
 
+def known_compression(compression: str) -> str:
+    """``compression`` when envgen knows it (``COMPRESSIONS``), else one input error naming the choices (asked before
+    the engine is: ``envgen build --compression``)."""
+    if compression not in COMPRESSIONS:
+        raise InputError(f"layer compression {compression!r} is not one envgen knows",
+                         fix=f"use one of: {', '.join(COMPRESSIONS)}")
+    return compression
+
+
 def with_compression(builder: BuilderInfo, compression: str) -> BuilderInfo:
     """``builder`` set to compress the image's layers with ``compression``. gzip: every engine and registry client.
     zstd (smaller layers, faster to unpack; BuildKit's ``compression=zstd``) only where the build exports an OCI
@@ -131,9 +140,7 @@ def with_compression(builder: BuilderInfo, compression: str) -> BuilderInfo:
     20.10 can neither keep nor pull zstd layers ("failed to register layer: ... invalid tar header"), so whoever
     pulls the image needs Docker >= 23 or containerd >= 1.5. InputError for an unknown name, or zstd on a builder
     that cannot write it."""
-    if compression not in COMPRESSIONS:
-        raise InputError(f"layer compression {compression!r} is not one envgen knows",
-                         fix=f"use one of: {', '.join(COMPRESSIONS)}")
+    known_compression(compression)
     if compression == "zstd" and not builder.oci_rewrite:
         raise InputError(f"zstd layers need BuildKit's OCI exporter on Docker >= 26 with the containerd image "
                          f"store; this engine's builder is {builder.kind} (Docker 20.10 cannot store or pull them)",

@@ -16,18 +16,34 @@ if TYPE_CHECKING:
 
 MARK = "envgen-sizes: "
 # Run with the image's Python: walks the filesystem once (one device, no /proc, /sys, /dev) and prints one JSON line.
-# Distributions: the files each *.dist-info/RECORD lists, measured on disk. Leavable: bytecode caches, test
+# Distributions: the files each *.dist-info/RECORD lists that the image still holds, measured on disk: a line whose
+# file is gone (the leave-out removed it: plan/slim.py) counts as "left out", not as bytes; a file two lines (or two
+# distributions) list, or a hard link of one counted already, counts once. Leavable: bytecode caches, test
 # directories inside site-packages, C headers and static libraries (what issue #44 names; reported, not removed).
 _SCAN = r"""
-import json, os, sys, heapq
+import json, os, stat, sys, heapq
 top, leave, dists, seen = [], {"__pycache__": 0, "tests": 0, "headers": 0, "static libraries": 0}, {}, set()
+gone, owned = {}, set()
+def held(sp, record):
+    total, missing = 0, 0
+    for line in open(record, encoding="utf-8", errors="replace"):
+        rel = line.rsplit(",", 2)[0].strip()
+        if not rel: continue
+        try: st = os.lstat(os.path.normpath(os.path.join(sp, rel)))
+        except OSError:
+            missing += 1
+            continue
+        if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in owned:
+            owned.add((st.st_dev, st.st_ino))
+            total += st.st_size
+    return total, missing
 def kind(path, name):
     if "/__pycache__/" in path: return "__pycache__"
     if "site-packages/" in path and ("/tests/" in path or "/test/" in path): return "tests"
     if name.endswith((".h", ".hpp", ".cuh")): return "headers"
     if name.endswith(".a"): return "static libraries"
-dev = os.lstat("/").st_dev
-for root, dirs, files in os.walk("/"):
+dev = os.lstat("ROOT").st_dev
+for root, dirs, files in os.walk("ROOT"):
     dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/dev")]
     for name in files:
         path = os.path.join(root, name)
@@ -41,13 +57,10 @@ for root, dirs, files in os.walk("/"):
         k = kind(path, name)
         if k: leave[k] += size
         if name == "RECORD" and root.endswith(".dist-info"):
-            sp, total = os.path.dirname(root), 0
-            for line in open(path, encoding="utf-8", errors="replace"):
-                rel = line.rsplit(",", 2)[0]
-                try: total += os.lstat(os.path.normpath(os.path.join(sp, rel))).st_size
-                except OSError: pass
-            dists[os.path.basename(root)[:-len(".dist-info")]] = total
-print("MARK" + json.dumps({"files": sorted(top, reverse=True), "leave": leave, "dists": dists}))
+            dist = os.path.basename(root)[:-len(".dist-info")]
+            dists[dist], gone[dist] = held(os.path.dirname(root), path)
+print("MARK" + json.dumps({"files": sorted(top, reverse=True), "leave": leave, "dists": dists,
+                           "gone": {k: v for k, v in gone.items() if v}}))
 """
 
 
@@ -69,12 +82,16 @@ def layers(client: DockerClient, image: str) -> list[Layer]:
             for h in reversed(history) if h.get("Size")]
 
 
+def scan_script(largest: int, root: str = "/") -> str:
+    """The Python program that walks ``root`` and prints the scan (``MARK`` + JSON)."""
+    return _SCAN.replace("MARK", MARK).replace("LARGEST", str(int(largest))).replace('"ROOT"', json.dumps(root))
+
+
 def scan_command(largest: int) -> list[str]:
     """The container command that prints the scan (``MARK`` + JSON) with the image's Python."""
     from envgen.docker.foreign import with_python
 
-    script = _SCAN.replace("MARK", MARK).replace("LARGEST", str(int(largest)))
-    return with_python(None, "-c " + shlex.quote(script))
+    return with_python(None, "-c " + shlex.quote(scan_script(largest)))
 
 
 def scan(client: DockerClient, image: str, largest: int = 15) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from envgen.docker import (
     inspect_image,
     run_container,
 )
+from envgen.docker.build import known_compression, with_compression
 from envgen.docker.engine import engine_info
 from envgen.docker.images import tag_all
 from envgen.errors import BuildFailed, InputError, SmokeFailed
@@ -205,12 +206,16 @@ def build(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     session: Session | None = None,
+    compression: str = "gzip",
 ) -> BuildOutcome:
+    """Check, render, build, smoke-test and record one profile's image. ``compression``: its layers' (gzip, or zstd
+    where the builder can write it: ``docker.build.with_compression`` refuses it, before anything runs, elsewhere)."""
     if push and not smoke:
         raise InputError("--push with --no-smoke: only images that passed their smoke test are published",
                          fix="drop --no-smoke, or push later with `envgen push` after `envgen smoke`")
     session = Session.of(session, env)
     env, config = session.env, session.config
+    known_compression(compression)
     if push:  # before anything is built: a push with nowhere to go fails now, not after the build
         from envgen.pipeline.publish import registry_to_use
 
@@ -220,8 +225,8 @@ def build(
     profile = plan.profile
     client = connect()
     engine = engine_info(client)
-    info = detect_builder(env, choice=builder or "auto",  # type: ignore[arg-type]
-                          engine=engine)
+    info = with_compression(detect_builder(env, choice=builder or "auto",  # type: ignore[arg-type]
+                                           engine=engine), compression)
     check_locked_base(client, profile, echo)
     check_base_labels(client, profile, kb)
     store = ValidationStore(config.state_dir)
@@ -295,8 +300,9 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
                   env: Mapping[str, str] | None) -> BuildOutcome:
     profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
     # Looked up under the lock: a build of the same content that just finished left its image here.
+    # zstd: the image under the content tag may hold gzip layers: built again (the build cache's export), not reused
     cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
-                     smoke=smoke, push=push, registry=registry, echo=echo)
+                     smoke=smoke, push=push, registry=registry, echo=echo) if info.compression == "gzip" else None
     if cached is not None:
         return cached
     _ensure_fetchable(planned, config, wheelhouse, offline, echo)
@@ -315,7 +321,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
         result.dir, builder=info, log_path=log_path,
         dockerfile="Dockerfile" if info.uses_buildkit else "Dockerfile.classic",
         secrets={k: Path(v) for k, v in result.secrets.items()} if info.uses_buildkit else None,
-        build_args=result.build_args, progress=sink, client=client,
+        build_args=result.build_args, progress=sink, client=client, compression=info.compression,
     )
     tag = image_ref(config, profile.name, result.content_hash)
     outcome = BuildOutcome(profile.name, tag, built.image_id, info.kind, duration_s=built.duration_s,

@@ -99,10 +99,11 @@ def refuse_split_lock(profile: Profile, platforms: Sequence[str]) -> None:
                              f"{' '.join(held)} alone")
 
 
-def refuse_options(*, builder: str | None, wheelhouse: Path | None, offline: bool) -> None:
+def refuse_options(*, builder: str | None, wheelhouse: Path | None, offline: bool, compression: str = "gzip") -> None:
     """The options of a one-platform build a multi-platform build has no use for: one line naming it."""
     given = [name for name, value in (("--builder classic", builder == "classic"),
-                                      ("--wheelhouse", wheelhouse is not None), ("--offline", offline)) if value]
+                                      ("--wheelhouse", wheelhouse is not None), ("--offline", offline),
+                                      (f"--compression {compression}", compression != "gzip")) if value]
     if given:
         raise InputError(f"{given[0]} is not available for a profile with several platforms (each platform's "
                          "wheels are downloaded inside its own build)",

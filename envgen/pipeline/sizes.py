@@ -29,7 +29,8 @@ def size_report(target: str, env: Mapping[str, str] | None = None, largest: int 
     return {"image": image.id, "tags": sorted(image.tags), "size_bytes": image.size,
             "layers": [{"size_bytes": layer.size, "step": layer.created_by or "(the base image's own layer)"}
                        for layer in layers(client, image.id)],
-            "distributions": [{"name": name, "size_bytes": size} for name, size in dists],
+            "distributions": [{"name": name, "size_bytes": size, "files_left_out": found.get("gone", {}).get(name, 0)}
+                              for name, size in dists],
             "files": [{"path": path, "size_bytes": size} for size, path in found["files"]],
             "could_leave_out": found["leave"]}
 
@@ -38,9 +39,11 @@ def report_text(report: dict[str, Any]) -> str:
     name = ", ".join(report["tags"]) or report["image"][:19]
     lines = [f"{name}: {_mb(report['size_bytes'])}", "", "layers (oldest first):"]
     lines.append(format_table(("SIZE", "STEP"), [[_mb(r["size_bytes"]), r["step"][:100]] for r in report["layers"]]))
-    lines += ["", "largest Python distributions (files their RECORD lists):"]
-    lines.append(format_table(("SIZE", "DISTRIBUTION"), [[_mb(d["size_bytes"]), d["name"]]
-                                                         for d in report["distributions"]]) or "none")
+    lines += ["", "largest Python distributions (the files their RECORD lists that the image holds; LEFT OUT: "
+                  "files it lists that the image does not):"]
+    lines.append(format_table(("SIZE", "DISTRIBUTION", "LEFT OUT"),
+                              [[_mb(d["size_bytes"]), d["name"], str(d.get("files_left_out", 0))]
+                               for d in report["distributions"]]) or "none")
     lines += ["", "largest files:"]
     lines.append(format_table(("SIZE", "PATH"), [[_mb(f["size_bytes"]), f["path"]] for f in report["files"]]))
     leave = report["could_leave_out"]

@@ -1,7 +1,7 @@
 """The content hash a profile renders to, kept in the store (``envgen.cache``) so that `envgen run PROFILE` finds
 its image without rendering in memory (importing Jinja and the render code, then rendering: ~0.1-0.2 s).
 
-The key covers everything ``render_in_memory(plan, config)`` reads (the plan made from the profile and the KB): the profile and the user config as
+The key covers everything ``render_in_memory(plan, config)`` reads: the profile and the user config as
 objects (every field, nested, and the private state such as the file the profile came from and the keys its mirrors
 set: ``facts``), the KB (its store key: data files, row code, Python and pydantic), the files beside the profile file
 that start with its name (its locks, whatever installer wrote them), and every file of the installed package but the

@@ -13,6 +13,7 @@ from typing import Any
 from envgen.kb import BaseImageInfo, KnowledgeBase, NgcRelease, TensorflowBuild, TorchRelease, TorchVariant
 from envgen.kb.families import BaseFamily
 from envgen.layout import ENV
+from envgen.plan.cuda_once import cuda_once_notes
 from envgen.plan.environment import environment, own_environment
 from envgen.plan.expected import (
     Expected,
@@ -26,7 +27,8 @@ from envgen.plan.expected import (
 from envgen.plan.extensions import Extension, SourceBuild, source_build
 from envgen.plan.installers import installer_of
 from envgen.plan.libraries import STAGES, Libraries
-from envgen.plan.lockfile import Lock, Pins, exact_conda
+from envgen.plan.lockfile import Lock, LockEntry, Pins, exact_conda
+from envgen.plan.packages import cuda_wheel_names
 from envgen.plan.parts import BasePart, InstallerPart, base_part, chosen_lock, installer_part
 from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
@@ -101,11 +103,22 @@ class ImagePlan:
     preflight: Mapping[str, Any] = field(repr=False)  # what the image's preflight checks (plan.preflight)
     node_selection: Selection | None = field(repr=False)  # the cluster nodes it runs on (plan.selection); None: no GPU
     own_env: Mapping[str, str] = field(repr=False)  # the variables envgen sets itself, before the profile's ``env``
+    # the distribution names of NVIDIA's CUDA library wheels as the KB knows them (plan.packages.cuda_wheel_names)
+    cuda_wheel_names: frozenset[str] = field(repr=False)
     notes: list[str] = field(default_factory=list)  # choices envgen made that the profile did not give
     # packages.pip entries PyPI has as an sdist only, each built in a stage of its own (plan.extensions)
     source_builds: list[SourceBuild] = field(default_factory=list)
     # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
     requirements: tuple[PlannedRequirement, ...] = ()
+
+    @property
+    def cuda_layer(self, lock: Lock | None) -> tuple[LockEntry, ...]:
+        """The NVIDIA CUDA wheels of ``lock`` that uv installs in a layer of their own, before the environment and
+        the extras (``plan.installers.uv.cuda_layer``, by the names the KB gives: ``cuda_wheel_names``); () without
+        a lock."""
+        from envgen.plan.installers.uv import cuda_layer
+
+        return cuda_layer(self.cuda_wheel_names, lock) if lock is not None else ()
 
     @property
     def nvidia_require_cuda(self) -> str | None:
@@ -313,6 +326,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     preinstalled += [f"{name}=={version}" for name, version in profile.base_packages.items()]
     if stack.torch_variant_note and "pytorch" not in provided:
         notes.append(stack.torch_variant_note)
+    notes += cuda_once_notes(stack.libraries)
     variant = stack.torch_variant if "pytorch" not in provided and not from_pypi(stack) else None
     framework_pip = [*tf_pins, *(pin for pin in torch_pins if _framework_of(pin) not in provided)]
     requirements = plan_requirements(profile, stack.pip_lines, kb, framework_pip, lambda ext: source_build(stack, ext))
@@ -333,7 +347,8 @@ def image_plan(stack: Stack) -> ImagePlan:
         expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
         preflight=preflight, node_selection=selection(preflight, kb),
         own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),
-        notes=notes, source_builds=[r.source_build for r in requirements if r.source_build is not None],
+        cuda_wheel_names=cuda_wheel_names(kb), notes=notes,
+        source_builds=[r.source_build for r in requirements if r.source_build is not None],
         requirements=requirements,
     )
 

@@ -16,6 +16,7 @@ from envgen.plan.base import base_refusals, lock_target_check, python_setup_row
 from envgen.plan.condalock import conda_python_spec
 from envgen.plan.installers import UV, ContextFile, Installer, installer_of
 from envgen.plan.installers.conda import tools
+from envgen.plan.installers.uv import CUDA_FILE
 from envgen.plan.lock_platforms import main_arch
 from envgen.plan.lockfile import Lock, find_lock, lock_target
 from envgen.plan.refusals import Refused, refuse
@@ -119,9 +120,10 @@ class InstallerPart:
         locked_uv = lock is not None and lock.uv is not None and lock.uv_wheel is not None
         return UV.applies(self.installer, locked_uv, self.python_setup.key, source_builds)
 
-    def files(self, uv: bool) -> tuple[ContextFile, ...]:
-        """The context files this installer adds (uv's when it installs with uv)."""
-        return self.context_files + (UV.context_files if uv else ())
+    def files(self, uv: bool, cuda_layer: bool = False) -> tuple[ContextFile, ...]:
+        """The context files this installer adds (uv's when it installs with uv; the CUDA layer's requirements when
+        uv installs one: ``installers.uv.cuda_layer``)."""
+        return self.context_files + (UV.context_files if uv else ()) + ((CUDA_FILE,) if uv and cuda_layer else ())
 
 
 def python_setup(profile: Profile, kb: KnowledgeBase) -> PythonSetup:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from envgen import layout
 from envgen.mirrors import pytorch_shell
 from envgen.paths import build_scripts_dir
+from envgen.plan.installers.uv import CUDA_FILE
 from envgen.render.jinja import ARG_LINE, shell_dq, words
 from envgen.render.plan import TemplateInput as Plan
 from envgen.render.slim import slim_tail, slimmed
@@ -34,6 +35,8 @@ CONDA_MIRRORS = ("CONDA_CHANNEL_MIRRORS: space-separated NAME=URL pairs: channel
                  "it).",)
 UV_LAYER = "The environment layer: the framework and every package it needs, exactly as locked."
 UV_EXTRAS_LAYER = "The extras layer: what packages.pip adds (changing it keeps the environment layer)."
+UV_CUDA_LAYER = ("The CUDA layer: the lock's NVIDIA CUDA wheels, first (a new framework or package keeps this "
+                 "layer).")
 
 
 def pip_sources(plan: Plan) -> str:
@@ -298,10 +301,15 @@ class Uv(Installer):
         self.lock, self.uv, self.wheel = lock, lock.uv, lock.uv_wheel
 
     def overview(self) -> tuple[str, ...]:
-        return ("Locked profile, installed with uv: system (base + runtime apt packages) -> uv (uv's pinned wheel,",
+        rest = ("unpacked) -> runtime, where uv installs the lock's NVIDIA CUDA wheels, its environment set and its",
+                f"extras set into {layout.ENV}, each in a layer of its own. No build stage to copy from: caches stay",
+                "in cache mounts, uv is bind-mounted from its stage and never lands in the image.") \
+            if self.plan.cuda_wheels else (
                 "unpacked) -> runtime, where uv installs the lock's environment set and then its extras set into",
                 f"{layout.ENV} in two layers of their own. No build stage to copy from: caches stay in cache mounts,",
                 "uv is bind-mounted from its stage and never lands in the image.")
+        return ("Locked profile, installed with uv: system (base + runtime apt packages) -> uv (uv's pinned wheel,",
+                *rest)
 
     def stages(self) -> tuple[Stage, ...]:
         plan = self.plan
@@ -331,20 +339,25 @@ class Uv(Installer):
         return (f'case "$TARGETARCH" in{NEXT_LINE}{cases}    *) echo "envgen: the lock holds no uv wheel for '
                 f'$TARGETARCH" >&2; exit 1 ;;{NEXT_LINE}esac;{NEXT_LINE}{fetch} "$wheel" "$sha256" {where}')
 
-    def install_layers(self) -> tuple[Run, Run]:
-        """The environment layer and the extras layer (what packages.pip adds; it runs nothing when that is
+    def install_layers(self) -> tuple[Run, ...]:
+        """The CUDA layer where the plan makes one (``plan.cuda_wheels``: the venv and the lock's NVIDIA wheels),
+        the environment layer and the extras layer (what packages.pip adds; it runs nothing when that is
         nothing)."""
         install = (f"sh {layout.SCRIPTS}/uv.sh pip install --python {layout.ENV}/bin/python --require-hashes "
                    f"--no-deps --only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
         venv = (f'sh {layout.SCRIPTS}/uv.sh venv --quiet --python "$(command -v python3)"'
                 f'{words(self.plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}')
-        environment = slim_tail(self.plan, self.layer(f"{venv}{self.sources}{install}/requirements.lock", ("uv.sh",),
-                                                      "requirements.lock", UV_LAYER), layout.ENV)
+        cuda = (slim_tail(self.plan, self.layer(f"{venv}{self.sources}{install}/{CUDA_FILE.path}", ("uv.sh",),
+                                                CUDA_FILE.path, UV_CUDA_LAYER), layout.ENV),) \
+            if self.plan.cuda_wheels else ()
+        environment = slim_tail(self.plan, self.layer(f"{'' if cuda else venv}{self.sources}{install}"
+                                                      "/requirements.lock", ("uv.sh",), "requirements.lock",
+                                                      UV_LAYER), layout.ENV)
         extras = any(lock.extras for lock in (self.lock, *(found for _, found in self.plan.platform_locks)))
         added = self.layer(f"{self.sources}{install}/requirements.extra.txt" if extras
                            else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
                            "requirements.extra.txt", UV_EXTRAS_LAYER)
-        return environment, slim_tail(self.plan, added, layout.ENV) if extras else added
+        return *cuda, environment, slim_tail(self.plan, added, layout.ENV) if extras else added
 
 
     def layer(self, command: str, scripts: tuple[str, ...], requirements: str, comment: str) -> Run:

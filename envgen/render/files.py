@@ -137,8 +137,10 @@ def template_context(plan: TemplateInput, template: str, buildkit: bool) -> dict
 def render_files(plan: TemplateInput, env: jinja2.Environment | None = None) -> ContextFiles:
     env = env or make_environment(cache=bytecode_cache())
     out: dict[str, bytes] = {}
-    # the installer's own files (plan.installers: environment.yml; uv's fetch-uv.py for a locked uv install)
-    specs = TEXT_FILES + plan.image.installer_part.files(plan.uv_install) + (BASE_FILES if plan.pins.base else ())
+    # the installer's own files (plan.installers: environment.yml; uv's fetch-uv.py for a locked uv install, and
+    # requirements.cuda.txt where it installs a CUDA layer)
+    specs = (TEXT_FILES + plan.image.installer_part.files(plan.uv_install, bool(plan.cuda_wheels))
+             + (BASE_FILES if plan.pins.base else ()))
     for path, template, buildkit in specs:
         out[path] = render_template(env, template, template_context(plan, template, buildkit)).encode("utf-8")
     out.update(platform_requirements(plan, env))

@@ -18,7 +18,7 @@ from envgen.errors import InputError, RenderError
 from envgen.mirrors import Credential, mirror_ref, netrc_text, redact, split_credential
 from envgen.plan.extensions import SourceBuild
 from envgen.plan.image import ImagePlan
-from envgen.plan.lockfile import Lock, Pins, wheelhouse_covers
+from envgen.plan.lockfile import Lock, LockEntry, Pins, wheelhouse_covers
 from envgen.plan.parts import BasePin, PythonSetup
 from envgen.profile.model import Mirrors, Profile
 from envgen.render.hashing import profile_hash
@@ -108,6 +108,13 @@ class TemplateInput:
         """The lock's tools the environment layer installs besides the environment set (pip)."""
         return tool_lines(self.lock)
 
+    @property
+    def cuda_wheels(self) -> tuple[LockEntry, ...]:
+        """The lock's NVIDIA CUDA wheels uv installs in a layer of their own (the plan's choice:
+        ``ImagePlan.cuda_layer``); () where uv does not install, and where each platform installs its own lock (the
+        CUDA wheels' files differ per platform: they stay in each platform's environment set)."""
+        return self.image.cuda_layer(self.lock) if self.uv_install and not self.platform_locks else ()
+
     def context(self, *, buildkit: bool) -> dict[str, Any]:
         return {
             "buildkit": buildkit,
@@ -128,6 +135,7 @@ class TemplateInput:
             "lock": self.lock,
             "tool_requirements": self.uv_requirements,
             "lock_platform": None,
+            "cuda_wheels": self.cuda_wheels,
             "layout": layout,
         }
 

@@ -66,3 +66,28 @@ def test_zstd_layers_where_the_builder_can_write_them(
                                               method="DELETE"), timeout=30).close()
     finally:
         remove_image(docker_client, result.image_id, force=True)
+
+
+def test_the_cli_asks_for_zstd_and_the_old_engine_refuses_it_in_one_line(docker_client: DockerClient,
+                                                                          tmp_path: Path) -> None:
+    """`envgen build --compression zstd`: on an engine whose builder cannot write zstd (Docker 20.10) one line with
+    the way out, exit 2, before anything is rendered or built; where it can (Docker 26), the option reaches
+    build_image (the test above pushes such an image), and here a wrong name is still refused first."""
+    import os
+    import sys
+
+    from envgen.docker import detect_builder
+    from envgen.docker.engine import engine_info
+
+    (tmp_path / "c.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n", encoding="utf-8")
+    env = {**os.environ, "ENVGEN_CONFIG": str(tmp_path / "c.yaml")}
+    can = detect_builder(choice="auto", engine=engine_info(docker_client)).oci_rewrite
+    asked = "brotli" if can else "zstd"
+    result = subprocess.run([sys.executable, "-m", "envgen", "build", "cpu-minimal", "--compression", asked],
+                            capture_output=True, text=True, env=env, timeout=300, check=False)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert ("'brotli' is not one envgen knows" if can else "Docker 20.10 cannot store or pull them") in lines[0]
+    assert can or "engine-current" in lines[0]
+    assert not (tmp_path / "state" / "contexts").exists()

@@ -59,3 +59,27 @@ def test_two_wheels_of_one_library_in_two_directories_warn_and_keep_the_loaded_m
     assert f"{size / 1e6:.0f} MB of wheels" in found[0].message
     assert "not counted, no recorded size or pin: nvidia-cuda-runtime==13.0.96" in found[0].message
     assert found[0].fix == "drop nvidia-cuda-runtime: the frameworks load the CUDA 11 copies"
+
+
+def test_the_plan_says_which_copy_loads_and_the_warning_repeats_it(kb: KnowledgeBase) -> None:
+    """CUDA once (plan/cuda_once.py): TF 2.12 searches the loader's path (cuda_libraries.yaml provision search_path),
+    where the wheels' directories (LD_LIBRARY_PATH) come before the base's loader cache: the plan's note names the
+    wheels' copies as loaded and the base's as never loaded, keeps both (conservative), and cuda-twice repeats it.
+    Where a framework loads its own wheels' copies (torch: wheel_deps), the plan chooses nothing."""
+    from envgen.plan.image import plan_image
+
+    profile = variant("a100-pypi", base="nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", local_base=False)
+    notes = [n for n in plan_image(profile, kb).notes if n.startswith("CUDA once: ")]
+    assert len(notes) == 1, notes
+    assert "cudnn" in notes[0] and "nvidia-cudnn-cu11" in notes[0] and "both stay installed" in notes[0]
+    assert "never those of base image nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04" in notes[0]
+    found = twice(check_profile(profile, kb))
+    assert len(found) == 1 and "; the plan: " in found[0].message and "both stay installed" in found[0].message
+    pins = [*load_profile("a100-pypi").packages.pip, "nvidia-cuda-runtime==13.0.96"]
+    two = variant("a100-pypi", packages={"apt": [], "pip": pins})
+    assert [n for n in plan_image(two, kb).notes if n.startswith("CUDA once: ")] == [
+        "CUDA once: cudart arrive twice; the frameworks load the copies of nvidia-cuda-runtime-cu11 (first on their "
+        "search path), never those of nvidia-cuda-runtime: both stay installed (conservative; check's cuda-twice "
+        "says which source to drop)"]
+    assert not [n for n in plan_image(load_profile("modern-a100"), kb).notes if n.startswith("CUDA once: ")]
+    assert not [n for n in plan_image(load_profile("a100-pypi"), kb).notes if n.startswith("CUDA once: ")]

@@ -100,3 +100,32 @@ def test_profiles_table_and_show() -> None:
         assert name in table
     shown = envgen("show", "legacy-maxwell").stdout
     assert "cuda: '10.1'" in shown and "GTX 950M" in shown
+
+
+def test_build_compression_is_an_option_and_an_unknown_one_is_one_line_before_the_engine(tmp_path: Path) -> None:
+    """`envgen build --compression zstd|gzip` (issue #44 item 4): a name envgen does not know is refused before the
+    engine is asked (here none answers, which would be exit 4); zstd on Docker 20.10 is
+    tests/docker/test_build_zstd.py's."""
+    assert "--compression" in envgen("build", "--help").stdout
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock", "ENVGEN_CONFIG": str(tmp_path / "c.yaml")}
+    (tmp_path / "c.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n", encoding="utf-8")
+    result = envgen("build", "cpu-minimal", "--compression", "brotli", env=env)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "layer compression 'brotli' is not one envgen knows" in lines[0]
+    assert "gzip, zstd" in lines[0] and "Traceback" not in result.stderr
+    assert not (tmp_path / "state" / "contexts").exists()
+
+
+def test_show_prints_the_plans_notes_cuda_once_among_them(tmp_path: Path) -> None:
+    """`envgen show` prints the plan's notes (issue #44 item 3: which copy of CUDA the frameworks load when it
+    arrives twice): a100-pypi moved onto a CUDA 11.8 base image."""
+    text = (Path(__file__).resolve().parents[2] / "profiles" / "a100-pypi.yaml").read_text(encoding="utf-8")
+    moved = tmp_path / "a100-cuda-base.yaml"
+    moved.write_text(text.replace("base: debian:bookworm-slim", "base: nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04")
+                     .replace("local_base: true\n", ""), encoding="utf-8")
+    shown = envgen("show", str(moved))
+    assert shown.returncode == 0, shown.stderr
+    once = [line for line in shown.stdout.splitlines() if line.startswith("# plan: CUDA once: ")]
+    assert len(once) == 1 and "never those of base image nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04" in once[0]
+    assert "# plan: CUDA once" not in envgen("show", "a100-pypi").stdout

@@ -199,3 +199,34 @@ def test_the_templates_decide_neither_the_order_nor_which_stage_exists() -> None
     texts = {p.relative_to(root).as_posix(): p.read_text() for p in (root / "docker").rglob("*.j2")}
     assert [name for name, text in texts.items() if "{% if" in text or "{%- if" in text] == ["docker/_builder.j2"]
     assert texts["docker/Dockerfile.j2"].count("{% for") + texts["docker/Dockerfile.j2"].count("{%- for") == 2
+
+
+def test_the_plan_puts_the_locks_nvidia_cuda_wheels_in_a_first_layer_that_one_more_package_keeps(kb) -> None:
+    """a100-pypi: the plan (plan/installers/uv.py cuda_layer) picks the lock's NVIDIA CUDA library wheels by the KB's
+    tables (nvidia_wheel_files.yaml, cuda_libraries.yaml), not by their names; uv installs them right after the venv,
+    before the environment and the extras, so one more package in packages.pip (bench/bench_build.py's +1) changes
+    requirements.extra.txt and leaves the CUDA layer, and its requirements file, as they were."""
+    from envgen.plan.lockfile import LockEntry
+    from envgen.plan.packages import cuda_library_wheel
+    from envgen.render.files import render_files
+
+    plan = _plan(kb, "a100-pypi")
+    assert plan.lock is not None
+    names = [e.name for e in plan.cuda_wheels]
+    assert len(names) == 8 and "numpy" not in names and "nvidia-cuda-nvcc-cu11" in names  # nvcc: a files row only
+    assert not cuda_library_wheel(kb, "nvidia-ml-py", "12.535.133")  # an nvidia- name with no KB row is no CUDA wheel
+    assert cuda_library_wheel(kb, "nvidia-cuda-runtime-cu12", "12.1.105")  # the cudart row's wheel for CUDA 12
+    cuda, environment, extras = Uv(plan).stages()[-1].runs
+    assert cuda.binds[-1] == Bind("requirements.cuda.txt", f"{layout.WORK}/requirements.cuda.txt")
+    assert "uv.sh venv" in cuda.command and "uv.sh venv" not in environment.command
+    assert environment.binds[-1].source == "requirements.lock" and extras.binds[-1].source == "requirements.extra.txt"
+    more = replace(plan, lock=replace(plan.lock, extras=(*plan.lock.extras, LockEntry("colorama", "0.4.6",
+                                                                                       ("0" * 64,)))))
+    assert Uv(more).stages()[-1].runs[0] == cuda
+    before, after = render_files(plan).files, render_files(more).files
+    assert before["requirements.cuda.txt"] == after["requirements.cuda.txt"]
+    assert before["requirements.extra.txt"] != after["requirements.extra.txt"]
+    cuda_lines = {line for line in before["requirements.cuda.txt"].decode().splitlines() if not line.startswith("#")}
+    assert cuda_lines <= set(before["requirements.extra.txt"].decode().splitlines())  # uv finds them installed there
+    assert "requirements.cuda.txt" not in render_files(_plan(kb, "cpu-smoke")).files  # no NVIDIA wheels: no layer
+    assert len(Uv(_plan(kb, "cpu-smoke")).stages()[-1].runs) == 2

@@ -54,6 +54,13 @@ def _base_fix(ctx: CheckContext, wheels: list[Provider], base_major: int | None)
             "frameworks (or keep the wheels on a plain base)")
 
 
+def _planned(ctx: CheckContext, families: list[str]) -> str:
+    """What the plan did about ``families`` (its "CUDA once" notes, plan.cuda_once), or "" when it chose nothing."""
+    said = [n.removeprefix("CUDA once: ") for n in ctx.plan.notes
+            if n.startswith("CUDA once: ") and any(f in n.split(" arrive twice")[0].split(", ") for f in families)]
+    return f"; the plan: {'; '.join(said)}" if said else ""
+
+
 def cuda_twice(ctx: CheckContext) -> list[Finding]:
     found = ctx.libraries.providers
     base = [p for p in found if p.stage == BASE]
@@ -67,7 +74,7 @@ def cuda_twice(ctx: CheckContext) -> list[Finding]:
             "warning", "cuda-twice",
             f"the CUDA libraries {', '.join(both)} arrive twice: from base image {ctx.profile.base} (CUDA "
             f"{base[0].version}) and from {', '.join(sorted({p.distribution or '' for p in extra}))} "
-            f"({_megabytes(ctx, extra)}); a process loads one copy, every pull carries both",
+            f"({_megabytes(ctx, extra)}); a process loads one copy, every pull carries both{_planned(ctx, both)}",
             _base_fix(ctx, extra, base_major), SOURCE))
     out += _wheels_twice(ctx, [p for p in wheels if p.family not in both])
     return out
@@ -93,7 +100,8 @@ def _wheels_twice(ctx: CheckContext, wheels: list[Provider]) -> list[Finding]:
     return [finding(
         "warning", "cuda-twice",
         f"the CUDA libraries {', '.join(sorted(twice))} arrive twice, from "
-        f"{', '.join(sorted({p.distribution or '' for p in extra}))} ({_megabytes(ctx, extra)})", fix, SOURCE)]
+        f"{', '.join(sorted({p.distribution or '' for p in extra}))} ({_megabytes(ctx, extra)})"
+        f"{_planned(ctx, sorted(twice))}", fix, SOURCE)]
 
 
 RULES = (cuda_twice,)
