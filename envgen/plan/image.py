@@ -97,7 +97,9 @@ class ImagePlan:
     @property
     def slim(self) -> LeaveOutPlan | None:
         """What the runtime image leaves out of its environment (plan.slim); None: the profile keeps everything."""
-        return leave_out_plan(self.profile, self.kb)
+        part = self.installer_part  # apt beyond the Python setup's own (packages.apt, compilers) may bring one
+        return leave_out_plan(self.profile, self.kb,
+                              apt_compiler=bool(set(part.runtime_apt) - set(part.python_setup.runtime_apt)))
 
     @property
     def nvidia_require_cuda(self) -> str | None:
