@@ -22,7 +22,7 @@ small build that mounts the same cache. Images are tagged in a namespace of the 
 `envgen images --size`, printed).
 
     python bench/bench_build.py [--profile cpu-smoke|a100-pypi] [--runs 3] [--wheelhouse DIR] [--seed DIR]
-                                [--docker CLI] [--keep]
+                                [--docker CLI] [--keep] [--top N]
 
 On another engine: `eval "$(sudo scripts/engine-current start)"` (Docker 26: DOCKER_HOST, and its CLI with the
 buildx plugin first on PATH), then `python bench/bench_build.py --docker docker`; the engine's name and version are
@@ -130,6 +130,25 @@ def short_step(step: str) -> str:
     return step if len(step) <= 90 else step[:87] + "..."
 
 
+# The N largest files, and directories under /opt/env's site-packages (3 levels) and the system's, of an image: what
+# its size is made of (issue #44's measurement), read by `du`/`find` in a container of the image.
+LARGEST = """find / -xdev -type f -printf '%s F %p\\n' 2>/dev/null | sort -rn | head -n "$1"
+du -xb --max-depth=3 /opt/env/lib/python3.11/site-packages /usr/lib /usr/share 2>/dev/null \\
+    | awk -F '\\t' '$2 !~ /(site-packages|^.usr.lib|^.usr.share)$/ {print $1 " D " $2}' | sort -rn | head -n "$1"
+"""
+
+
+def largest(tag: str, count: int) -> list[tuple[str, float, str]]:
+    """The ``count`` largest files and directories of ``tag``: ("file" or "dir", MB, path), each kind largest first."""
+    out = subprocess.run([DOCKER, "run", "--rm", "--user", "0:0", "--entrypoint", "sh", tag, "-c", LARGEST, "sh",
+                          str(count)], capture_output=True, text=True, check=False).stdout
+    rows = []
+    for line in out.splitlines():
+        size, kind, path = line.split(" ", 2)
+        rows.append(("file" if kind == "F" else "dir", int(size) / 1e6, path))
+    return rows
+
+
 def locked_lines(lock_text: str) -> list[str]:
     """The `name==version --hash=sha256:...` lines of a lock's pip sets: environment, extras and [tools] (pip, which
     requirements.lock installs too, and uv's wheel)."""
@@ -229,8 +248,9 @@ def _cleanup(bench: Bench, prefix: str, keep: bool) -> None:
     shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
 
 
-def measure(bench: Bench, runs: int, prefix: str) -> dict[str, object]:
-    """Cold builds, a warm rebuild and a rebuild after +1 package of both sides; sizes and layers."""
+def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, object]:
+    """Cold builds, a warm rebuild and a rebuild after +1 package of both sides; sizes, layers and the ``top``
+    largest files and directories."""
     name = prefix.rstrip("-")
     # The +1 package's wheel goes into the wheelhouse first: the context's wheels/ (bind-mounted by every install
     # layer, part of their cache keys) is then the same before and after the change, as a user's wheelhouse is.
@@ -251,7 +271,8 @@ def measure(bench: Bench, runs: int, prefix: str) -> dict[str, object]:
     e_tag, h_tag = f"{bench.namespace}/bench-envgen:{last}", f"{bench.namespace}/bench-hand:{last}"
     found: dict[str, object] = {"cold": cold, "size": {"envgen": image_mb(e_tag), "hand": image_mb(h_tag)},
                                 "layers": {"envgen": layers(e_tag), "hand": layers(h_tag)},
-                                "images": {"envgen": e_tag, "hand": h_tag}}
+                                "images": {"envgen": e_tag, "hand": h_tag},
+                                "largest": {"envgen": largest(e_tag, top), "hand": largest(h_tag, top)} if top else {}}
     found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log,
                                             args={**build_args, **cache_id}),
                      "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, args={})}
@@ -284,6 +305,7 @@ def report(profile: str, runs: int, found: dict[str, object]) -> None:
         print(f"layers of {side} >= 1 MB (MB, bottom first):")
         for mb, step in layer_rows[side]:
             print(f"  {mb:>9.1f}  {step}")
+    print_largest(found.get("largest"))
     cold_ratio, small_share, size_ratio = e_cold / h_cold, small["envgen"] / e_cold, size["envgen"] / size["hand"]
 
     def verdict(ok: bool) -> str:
@@ -292,6 +314,16 @@ def report(profile: str, runs: int, found: dict[str, object]) -> None:
     print(f"goals (#44): cold <= 0.50x hand-written: {cold_ratio:.2f}x {verdict(cold_ratio <= 0.5)}; "
           f"+1 package <= 5% of envgen's cold: {100 * small_share:.1f}% {verdict(small_share <= 0.05)}; "
           f"image <= 0.80x: {size_ratio:.2f}x {verdict(size_ratio <= 0.8)}")
+
+
+def print_largest(largest_rows: object) -> None:
+    """The largest files and directories of each image (--top)."""
+    assert isinstance(largest_rows, dict | None)
+    for side, rows in (largest_rows or {}).items():
+        for kind in ("file", "dir"):
+            print(f"largest {kind}s of {side} (MB):")
+            for _, mb, path in (row for row in rows if row[0] == kind):
+                print(f"  {mb:>9.1f}  {path}")
 
 
 def main() -> int:
@@ -306,6 +338,8 @@ def main() -> int:
     parser.add_argument("--docker", default=DOCKER, help="the docker CLI to build with (default: Debian's 20.10 "
                         "CLI; `docker` for the one on PATH); it talks to $DOCKER_HOST")
     parser.add_argument("--keep", action="store_true", help="keep the last cold images (printed) for inspection")
+    parser.add_argument("--top", type=int, default=30, help="list the N largest files and directories of each image "
+                        "(0: none)")
     parser.add_argument("--no-disk-check", action="store_true", help="start even with less free space than needed")
     args = parser.parse_args()
     DOCKER = shutil.which(args.docker) or args.docker
@@ -329,7 +363,7 @@ def main() -> int:
         bench = Bench(args.profile, home, args.wheelhouse.absolute(), namespace, load_config().ca_bundle,
                       home / "bench.log")
         try:
-            found = measure(bench, args.runs, prefix)
+            found = measure(bench, args.runs, prefix, args.top)
         finally:
             try:
                 _cleanup(bench, prefix, args.keep)
