@@ -239,12 +239,15 @@ def seed(wheelhouse: Path, source: Path | None) -> None:
 def _cleanup(bench: Bench, prefix: str, keep: bool) -> None:
     """Remove the uv cache sub-directories the cold builds filled (a small build that mounts the same cache) and,
     unless ``keep``, the bench's image tags; keep the log."""
-    clean = bench.home / "cleanup"
-    clean.mkdir()
-    (clean / "Dockerfile").write_text(CLEANUP)
-    docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, args={"PREFIX": prefix})
-    for tag in bench.tags if not keep else bench.tags[-1:]:
-        subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
+    shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")  # first: the disk may be full
+    try:
+        clean = bench.home / "cleanup"
+        clean.mkdir()
+        (clean / "Dockerfile").write_text(CLEANUP)
+        docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, args={"PREFIX": prefix})
+    finally:  # the images go even where the cleanup build could not run (a full disk)
+        for tag in bench.tags if not keep else bench.tags[-1:]:
+            subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
     shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
 
 
@@ -273,6 +276,10 @@ def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, obj
                                 "layers": {"envgen": layers(e_tag), "hand": layers(h_tag)},
                                 "images": {"envgen": e_tag, "hand": h_tag},
                                 "largest": {"envgen": largest(e_tag, top), "hand": largest(h_tag, top)} if top else {}}
+    size = found["size"]
+    assert isinstance(size, dict)  # printed now: a later build that fails (a full disk) must not lose it
+    print(f"image size: envgen {size['envgen']:.1f} MB, hand-written {size['hand']:.1f} MB "
+          f"({size['envgen'] / size['hand']:.2f}x)", flush=True)
     found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log,
                                             args={**build_args, **cache_id}),
                      "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, args={})}
