@@ -76,6 +76,7 @@ class Bench:
     ca: Path | None
     log: Path
     tags: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # every image built: a rebuild under the same tag leaves the old one
 
     def tag(self, side: str, label: str) -> str:
         self.tags.append(f"{self.namespace}/bench-{side}:{label}")
@@ -83,7 +84,7 @@ class Bench:
 
 
 def docker_build(context: Path, tag: str, *, ca: Path | None, args: dict[str, str], no_cache: bool,
-                 log: Path) -> float:
+                 log: Path, ids: list[str] | None = None) -> float:
     command = [DOCKER, "build", "--progress=plain", "-t", tag]
     if no_cache:
         command.append("--no-cache")
@@ -101,6 +102,9 @@ def docker_build(context: Path, tag: str, *, ca: Path | None, args: dict[str, st
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"build of {tag} failed (exit {done.returncode}); see {log}")
+    if ids is not None:  # untagged by a later build of the same tag, it would stay behind (5 GB for a100-pypi)
+        ids.append(subprocess.run([DOCKER, "image", "inspect", "-f", "{{.Id}}", tag], capture_output=True, text=True,
+                                  check=False).stdout.strip())
     return elapsed
 
 
@@ -244,10 +248,15 @@ def _cleanup(bench: Bench, prefix: str, keep: bool) -> None:
         clean = bench.home / "cleanup"
         clean.mkdir()
         (clean / "Dockerfile").write_text(CLEANUP)
-        docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, args={"PREFIX": prefix})
+        docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, ids=bench.ids,
+                     args={"PREFIX": prefix})
     finally:  # the images go even where the cleanup build could not run (a full disk)
         for tag in bench.tags if not keep else bench.tags[-1:]:
             subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
+        kept = {subprocess.run([DOCKER, "image", "inspect", "-f", "{{.Id}}", tag], capture_output=True, text=True,
+                               check=False).stdout.strip() for tag in bench.tags} if keep else set()
+        for image_id in sorted(set(filter(None, bench.ids)) - kept):  # those a rebuild of their tag left untagged
+            subprocess.run([DOCKER, "rmi", image_id], capture_output=True, check=False)
     shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
 
 
@@ -264,9 +273,10 @@ def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, obj
     cold: dict[str, list[float]] = {"envgen": [], "hand": []}
     for run in range(runs):
         cold["envgen"].append(docker_build(context, bench.tag("envgen", str(run)), ca=bench.ca, no_cache=True,
-                                           log=bench.log, args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
+                                           log=bench.log, ids=bench.ids,
+                                           args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
         cold["hand"].append(docker_build(hand, bench.tag("hand", str(run)), ca=bench.ca, no_cache=True,
-                                         log=bench.log, args={}))
+                                         log=bench.log, ids=bench.ids, args={}))
         print(f"cold run {run + 1}: envgen {cold['envgen'][-1]:.1f}s, hand-written {cold['hand'][-1]:.1f}s",
               flush=True)
     last = runs - 1
@@ -280,15 +290,16 @@ def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, obj
     assert isinstance(size, dict)  # printed now: a later build that fails (a full disk) must not lose it
     print(f"image size: envgen {size['envgen']:.1f} MB, hand-written {size['hand']:.1f} MB "
           f"({size['envgen'] / size['hand']:.2f}x)", flush=True)
-    found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log,
+    found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log, ids=bench.ids,
                                             args={**build_args, **cache_id}),
-                     "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, args={})}
+                     "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, ids=bench.ids,
+                                          args={})}
     context2, build_args2, lock_s, _ = envgen_context(bench, name, EXTRA)
     found["lock_s"] = lock_s
     found["small"] = {"envgen": docker_build(context2, bench.tag("envgen", "small"), ca=bench.ca, no_cache=False,
-                                             log=bench.log, args={**build_args2, **cache_id}),
+                                             log=bench.log, ids=bench.ids, args={**build_args2, **cache_id}),
                       "hand": docker_build(hand, bench.tag("hand", "small"), ca=bench.ca, no_cache=False,
-                                           log=bench.log, args={"EXTRA": EXTRA})}
+                                           log=bench.log, ids=bench.ids, args={"EXTRA": EXTRA})}
     return found
 
 
