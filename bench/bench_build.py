@@ -204,19 +204,37 @@ def envgen_context(bench: Bench, name: str, extra: str | None) -> tuple[Path, di
     return out, dict(result.build_args), lock_s, download_s
 
 
-def hand_context(bench: Bench) -> Path:
-    """The hand-written reference's context: its Dockerfile and the wheelhouse's wheels (hard links where the file
-    system allows) under wheels/, bind-mounted by its pip step."""
+def hand_context(bench: Bench, lock_file: Path) -> Path:
+    """The hand-written reference's context: its Dockerfile and the wheels of the profile's lock and the +1 package
+    (hard links where the file system allows) under wheels/, bind-mounted by its pip step. Only those: the shared
+    wheelhouse holds both profiles' wheels, and BuildKit copies the whole context into its cache (a100-pypi's 2.4 GB
+    in every cpu-smoke build filled the shared disk, 2026-12-04)."""
     hand = bench.home / "hand"
     (hand / "wheels").mkdir(parents=True)
     shutil.copyfile(ROOT / "bench" / "reference" / f"{bench.profile}.Dockerfile", hand / "Dockerfile")
+    pins = {wheel_key(line.split()[0]) for line in [*locked_lines(lock_file.read_text(encoding="utf-8")), EXTRA]}
     for wheel in bench.wheelhouse.iterdir():
-        if wheel.is_file():
+        if wheel.is_file() and wheel.suffix == ".whl" and wheel_key(wheel.name) in pins:
             try:
                 os.link(wheel, hand / "wheels" / wheel.name)
             except OSError:
                 shutil.copyfile(wheel, hand / "wheels" / wheel.name)
     return hand
+
+
+def wheel_key(pin_or_wheel: str) -> tuple[str, str]:
+    """(canonical name, normalised version) of ``name==version`` or of a wheel's file name."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import Version
+
+    if "==" in pin_or_wheel:
+        name, _, version = pin_or_wheel.partition("==")
+        return canonicalize_name(name), str(Version(version))
+    try:
+        parsed = parse_wheel_filename(pin_or_wheel)
+    except InvalidWheelFilename:
+        return "", ""
+    return parsed[0], str(parsed[1])
 
 
 def disk_check(profile: str) -> None:
@@ -269,7 +287,7 @@ def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, obj
     download_s = envgen_context(bench, name, EXTRA)[3]
     context, build_args, _, more_s = envgen_context(bench, name, None)
     print(f"wheelhouse {bench.wheelhouse}: filled in {download_s + more_s:.1f}s (not part of any build)", flush=True)
-    hand = hand_context(bench)
+    hand = hand_context(bench, bench.home / "profiles" / f"{name}.lock.txt")
     cold: dict[str, list[float]] = {"envgen": [], "hand": []}
     for run in range(runs):
         cold["envgen"].append(docker_build(context, bench.tag("envgen", str(run)), ca=bench.ca, no_cache=True,
