@@ -9,9 +9,11 @@ are the common pattern: one stage, apt then one `pip install --no-cache-dir` lay
 The wheels: one shared wheelhouse outside both images (--wheelhouse, default ~/.cache/envgen-bench/wheels, kept
 between runs), filled before anything is timed with every wheel of the bench profile's lock (`pip download
 --require-hashes`, on the host) and seeded with the wheels no index here serves (--seed, /opt/wheels: the +cpu
-torch). envgen builds it offline (`--wheelhouse DIR --offline`: the context's wheels/, bind-mounted); the
-hand-written one bind-mounts the same files with `pip --no-index --find-links`. Neither downloads in a timed
-build, and neither image keeps a wheel (the reference before #44 COPYed wheels/ into a layer of its image).
+torch). Each run links the wheels of its lock and of the +1 package into a directory of its own, and both sides'
+contexts hold those only (profile_wheels). envgen builds it offline (`--wheelhouse DIR --offline`: the context's
+wheels/, bind-mounted); the hand-written one bind-mounts the same files with `pip --no-index --find-links`. Neither
+downloads in a timed build, and neither image keeps a wheel (the reference before #44 COPYed wheels/ into a layer of
+its image).
 
 "Cold" without touching anyone else's build cache (the engine is shared: the global cache is never
 pruned): every cold build runs with `--no-cache` (no layer is reused) and, for envgen, a fresh
@@ -200,25 +202,41 @@ def envgen_context(bench: Bench, name: str, extra: str | None) -> tuple[Path, di
     lock_s = time.perf_counter() - started
     download_s = fill_wheelhouse(bench.wheelhouse, profile_file.with_name(f"{name}.lock.txt"), bench.log)
     out = bench.home / "contexts" / name
-    result = render(load_profile(name), load_kb(), out, wheelhouse=bench.wheelhouse, offline=True)
+    wheels = profile_wheels(bench, profile_file.with_name(f"{name}.lock.txt"))  # the first call's lock: with +1
+    result = render(load_profile(name), load_kb(), out, wheelhouse=wheels, offline=True)
     return out, dict(result.build_args), lock_s, download_s
 
 
-def hand_context(bench: Bench, lock_file: Path) -> Path:
-    """The hand-written reference's context: its Dockerfile and the wheels of the profile's lock and the +1 package
-    (hard links where the file system allows) under wheels/, bind-mounted by its pip step. Only those: the shared
-    wheelhouse holds both profiles' wheels, and BuildKit copies the whole context into its cache (a100-pypi's 2.4 GB
-    in every cpu-smoke build filled the shared disk, 2026-12-04)."""
-    hand = bench.home / "hand"
-    (hand / "wheels").mkdir(parents=True)
-    shutil.copyfile(ROOT / "bench" / "reference" / f"{bench.profile}.Dockerfile", hand / "Dockerfile")
+def profile_wheels(bench: Bench, lock_file: Path) -> Path:
+    """The wheels of the profile's lock and of the +1 package, hard-linked (copied where links fail) out of the shared
+    wheelhouse into a directory of the run's own, made once: both sides' contexts hold these and no other. The shared
+    wheelhouse holds every profile's wheels, and BuildKit copies a whole context into its cache (a100-pypi's 2.4 GB
+    in each cpu-smoke context filled the shared disk, 2026-12-04, and was timed in every cold build)."""
+    view = bench.home / "wheels"
+    if view.is_dir():
+        return view
+    view.mkdir()
     pins = {wheel_key(line.split()[0]) for line in [*locked_lines(lock_file.read_text(encoding="utf-8")), EXTRA]}
     for wheel in bench.wheelhouse.iterdir():
         if wheel.is_file() and wheel.suffix == ".whl" and wheel_key(wheel.name) in pins:
             try:
-                os.link(wheel, hand / "wheels" / wheel.name)
+                os.link(wheel, view / wheel.name)
             except OSError:
-                shutil.copyfile(wheel, hand / "wheels" / wheel.name)
+                shutil.copyfile(wheel, view / wheel.name)
+    return view
+
+
+def hand_context(bench: Bench) -> Path:
+    """The hand-written reference's context: its Dockerfile and the run's wheels (profile_wheels, hard links where
+    the file system allows) under wheels/, bind-mounted by its pip step."""
+    hand = bench.home / "hand"
+    (hand / "wheels").mkdir(parents=True)
+    shutil.copyfile(ROOT / "bench" / "reference" / f"{bench.profile}.Dockerfile", hand / "Dockerfile")
+    for wheel in (bench.home / "wheels").iterdir():
+        try:
+            os.link(wheel, hand / "wheels" / wheel.name)
+        except OSError:
+            shutil.copyfile(wheel, hand / "wheels" / wheel.name)
     return hand
 
 
@@ -287,7 +305,7 @@ def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, obj
     download_s = envgen_context(bench, name, EXTRA)[3]
     context, build_args, _, more_s = envgen_context(bench, name, None)
     print(f"wheelhouse {bench.wheelhouse}: filled in {download_s + more_s:.1f}s (not part of any build)", flush=True)
-    hand = hand_context(bench, bench.home / "profiles" / f"{name}.lock.txt")
+    hand = hand_context(bench)
     cold: dict[str, list[float]] = {"envgen": [], "hand": []}
     for run in range(runs):
         cold["envgen"].append(docker_build(context, bench.tag("envgen", str(run)), ca=bench.ca, no_cache=True,

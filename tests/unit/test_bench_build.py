@@ -56,7 +56,7 @@ def test_a_history_step_is_shown_without_its_mounts() -> None:
     assert _bench().short_step("RUN " + "x" * 100).endswith("...") and len(_bench().short_step("x" * 100)) == 90
 
 
-def test_the_reference_context_holds_the_wheels_of_its_lock_and_the_extra_only(tmp_path: Path) -> None:
+def test_both_contexts_hold_the_wheels_of_the_lock_and_the_extra_only(tmp_path: Path) -> None:
     bench = _bench()
     house = tmp_path / "house"
     house.mkdir()
@@ -68,6 +68,7 @@ def test_the_reference_context_holds_the_wheels_of_its_lock_and_the_extra_only(t
     lock = tmp_path / "cpu-smoke.lock.txt"
     lock.write_text((REPO / "profiles" / "cpu-smoke.lock.txt").read_text(encoding="utf-8"), encoding="utf-8")
     run = bench.Bench("cpu-smoke", tmp_path, house, "ns", None, tmp_path / "log")
-    hand = bench.hand_context(run, lock)
+    assert sorted(p.name for p in bench.profile_wheels(run, lock).iterdir()) == sorted(names[:3])
+    hand = bench.hand_context(run)
     assert sorted(p.name for p in (hand / "wheels").iterdir()) == sorted(names[:3])
     assert (hand / "Dockerfile").read_text(encoding="utf-8").startswith("# The hand-written reference")
