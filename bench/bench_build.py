@@ -9,9 +9,11 @@ are the common pattern: one stage, apt then one `pip install --no-cache-dir` lay
 The wheels: one shared wheelhouse outside both images (--wheelhouse, default ~/.cache/envgen-bench/wheels, kept
 between runs), filled before anything is timed with every wheel of the bench profile's lock (`pip download
 --require-hashes`, on the host) and seeded with the wheels no index here serves (--seed, /opt/wheels: the +cpu
-torch). envgen builds it offline (`--wheelhouse DIR --offline`: the context's wheels/, bind-mounted); the
-hand-written one bind-mounts the same files with `pip --no-index --find-links`. Neither downloads in a timed
-build, and neither image keeps a wheel (the reference before #44 COPYed wheels/ into a layer of its image).
+torch). Each run links the wheels of its lock and of the +1 package into a directory of its own, and both sides'
+contexts hold those only (profile_wheels). envgen builds it offline (`--wheelhouse DIR --offline`: the context's
+wheels/, bind-mounted); the hand-written one bind-mounts the same files with `pip --no-index --find-links`. Neither
+downloads in a timed build, and neither image keeps a wheel (the reference before #44 COPYed wheels/ into a layer of
+its image).
 
 "Cold" without touching anyone else's build cache (the engine is shared: the global cache is never
 pruned): every cold build runs with `--no-cache` (no layer is reused) and, for envgen, a fresh
@@ -22,7 +24,7 @@ small build that mounts the same cache. Images are tagged in a namespace of the 
 `envgen images --size`, printed).
 
     python bench/bench_build.py [--profile cpu-smoke|a100-pypi] [--runs 3] [--wheelhouse DIR] [--seed DIR]
-                                [--docker CLI] [--keep]
+                                [--docker CLI] [--keep] [--top N]
 
 On another engine: `eval "$(sudo scripts/engine-current start)"` (Docker 26: DOCKER_HOST, and its CLI with the
 buildx plugin first on PATH), then `python bench/bench_build.py --docker docker`; the engine's name and version are
@@ -76,6 +78,7 @@ class Bench:
     ca: Path | None
     log: Path
     tags: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # every image built: a rebuild under the same tag leaves the old one
 
     def tag(self, side: str, label: str) -> str:
         self.tags.append(f"{self.namespace}/bench-{side}:{label}")
@@ -83,7 +86,7 @@ class Bench:
 
 
 def docker_build(context: Path, tag: str, *, ca: Path | None, args: dict[str, str], no_cache: bool,
-                 log: Path) -> float:
+                 log: Path, ids: list[str] | None = None) -> float:
     command = [DOCKER, "build", "--progress=plain", "-t", tag]
     if no_cache:
         command.append("--no-cache")
@@ -101,6 +104,9 @@ def docker_build(context: Path, tag: str, *, ca: Path | None, args: dict[str, st
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"build of {tag} failed (exit {done.returncode}); see {log}")
+    if ids is not None:  # untagged by a later build of the same tag, it would stay behind (5 GB for a100-pypi)
+        ids.append(subprocess.run([DOCKER, "image", "inspect", "-f", "{{.Id}}", tag], capture_output=True, text=True,
+                                  check=False).stdout.strip())
     return elapsed
 
 
@@ -128,6 +134,25 @@ def short_step(step: str) -> str:
     step = re.sub(r"--mount=\S+\s*", "", step).replace("/bin/sh -c ", "")
     step = re.sub(r"\s+", " ", step).strip()
     return step if len(step) <= 90 else step[:87] + "..."
+
+
+# The N largest files, and directories under /opt/env's site-packages (3 levels) and the system's, of an image: what
+# its size is made of (issue #44's measurement), read by `du`/`find` in a container of the image.
+LARGEST = """find / -xdev -type f -printf '%s F %p\\n' 2>/dev/null | sort -rn | head -n "$1"
+du -xb --max-depth=3 /opt/env/lib/python3.11/site-packages /usr/lib /usr/share 2>/dev/null \\
+    | awk -F '\\t' '$2 !~ /(site-packages|^.usr.lib|^.usr.share)$/ {print $1 " D " $2}' | sort -rn | head -n "$1"
+"""
+
+
+def largest(tag: str, count: int) -> list[tuple[str, float, str]]:
+    """The ``count`` largest files and directories of ``tag``: ("file" or "dir", MB, path), each kind largest first."""
+    out = subprocess.run([DOCKER, "run", "--rm", "--user", "0:0", "--entrypoint", "sh", tag, "-c", LARGEST, "sh",
+                          str(count)], capture_output=True, text=True, check=False).stdout
+    rows = []
+    for line in out.splitlines():
+        size, kind, path = line.split(" ", 2)
+        rows.append(("file" if kind == "F" else "dir", int(size) / 1e6, path))
+    return rows
 
 
 def locked_lines(lock_text: str) -> list[str]:
@@ -178,23 +203,57 @@ def envgen_context(bench: Bench, name: str, extra: str | None) -> tuple[Path, di
     lock_s = time.perf_counter() - started
     download_s = fill_wheelhouse(bench.wheelhouse, profile_file.with_name(f"{name}.lock.txt"), bench.log)
     out = bench.home / "contexts" / name
-    result = render(plan_image(load_profile(name), load_kb()), out, wheelhouse=bench.wheelhouse, offline=True)
+    wheels = profile_wheels(bench, profile_file.with_name(f"{name}.lock.txt"))  # the first call's lock: with +1
+    result = render(plan_image(load_profile(name), load_kb()), out, wheelhouse=wheels, offline=True)
     return out, dict(result.build_args), lock_s, download_s
 
 
+def profile_wheels(bench: Bench, lock_file: Path) -> Path:
+    """The wheels of the profile's lock and of the +1 package, hard-linked (copied where links fail) out of the shared
+    wheelhouse into a directory of the run's own, made once: both sides' contexts hold these and no other. The shared
+    wheelhouse holds every profile's wheels, and BuildKit copies a whole context into its cache (a100-pypi's 2.4 GB
+    in each cpu-smoke context filled the shared disk, 2026-12-04, and was timed in every cold build)."""
+    view = bench.home / "wheels"
+    if view.is_dir():
+        return view
+    view.mkdir()
+    pins = {wheel_key(line.split()[0]) for line in [*locked_lines(lock_file.read_text(encoding="utf-8")), EXTRA]}
+    for wheel in bench.wheelhouse.iterdir():
+        if wheel.is_file() and wheel.suffix == ".whl" and wheel_key(wheel.name) in pins:
+            try:
+                os.link(wheel, view / wheel.name)
+            except OSError:
+                shutil.copyfile(wheel, view / wheel.name)
+    return view
+
+
 def hand_context(bench: Bench) -> Path:
-    """The hand-written reference's context: its Dockerfile and the wheelhouse's wheels (hard links where the file
-    system allows) under wheels/, bind-mounted by its pip step."""
+    """The hand-written reference's context: its Dockerfile and the run's wheels (profile_wheels, hard links where
+    the file system allows) under wheels/, bind-mounted by its pip step."""
     hand = bench.home / "hand"
     (hand / "wheels").mkdir(parents=True)
     shutil.copyfile(ROOT / "bench" / "reference" / f"{bench.profile}.Dockerfile", hand / "Dockerfile")
-    for wheel in bench.wheelhouse.iterdir():
-        if wheel.is_file():
-            try:
-                os.link(wheel, hand / "wheels" / wheel.name)
-            except OSError:
-                shutil.copyfile(wheel, hand / "wheels" / wheel.name)
+    for wheel in (bench.home / "wheels").iterdir():
+        try:
+            os.link(wheel, hand / "wheels" / wheel.name)
+        except OSError:
+            shutil.copyfile(wheel, hand / "wheels" / wheel.name)
     return hand
+
+
+def wheel_key(pin_or_wheel: str) -> tuple[str, str]:
+    """(canonical name, normalised version) of ``name==version`` or of a wheel's file name."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import Version
+
+    if "==" in pin_or_wheel:
+        name, _, version = pin_or_wheel.partition("==")
+        return canonicalize_name(name), str(Version(version))
+    try:
+        parsed = parse_wheel_filename(pin_or_wheel)
+    except InvalidWheelFilename:
+        return "", ""
+    return parsed[0], str(parsed[1])
 
 
 def disk_check(profile: str) -> None:
@@ -221,17 +280,26 @@ def seed(wheelhouse: Path, source: Path | None) -> None:
 def _cleanup(bench: Bench, prefix: str, keep: bool) -> None:
     """Remove the uv cache sub-directories the cold builds filled (a small build that mounts the same cache) and,
     unless ``keep``, the bench's image tags; keep the log."""
-    clean = bench.home / "cleanup"
-    clean.mkdir()
-    (clean / "Dockerfile").write_text(CLEANUP)
-    docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, args={"PREFIX": prefix})
-    for tag in bench.tags if not keep else bench.tags[-1:]:
-        subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
+    shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")  # first: the disk may be full
+    try:
+        clean = bench.home / "cleanup"
+        clean.mkdir()
+        (clean / "Dockerfile").write_text(CLEANUP)
+        docker_build(clean, bench.tag("cleanup", "0"), ca=None, no_cache=True, log=bench.log, ids=bench.ids,
+                     args={"PREFIX": prefix})
+    finally:  # the images go even where the cleanup build could not run (a full disk)
+        for tag in bench.tags if not keep else bench.tags[-1:]:
+            subprocess.run([DOCKER, "rmi", tag], capture_output=True, check=False)
+        kept = {subprocess.run([DOCKER, "image", "inspect", "-f", "{{.Id}}", tag], capture_output=True, text=True,
+                               check=False).stdout.strip() for tag in bench.tags} if keep else set()
+        for image_id in sorted(set(filter(None, bench.ids)) - kept):  # those a rebuild of their tag left untagged
+            subprocess.run([DOCKER, "rmi", image_id], capture_output=True, check=False)
     shutil.copyfile(bench.log, Path(tempfile.gettempdir()) / f"{prefix}bench.log")
 
 
-def measure(bench: Bench, runs: int, prefix: str) -> dict[str, object]:
-    """Cold builds, a warm rebuild and a rebuild after +1 package of both sides; sizes and layers."""
+def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, object]:
+    """Cold builds, a warm rebuild and a rebuild after +1 package of both sides; sizes, layers and the ``top``
+    largest files and directories."""
     name = prefix.rstrip("-")
     # The +1 package's wheel goes into the wheelhouse first: the context's wheels/ (bind-mounted by every install
     # layer, part of their cache keys) is then the same before and after the change, as a user's wheelhouse is.
@@ -242,9 +310,10 @@ def measure(bench: Bench, runs: int, prefix: str) -> dict[str, object]:
     cold: dict[str, list[float]] = {"envgen": [], "hand": []}
     for run in range(runs):
         cold["envgen"].append(docker_build(context, bench.tag("envgen", str(run)), ca=bench.ca, no_cache=True,
-                                           log=bench.log, args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
+                                           log=bench.log, ids=bench.ids,
+                                           args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
         cold["hand"].append(docker_build(hand, bench.tag("hand", str(run)), ca=bench.ca, no_cache=True,
-                                         log=bench.log, args={}))
+                                         log=bench.log, ids=bench.ids, args={}))
         print(f"cold run {run + 1}: envgen {cold['envgen'][-1]:.1f}s, hand-written {cold['hand'][-1]:.1f}s",
               flush=True)
     last = runs - 1
@@ -252,16 +321,22 @@ def measure(bench: Bench, runs: int, prefix: str) -> dict[str, object]:
     e_tag, h_tag = f"{bench.namespace}/bench-envgen:{last}", f"{bench.namespace}/bench-hand:{last}"
     found: dict[str, object] = {"cold": cold, "size": {"envgen": image_mb(e_tag), "hand": image_mb(h_tag)},
                                 "layers": {"envgen": layers(e_tag), "hand": layers(h_tag)},
-                                "images": {"envgen": e_tag, "hand": h_tag}}
-    found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log,
+                                "images": {"envgen": e_tag, "hand": h_tag},
+                                "largest": {"envgen": largest(e_tag, top), "hand": largest(h_tag, top)} if top else {}}
+    size = found["size"]
+    assert isinstance(size, dict)  # printed now: a later build that fails (a full disk) must not lose it
+    print(f"image size: envgen {size['envgen']:.1f} MB, hand-written {size['hand']:.1f} MB "
+          f"({size['envgen'] / size['hand']:.2f}x)", flush=True)
+    found["warm"] = {"envgen": docker_build(context, e_tag, ca=bench.ca, no_cache=False, log=bench.log, ids=bench.ids,
                                             args={**build_args, **cache_id}),
-                     "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, args={})}
+                     "hand": docker_build(hand, h_tag, ca=bench.ca, no_cache=False, log=bench.log, ids=bench.ids,
+                                          args={})}
     context2, build_args2, lock_s, _ = envgen_context(bench, name, EXTRA)
     found["lock_s"] = lock_s
     found["small"] = {"envgen": docker_build(context2, bench.tag("envgen", "small"), ca=bench.ca, no_cache=False,
-                                             log=bench.log, args={**build_args2, **cache_id}),
+                                             log=bench.log, ids=bench.ids, args={**build_args2, **cache_id}),
                       "hand": docker_build(hand, bench.tag("hand", "small"), ca=bench.ca, no_cache=False,
-                                           log=bench.log, args={"EXTRA": EXTRA})}
+                                           log=bench.log, ids=bench.ids, args={"EXTRA": EXTRA})}
     return found
 
 
@@ -285,6 +360,7 @@ def report(profile: str, runs: int, found: dict[str, object]) -> None:
         print(f"layers of {side} >= 1 MB (MB, bottom first):")
         for mb, step in layer_rows[side]:
             print(f"  {mb:>9.1f}  {step}")
+    print_largest(found.get("largest"))
     cold_ratio, small_share, size_ratio = e_cold / h_cold, small["envgen"] / e_cold, size["envgen"] / size["hand"]
 
     def verdict(ok: bool) -> str:
@@ -293,6 +369,16 @@ def report(profile: str, runs: int, found: dict[str, object]) -> None:
     print(f"goals (#44): cold <= 0.50x hand-written: {cold_ratio:.2f}x {verdict(cold_ratio <= 0.5)}; "
           f"+1 package <= 5% of envgen's cold: {100 * small_share:.1f}% {verdict(small_share <= 0.05)}; "
           f"image <= 0.80x: {size_ratio:.2f}x {verdict(size_ratio <= 0.8)}")
+
+
+def print_largest(largest_rows: object) -> None:
+    """The largest files and directories of each image (--top)."""
+    assert isinstance(largest_rows, dict | None)
+    for side, rows in (largest_rows or {}).items():
+        for kind in ("file", "dir"):
+            print(f"largest {kind}s of {side} (MB):")
+            for _, mb, path in (row for row in rows if row[0] == kind):
+                print(f"  {mb:>9.1f}  {path}")
 
 
 def main() -> int:
@@ -307,6 +393,8 @@ def main() -> int:
     parser.add_argument("--docker", default=DOCKER, help="the docker CLI to build with (default: Debian's 20.10 "
                         "CLI; `docker` for the one on PATH); it talks to $DOCKER_HOST")
     parser.add_argument("--keep", action="store_true", help="keep the last cold images (printed) for inspection")
+    parser.add_argument("--top", type=int, default=30, help="list the N largest files and directories of each image "
+                        "(0: none)")
     parser.add_argument("--no-disk-check", action="store_true", help="start even with less free space than needed")
     args = parser.parse_args()
     DOCKER = shutil.which(args.docker) or args.docker
@@ -325,12 +413,15 @@ def main() -> int:
         home = Path(tmp)
         (home / "profiles").mkdir()
         (home / "config.yaml").write_text(f"state_dir: {home / 'state'}\n")
+        # UV_CACHE_DIR: the locks' uv cache is the run's own, gone with it. In the shared one each lock left an
+        # unpacked copy of every wheel it read from the run's fresh wheelhouse path (2.4-5 GB a lock, 36 GB of the
+        # host's uv cache after this morning's runs, 2026-12-04).
         os.environ.update(ENVGEN_CONFIG=str(home / "config.yaml"), ENVGEN_PROFILE_PATH=str(home / "profiles"),
-                          ENVGEN_NAMESPACE=namespace)
+                          ENVGEN_NAMESPACE=namespace, UV_CACHE_DIR=str(home / "uv-cache"))
         bench = Bench(args.profile, home, args.wheelhouse.absolute(), namespace, load_config().ca_bundle,
                       home / "bench.log")
         try:
-            found = measure(bench, args.runs, prefix)
+            found = measure(bench, args.runs, prefix, args.top)
         finally:
             try:
                 _cleanup(bench, prefix, args.keep)

@@ -20,6 +20,9 @@ class KeptPath(Record):
     path: str  # a `find -path` pattern relative to the environment's root
     why: str
     source: Source
+    # True: what reads the path is a C/C++ compiler (torch's JIT extensions and inductor, triton's launcher), so it
+    # is kept only in an image that holds one (``plan.slim`` and templates/sh/slim.sh decide)
+    compiler: bool = False
 
 
 class LeaveOut(Row):

@@ -278,6 +278,12 @@ def _tensorflow(stack: Stack, notes: list[str]) -> tuple[list[str], list[str]]:
     return [f"{stack.tf_package}=={version}"], []
 
 
+def _slim(profile: Profile, kb: KnowledgeBase, part: InstallerPart) -> LeaveOutPlan | None:
+    """What the runtime image leaves out (plan.slim): apt beyond the Python setup's own (packages.apt, compilers)
+    may bring a compiler, which keeps the headers a compiler reads."""
+    return leave_out_plan(profile, kb, apt_compiler=bool(set(part.runtime_apt) - set(part.python_setup.runtime_apt)))
+
+
 def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
                 distributions: list[ExpectedDistribution]) -> Expected:
     profile, ngc, variant = stack.profile, stack.ngc, stack.torch_variant
@@ -334,6 +340,7 @@ def image_plan(stack: Stack) -> ImagePlan:
     cuda = cuda_choices(stack)
     extensions = [r.extension for r in requirements if r.extension is not None]
     preflight = preflight_document(stack, kb, cuda.tensorflow)
+    part = installer_part(stack, requirements, installed_extensions(requirements))
     return ImagePlan(
         profile=profile, framework_pip=framework_pip, user_pip=list(profile.packages.pip),
         pip_index_urls=[variant.index_url] if variant is not None and not variant.find_links else [],
@@ -342,8 +349,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         torch_variant=stack.torch_variant, cuda=cuda, family=stack.family, base=stack.base, ngc=stack.ngc,
         tf_build=stack.tf_build, torch_release=stack.torch_release, targets=tuple(stack.targets),
         defaults=stack.defaults, libraries=stack.libraries, wheel_libraries=stack.wheel_libraries,
-        slim=leave_out_plan(profile, kb), base_part=base_part(stack),
-        installer_part=installer_part(stack, requirements, installed_extensions(requirements)),
+        slim=_slim(profile, kb, part), base_part=base_part(stack), installer_part=part,
         expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
         preflight=preflight, node_selection=selection(preflight, kb),
         own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),

@@ -2,15 +2,28 @@
 # slim.sh DIR RULE...: leaves out of DIR (the environment, or the extras directory) what no package loads at runtime,
 # in the step that installed it, so that no layer holds it (the rules: envgen/kb/data/leave_out.yaml, read by
 # envgen/plan/slim.py). A rule: `-r NAME`, then `-d PATTERN` (directories, removed whole) or `-f PATTERN` (files), one
-# or more, then `-k PATTERN` for each path a package does load (kept). Patterns are find(1) -path patterns relative to DIR (`*`
-# also matches "/"). Prints the megabytes left out. A DIR that does not exist (nothing installed) is left alone.
+# or more, then `-k PATTERN` for each path a package does load (kept), `-c PATTERN` for a path only a compiler reads
+# (kept where the image holds a C or C++ compiler: on PATH, or the environment's own conda compilers). Patterns are
+# find(1) -path patterns relative to DIR (`*` also matches "/"). Prints the megabytes left out. A DIR that does not
+# exist (nothing installed) is left alone.
 set -eu
 dir=${1:?slim.sh DIR RULE...}
 shift
 [ -d "$dir" ] || exit 0
 before=$(du -sk "$dir" | cut -f1)
 set -f  # patterns are find's, never the shell's
-kinds="" patterns="" keeps=""
+kinds="" patterns="" keeps="" compiler=""
+has_compiler() {  # once: a C or C++ compiler in the image (torch's JIT extensions and inductor look for these)
+    if [ -z "$compiler" ]; then
+        compiler=no
+        for cc in cc gcc c++ g++ clang clang++; do
+            if command -v "$cc" >/dev/null 2>&1; then compiler=yes; fi
+        done
+        if [ -d "$dir/bin" ] && [ -n "$(find "$dir/bin" -maxdepth 1 \( -name '*-gcc' -o -name '*-g++' \
+                -o -name '*-cc' -o -name '*-c++' -o -name 'clang*' \) -print)" ]; then compiler=yes; fi
+    fi
+    [ "$compiler" = yes ]
+}
 apply() {  # the rule gathered so far: every pattern of it, minus what it keeps
     [ -n "$patterns" ] || return 0
     for pattern in $patterns; do
@@ -32,10 +45,11 @@ while [ $# -gt 0 ]; do
         -r) apply ;;
         -d|-f) kinds="$kinds${1#-} " patterns="$patterns $2" ;;
         -k) keeps="$keeps $2" ;;
-        *) echo "slim.sh: unknown option $1 (-r NAME, -d, -f or -k PATTERN)" >&2; exit 2 ;;
+        -c) if has_compiler; then keeps="$keeps $2"; fi ;;
+        *) echo "slim.sh: unknown option $1 (-r NAME, -d, -f, -k or -c PATTERN)" >&2; exit 2 ;;
     esac
     shift 2
 done
 apply
 after=$(du -sk "$dir" | cut -f1)
-echo "envgen: left out of $dir what nothing loads at runtime: $(( (before - after) / 1024 )) MB (leave_out.yaml)"
+echo "envgen: left out of $dir what nothing loads at runtime: $(( (before - after) / 1024 )) MB (leave_out.yaml)${compiler:+; a compiler in the image: $compiler}"

@@ -3,12 +3,21 @@ default) and without it (``slim: false``): the probe's import and library checks
 image holds none of what leave_out.yaml removes (numpy's tests, headers and static library are there in the other),
 and it is smaller by what was removed (the figures are printed: run with -s). The bytecode decision of
 leave_out.yaml (kept) is measured here: importing numpy as the image's user without its __pycache__ directories
-(the interpreter cannot write them where the user does not own /opt/env) against with them."""
+(the interpreter cannot write them where the user does not own /opt/env) against with them.
+
+The rows for files of the big wheels (TensorFlow's include/, torch's C++ test programs, the CUDA libraries for
+applications, torch's headers in an image without a compiler) are checked on a wheel made here whose files lie where
+those wheels put theirs (a FIXTURE: the real wheels are gigabytes; the real images are measured by
+bench/bench_build.py and docs/benchmarks.md), built both ways with the same probe verdicts."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import statistics
+import zipfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +112,50 @@ def test_a_locked_build_leaves_out_in_the_installing_uv_step_with_the_same_verdi
     log = outcome.log_path.read_text(encoding="utf-8")
     if outcome.builder != "classic":  # uv installs in the runtime stage: the leave-out runs in the same RUN
         assert "uv.sh pip install" in log and "left out of /opt/env what nothing loads at runtime" in log
+
+
+# The fixture wheel's files: where torch, TensorFlow and NVIDIA's wheels put theirs (left out / kept by leave_out.yaml)
+FIXTURE_GONE = ("tensorflow/include/Eigen/Core", "torch/test/atest", "torch/bin/test_api", "torch/bin/TCPStoreTest",
+                "nvidia/cusolver/lib/libcusolverMg.so.11", "nvidia/cufft/lib/libcufftw.so.10",
+                "torch/include/ATen/ATen.h")  # the last: no compiler in the image (slim.sh says so)
+FIXTURE_KEPT = ("torch/bin/torch_shm_manager", "torch/bin/protoc", "nvidia/cusolver/lib/libcusolver.so.11",
+                "nvidia/cuda_nvcc/include/cuda.h", "slimfixture/__init__.py")
+
+
+def _fixture_wheel(house: Path) -> Path:
+    """envgen_slim_fixture 1.0: a pure wheel holding FIXTURE_GONE and FIXTURE_KEPT (a few bytes each)."""
+    info = "envgen_slim_fixture-1.0.dist-info"
+    files = {rel: b"" for rel in (*FIXTURE_GONE, *FIXTURE_KEPT)}
+    for framework in ("torch", "tensorflow"):  # not importable (an extra's module is missing): the probe must not
+        files[f"{framework}/__init__.py"] = b"import envgen_slim_fixture_extra\n"  # take the fixture for one
+    files[f"{info}/METADATA"] = (b"Metadata-Version: 2.1\nName: envgen-slim-fixture\nVersion: 1.0\n"
+                                  b"Provides-Extra: extra\n"
+                                  b"Requires-Dist: envgen-slim-fixture-extra; extra == 'extra'\n")
+    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: envgen-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/top_level.txt"] = b"slimfixture\n"
+    record = [f"{rel},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+              f"{len(data)}" for rel, data in files.items()]
+    files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
+    house.mkdir(parents=True, exist_ok=True)
+    wheel = house / "envgen_slim_fixture-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as out:
+        for rel, data in files.items():
+            out.writestr(rel, data)
+    return wheel
+
+
+def test_the_big_wheels_rows_leave_out_their_paths_with_the_same_verdicts(
+        write_profile: Callable[[str, str], str], cleanup_tags: list[str], docker_client: object,
+        tmp_path: Path) -> None:
+    house = _fixture_wheel(tmp_path / "wheels").parent
+    pips = '"envgen-slim-fixture==1.0"'
+    outcomes = {}
+    for name, extra in (("pipe-slim-big", ""), ("pipe-slim-big-all", "slim: false\n")):
+        outcomes[name] = build(write_profile(name, minimal_profile(pips) + extra), wheelhouse=house, offline=True)
+        cleanup_tags += [outcomes[name].tag, alias(name)]
+    slim, full = outcomes["pipe-slim-big"], outcomes["pipe-slim-big-all"]
+    assert _verdicts(slim) == _verdicts(full)
+    listing = f"cd {SITE} && for f in {' '.join((*FIXTURE_GONE, *FIXTURE_KEPT))}; do [ -e $f ] && echo $f; done; :"
+    assert sorted(_shell(docker_client, full.image_id, listing).split()) == sorted((*FIXTURE_GONE, *FIXTURE_KEPT))
+    assert sorted(_shell(docker_client, slim.image_id, listing).split()) == sorted(FIXTURE_KEPT)
+    assert slim.log_path is not None and "a compiler in the image: no" in slim.log_path.read_text(encoding="utf-8")

@@ -54,3 +54,21 @@ def test_a_history_step_is_shown_without_its_mounts() -> None:
     short = _bench().short_step(step)
     assert short == "RUN sh /opt/envgen/sh/uv.sh pip install -r /tmp/envgen/requirements.cuda.txt"
     assert _bench().short_step("RUN " + "x" * 100).endswith("...") and len(_bench().short_step("x" * 100)) == 90
+
+
+def test_both_contexts_hold_the_wheels_of_the_lock_and_the_extra_only(tmp_path: Path) -> None:
+    bench = _bench()
+    house = tmp_path / "house"
+    house.mkdir()
+    names = ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl", "colorama-0.4.6-py2.py3-none-any.whl",
+             "Markupsafe-3.0.4-cp311-cp311-manylinux_2_17_x86_64.whl",  # the lock's markupsafe, spelt otherwise
+             "nvidia_cudnn_cu11-8.6.0.163-py3-none-manylinux1_x86_64.whl", "torch-2.12.0-cp311-none-any.whl"]
+    for name in names:
+        (house / name).write_bytes(b"")
+    lock = tmp_path / "cpu-smoke.lock.txt"
+    lock.write_text((REPO / "profiles" / "cpu-smoke.lock.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    run = bench.Bench("cpu-smoke", tmp_path, house, "ns", None, tmp_path / "log")
+    assert sorted(p.name for p in bench.profile_wheels(run, lock).iterdir()) == sorted(names[:3])
+    hand = bench.hand_context(run)
+    assert sorted(p.name for p in (hand / "wheels").iterdir()) == sorted(names[:3])
+    assert (hand / "Dockerfile").read_text(encoding="utf-8").startswith("# The hand-written reference")
