@@ -111,7 +111,6 @@ class ImagePlan:
     # packages.pip, each line read once, with its stage, extension row and source build (plan.requirements)
     requirements: tuple[PlannedRequirement, ...] = ()
 
-    @property
     def cuda_layer(self, lock: Lock | None) -> tuple[LockEntry, ...]:
         """The NVIDIA CUDA wheels of ``lock`` that uv installs in a layer of their own, before the environment and
         the extras (``plan.installers.uv.cuda_layer``, by the names the KB gives: ``cuda_wheel_names``); () without

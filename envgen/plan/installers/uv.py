@@ -22,8 +22,8 @@ def cuda_layer(names: frozenset[str], lock: Lock) -> tuple[LockEntry, ...]:
     wheels (``names``: ``plan.packages.cuda_wheel_names``, the KB's tables name them), those of packages.pip (the
     extras set) and those the frameworks' Requires-Dist pins (the environment set), in the lock's order. They are
     most of a pip GPU stack's bytes (a100-pypi: 3.0 GB of 5.4) and change with the CUDA release, not with the
-    framework or the next package a user adds: the layers above them (the environment, the extras) are rebuilt and this one kept.
-    The environment and extras sets still list them; uv finds them installed."""
+    framework or the next package a user adds: the layers above them (the environment, the extras) are rebuilt
+    and this one kept. The environment and extras sets still list them; uv finds them installed."""
     return tuple(e for e in (*lock.environment, *lock.extras) if e.name.lower() in names)
 
 
