@@ -1,5 +1,5 @@
 """Render's walk after the plan is made (issue #41, "render's calls out after the plan is given"): every call that
-leaves envgen/render/ for another envgen module while ``render_in_memory(profile, kb, plan=plan)`` runs, the plan
+leaves envgen/render/ for another envgen module while ``render_in_memory(plan)`` runs, the plan
 made beforehand, over the built-in profiles and the golden fixture profiles.
 
 Two figures, as tests/unit/test_layers.py::test_render_calls_out_only_for_the_route_once_given_the_plan sorts them:
@@ -53,7 +53,7 @@ def profiled(profiles: list[Any], kb: Any) -> tuple[set[tuple[str, str]], dict[t
     for profile in profiles:
         plan = plan_image(profile, kb)
         with _profiled_by(seen):
-            render_in_memory(profile, kb, plan=plan)
+            render_in_memory(plan)
     return pairs, calls
 
 

@@ -51,7 +51,8 @@ def test_each_installer_names_rules_and_templates_that_exist() -> None:
     for installer in (*INSTALLERS.values(), BASE_PROVIDED):  # what `envgen lock` runs for it (lock.command)
         module, _, function = installer.lock_command.rpartition(".")
         entry = getattr(importlib.import_module(f"envgen.lock.{module}"), function)
-        assert list(inspect.signature(entry).parameters) == ["ref", "kb", "wheelhouse", "channels"], installer.name
+        assert list(inspect.signature(entry).parameters) == ["ref", "kb", "wheelhouse", "channels", "platforms"], \
+            installer.name
     assert lock_path(Path("p/x.yaml"), "conda").name == "x.conda.txt"
     assert lock_path(Path("p/x.yaml")).name == "x.lock.txt"
 

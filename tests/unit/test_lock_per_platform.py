@@ -21,6 +21,7 @@ from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.lock.lock_base import saved_platforms
 from envgen.lock.platforms import chosen_platforms
+from envgen.plan.image import plan_image
 from envgen.plan.lock_platforms import locked_platforms, main_platform, parse_blocks, platform_locks
 from envgen.plan.lockfile import read_lock
 from envgen.profile import load_profile
@@ -54,7 +55,7 @@ def test_the_lock_holds_each_platforms_sets_and_uv_for_its_machine() -> None:
 
 
 def test_the_render_writes_each_platforms_set_and_the_steps_pick_it_by_targetarch(kb: KnowledgeBase) -> None:
-    plan = render_context(load_profile(str(FIXTURE.with_suffix(".yaml")), env={}), kb)
+    plan = render_context(plan_image(load_profile(str(FIXTURE.with_suffix(".yaml")), env={}), kb))
     files = {k: v.decode("utf-8") for k, v in render_files(plan).files.items() if not k.startswith("envgen/")}
     assert [arch for arch, _ in plan.platform_locks] == ["amd64", "arm64"] and plan.uv_install
     assert f"numpy==1.26.4 --hash=sha256:{NUMPY_ARM64}" in files["requirements.extra.arm64.txt"]
@@ -79,7 +80,7 @@ def test_the_pip_path_copies_the_platforms_set(kb: KnowledgeBase, tmp_path: Path
     text = lock.read_text(encoding="utf-8")
     lock.write_text(re.sub(r"# platform linux/arm64 (uv-wheel: .*|\[tools\].*)\n(#   .*\n)*", "", text),
                     encoding="utf-8")
-    plan = render_context(load_profile(str(profile), env={}), kb)
+    plan = render_context(plan_image(load_profile(str(profile), env={}), kb))
     assert not plan.uv_install and len(plan.platform_locks) == 2
     dockerfile = render_files(plan).files["Dockerfile"].decode("utf-8")
     assert "COPY requirements.${TARGETARCH}.lock /tmp/envgen/requirements.lock" in dockerfile
@@ -91,7 +92,7 @@ def test_a_lock_missing_a_platform_renders_the_main_set_alone(kb: KnowledgeBase,
     profile = _copy_fixture(tmp_path)
     lock = tmp_path / "two-platforms-locked.lock.txt"
     lock.write_text(lock.read_text(encoding="utf-8").split("# platform linux/arm64")[0], encoding="utf-8")
-    plan = render_context(load_profile(str(profile), env={}), kb)
+    plan = render_context(plan_image(load_profile(str(profile), env={}), kb))
     assert plan.platform_locks == () and "requirements.arm64.lock" not in render_files(plan).files
     assert platform_locks(plan.lock, ["linux/amd64"]) == ()  # one platform: the files of before
 
@@ -122,7 +123,7 @@ def test_an_arm64_only_lock_has_arm64_main_sets(kb: KnowledgeBase, tmp_path: Pat
     assert [e.sha256[0] for e in found.extras if e.name == "numpy"] == [NUMPY_ARM64]
     assert "aarch64" in (found.uv_wheel or "") and parse_blocks(done.path.read_text(encoding="utf-8")) == {}
     assert locked_platforms(done.path) == ("linux/arm64",)
-    plan = render_context(load_profile(str(path), env={}), kb)
+    plan = render_context(plan_image(load_profile(str(path), env={}), kb))
     assert plan.platform_locks == () and NUMPY_ARM64 in render_files(plan).files["requirements.extra.txt"].decode()
     from envgen.check import check_profile
 

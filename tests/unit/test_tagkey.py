@@ -29,7 +29,7 @@ def test_every_profile_gets_the_tag_a_render_gives(tmp_path: Path, monkeypatch: 
     rendered = {}
     for name in names:
         profile = load_profile(name, session.env, kb=session.kb)
-        made = render_in_memory(profile, session.kb, session.config).content_hash
+        made = render_in_memory(session.plan_of(profile), session.config).content_hash
         rendered[name] = (f"{session.config.namespace}/{profile.name}:{made[:12]}", made)
         assert profile_tag(profile, session=session) == rendered[name], name  # rendered, kept
     counts = count_plans(monkeypatch)
