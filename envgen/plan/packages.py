@@ -39,23 +39,15 @@ def _pip(pip_pins: Sequence[str], kb: KnowledgeBase, family: str) -> list[tuple[
     return out
 
 
-def cuda_library_wheel(kb: KnowledgeBase, name: str, version: str) -> bool:
-    """Is ``name==version`` one of NVIDIA's CUDA library wheels, as the KB knows them: a distribution whose files
-    ``nvidia_wheel_files.yaml`` records (nvidia-cuda-nvcc-cu11: ptxas, no library row), or the wheel a
-    ``cuda_libraries.yaml`` row names for its CUDA major (nvidia-cuda-runtime-cu12 carries cudart). A name that
-    merely starts with ``nvidia-`` is not one (nvidia-ml-py, nvidia-dali: no row)."""
-    if any(row.name == name for row in kb.nvidia_wheel_files):
-        return True
-    wheel = nvidia_wheel(f"{name}=={version}")
-    return wheel is not None and bool(wheel_rows(kb.cuda_libraries, wheel))
-
-
 def cuda_wheel_names(kb: KnowledgeBase) -> frozenset[str]:
-    """Every distribution name ``cuda_library_wheel`` answers yes for, made once at plan time so that the plan's
-    readers (the uv CUDA layer) need no KB: the names ``nvidia_wheel_files.yaml`` records and the wheel each
-    ``cuda_libraries.yaml`` row names for CUDA 11, 12 and 13 (the suffix-less CUDA 13 names included)."""
+    """NVIDIA's CUDA library wheels as the KB knows them, made once at plan time so that the plan's readers (the uv
+    CUDA layer) need no KB: a distribution whose files ``nvidia_wheel_files.yaml`` records (nvidia-cuda-nvcc-cu11:
+    ptxas, no library row), and the wheel each ``cuda_libraries.yaml`` row names for every CUDA major the toolkit
+    table lists (nvidia-cuda-runtime-cu12 carries cudart; the suffix-less CUDA 13 names included). A name that merely
+    starts with ``nvidia-`` is not one (nvidia-ml-py, nvidia-dali: no row)."""
+    majors = {int(row.version.split(".")[0]) for row in kb.cuda_toolkits}
     names = {row.name for row in kb.nvidia_wheel_files}
-    names |= {name for row in kb.cuda_libraries for major in (11, 12, 13) if (name := row.pip_name(major))}
+    names |= {name for row in kb.cuda_libraries for major in majors if (name := row.pip_name(major))}
     return frozenset(names)
 
 
