@@ -39,9 +39,10 @@ class FrameworkConda(_Named):
 
 
 class FrameworkRefused(_Named):
-    """A framework package envgen does not model (``installer: conda``: only as a conda package, with ``fix``)."""
+    """A framework package envgen does not model: refused wherever a profile lists it, or, a ``conda_build`` row,
+    only in packages.conda (conda's build of what envgen models as a pip wheel), with ``fix``: the way in."""
 
-    installer: Literal["any", "conda"] = "any"
+    conda_build: bool = False
     reason: str
     fix: str | None = None
 
@@ -62,8 +63,8 @@ def framework_names(pip: list[FrameworkPip], conda: list[FrameworkConda],
     return FrameworkNames(
         pip={r.name: (r.field, r.package) for r in pip},
         conda={r.name: r.field for r in conda},
-        unmodelled={r.name: r.reason for r in refused if r.installer == "any"},
-        conda_as_pip={r.name: (r.reason, r.fix or "") for r in refused if r.installer == "conda"},
+        unmodelled={r.name: r.reason for r in refused if not r.conda_build},
+        conda_as_pip={r.name: (r.reason, r.fix or "") for r in refused if r.conda_build},
     )
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from envgen.errors import ProfileError
 from envgen.profile.crossfield import CROSS_FIELD_RULES, SET
+from envgen.profile.installers import PROFILE_INSTALLERS, InstallerName, base_python_installers
 from envgen.profile.normalise import normalise
 from envgen.profile.requirements import PipLine, canonical, parse_line
 from envgen.profile.values import (
@@ -252,7 +253,7 @@ class Profile(Strict):
         default_factory=default_platforms)
     # How the Python environment is made: conda (micromamba) from channels, or pip on the
     # base image's own Python (NGC images, plain Debian/Ubuntu bases).
-    installer: Annotated[Literal["conda", "pip"], Doc(
+    installer: Annotated[InstallerName, Doc(
         "How the Python environment is made: conda (micromamba, from channels) or pip on the base image's own"
         " Python (NGC images, plain Debian/Ubuntu bases). Left out: conda when the profile lists conda "
         "packages or channels, else pip.")] = "pip"
@@ -300,9 +301,10 @@ class Profile(Strict):
 
     def __post_init__(self) -> None:
         if self.base_provides is not None:
-            if self.installer != "pip":
-                raise ValueError("base_provides with installer: conda: a conda environment brings its own Python "
-                                 "and frameworks; use installer: pip to build on the base's frameworks")
+            row = PROFILE_INSTALLERS[self.installer]
+            if not row.base_python:
+                raise ValueError(f"base_provides with installer: {row.name}: {row.no_base_provides}; use installer: "
+                                 f"{base_python_installers()} to build on the base's frameworks")
             for name in self.base_provides.frameworks:
                 if getattr(self.frameworks, name) is None:
                     raise ValueError(f"base_provides.frameworks lists {name} but frameworks.{name} is not set: "

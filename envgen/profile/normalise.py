@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.errors import ProfileError
 from envgen.kb.specifiers import contains
+from envgen.profile.installers import PROFILE_INSTALLERS, picked_installer
 from envgen.profile.requirements import PipLine, canonical, try_parse
 
 if TYPE_CHECKING:
@@ -215,17 +216,16 @@ class _Normaliser:
 
     def defaults(self) -> None:
         data = self.data
-        raw = data.get("packages")
-        packages: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if "installer" not in data:
-            conda_asked = bool(packages.get("conda")) or bool(data.get("channels"))
-            data["installer"] = "conda" if conda_asked else "pip"
-            why = ("the profile lists conda packages or channels" if conda_asked
-                   else "no conda packages or channels: pip on the base image's Python")
-            self.result.defaults.append(f"installer: {data['installer']} ({why})")
-        if data.get("installer") == "conda" and not data.get("channels"):
-            data["channels"] = ["conda-forge"]
-            self.result.defaults.append("channels: [conda-forge] (installer is conda and no channel was given)")
+            picked = picked_installer(data)
+            data["installer"] = picked.name
+            self.result.defaults.append(f"installer: {picked.name} ({picked.picked_why})")
+        name = data.get("installer")
+        row = PROFILE_INSTALLERS.get(name) if isinstance(name, str) else None
+        if row is not None and row.channels and not data.get("channels"):
+            data["channels"] = list(row.channels)
+            self.result.defaults.append(f"channels: [{', '.join(row.channels)}] (installer is {name} and no channel "
+                                        "was given)")
 
 
 def _disagree(first: PipLine, second: PipLine) -> bool:

@@ -12,9 +12,11 @@ from typing import get_args, get_type_hints
 
 import envgen
 from envgen.check.rules import RULES
+from envgen.kb.distributions import read_framework_names
 from envgen.paths import templates_dir
-from envgen.plan.installers import BASE_PROVIDED, INSTALLERS, UV, installer_of
+from envgen.plan.installers import BASE_PROVIDED, INSTALLERS, UV, adopted_installer, installer_of
 from envgen.plan.lockfile import lock_path
+from envgen.profile.installers import DEFAULT_INSTALLER, PROFILE_INSTALLERS, picked_installer
 from envgen.profile.model import Profile
 
 PACKAGE = Path(envgen.__file__).resolve().parent
@@ -22,8 +24,34 @@ PACKAGE = Path(envgen.__file__).resolve().parent
 
 def test_the_registry_holds_every_installer_a_profile_names() -> None:
     named = set(get_args(get_type_hints(Profile)["installer"]))
-    assert set(INSTALLERS) == named == {"pip", "conda"}
+    assert set(INSTALLERS) == named == set(PROFILE_INSTALLERS) == {"pip", "conda"}
     assert installer_of("conda") is INSTALLERS["conda"] and installer_of("pip").name == "pip"
+    # the profile's row of each (profile/installers.py, below the plan) is the one the plan's installer reads
+    assert all(i.facts is PROFILE_INSTALLERS[name] for name, i in INSTALLERS.items())
+    assert UV.facts is BASE_PROVIDED.facts is PROFILE_INSTALLERS["pip"] and UV.base_python
+    assert not INSTALLERS["conda"].base_python and INSTALLERS["pip"].base_python
+    assert all(row.no_base_provides for row in PROFILE_INSTALLERS.values() if not row.base_python)
+
+
+def test_what_loading_and_adopting_ask_the_installers() -> None:
+    """The defaults a profile that leaves ``installer:`` out gets, and the installer `envgen init --from` writes, come
+    from the installers' rows (no name is tested)."""
+    assert picked_installer({}).name == DEFAULT_INSTALLER == "pip"
+    assert picked_installer({"packages": {"conda": ["numpy=1.26.4"]}}).name == "conda"
+    assert picked_installer({"channels": ["conda-forge"]}).name == "conda"
+    assert picked_installer({"packages": ["not", "a", "mapping"], "channels": []}).name == "pip"
+    assert adopted_installer("environment") is INSTALLERS["conda"]
+    assert adopted_installer("requirements") is adopted_installer("dockerfile") is INSTALLERS["pip"]
+    from envgen.profile.normalise import normalise
+
+    conda = normalise({"name": "x", "base": "debian:bookworm-slim", "packages": {"conda": ["numpy=1.26.4"]}}, {},
+                      Path("x.yaml"), read_framework_names())
+    assert conda.data["installer"] == "conda" and conda.data["channels"] == ["conda-forge"]
+    assert conda.defaults == ["installer: conda (the profile lists conda packages or channels)",
+                              "channels: [conda-forge] (installer is conda and no channel was given)"]
+    pip = normalise({"name": "x", "base": "debian:bookworm-slim"}, {}, Path("x.yaml"), read_framework_names())
+    assert pip.data["installer"] == "pip" and "channels" not in pip.data
+    assert pip.defaults == ["installer: pip (no conda packages or channels: pip on the base image's Python)"]
 
 
 def test_a_base_provides_profile_gets_the_base_provided_installer(kb) -> None:
@@ -57,16 +85,14 @@ def test_each_installer_names_rules_and_templates_that_exist() -> None:
     assert lock_path(Path("p/x.yaml")).name == "x.lock.txt"
 
 
-# the modules that still test the installer's name as a string (#41): the profile model (base_provides needs pip; it
-# ranks below plan/), the adopter (it writes the installer's name into a new profile), and a distributions.yaml row's
-# own field (the installer it refuses a package for)
-STILL_TESTING = {"kb/distributions.py", "profile/model.py", "suggest/adopt/compose.py", "suggest/adopt/pythons.py"}
-_TEST = re.compile(r"""installer\s*(==|!=)\s*["'](pip|conda)["']""")
+# an installer's name tested as a string (`installer == "conda"`, `r.installer != "any"`): none is left (#41: 31 tests
+# in 18 modules before; the last 11, in the profile model, the adopter and a distributions.yaml row, went in h41inst)
+_TEST = re.compile(r"""installer\s*(==|!=)\s*["'][a-z-]+["']""")
 
 
-def test_plan_render_and_check_ask_the_registry_not_the_name() -> None:
+def test_nothing_tests_an_installer_by_name() -> None:
     found = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if _TEST.search(p.read_text(encoding="utf-8"))}
-    assert found <= STILL_TESTING, sorted(found - STILL_TESTING)
+    assert not found, sorted(found)
     assert not any(_TEST.search(p.read_text(encoding="utf-8")) for p in templates_dir().rglob("*.j2"))
     ast.parse("installer == 'conda'")  # the pattern's own example parses: it is Python the search looks for
     assert _TEST.search("if profile.installer == 'conda':") and not _TEST.search("installer_of(profile).conda_env")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import ClassVar, NamedTuple
 
 from envgen.kb.families import BaseFamily
+from envgen.profile.installers import PROFILE_INSTALLERS, ProfileInstaller
 
 
 class ContextFile(NamedTuple):
@@ -23,8 +24,6 @@ class Installer:
     name: ClassVar[str] = ""
     # the environment is a conda environment made from packages.conda (micromamba); its prefix holds CUDA libraries
     conda_env: ClassVar[bool] = False
-    # the environment's Python is the base image's (its version is read from the base's KB row), not the profile's
-    base_python: ClassVar[bool] = True
     # the stages (plan.libraries.STAGES) this installer may run; which of them a profile runs is the plan's
     stages: ClassVar[tuple[str, ...]] = ("base", "environment", "extras")
     context_files: ClassVar[tuple[ContextFile, ...]] = ()
@@ -40,6 +39,22 @@ class Installer:
     lock_missing: ClassVar[tuple[str, str]] = ("", "")
     # the check rules that judge this installer alone ("module.function" under envgen.check)
     check_rules: ClassVar[tuple[str, ...]] = ()
+
+    # the kinds of source `envgen init --from` reads (suggest.adopt's ``Read.kind``: "environment" for an
+    # environment.yml) whose adopted profile uses this installer; a kind no installer names gets ``DEFAULT_INSTALLER``
+    adopted_from: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def facts(self) -> ProfileInstaller:
+        """What the profile knows of this installer (profile/installers.py: the keys that pick it, its default
+        channels, whether its Python is the base's), read there because the profile ranks below the plan."""
+        return PROFILE_INSTALLERS[self.name]
+
+    @property
+    def base_python(self) -> bool:
+        """The environment's Python is the base image's (its version is read from the base's KB row), not the
+        profile's: a venv on it, so a Python the source names is not the image's unless a base has it."""
+        return self.facts.base_python
 
     def python_setup_key(self, family: BaseFamily) -> str:
         """The python_setups row the environment is made with: the base family's own Python (a base_provides base:

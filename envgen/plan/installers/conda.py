@@ -15,7 +15,7 @@ from envgen.plan.installers.base import ContextFile, Installer
 class Conda(Installer):
     name = "conda"
     conda_env = True
-    base_python = False
+    adopted_from = ("environment",)
     stages = ("base", "conda", "environment", "extras")
     context_files = (ContextFile("environment.yml", "context/environment.yml.j2"),)
     lock_suffix = ".conda.txt"

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from envgen.plan.installers.base import ContextFile, Installer
+from envgen.plan.installers.pip import Pip
+from envgen.profile.installers import PROFILE_INSTALLERS, ProfileInstaller
 
 if TYPE_CHECKING:
     from envgen.plan.lockfile import Lock, LockEntry
@@ -32,6 +34,11 @@ class Uv(Installer):
     lock_tool = "uv"
     pip_lock = True
     context_files = (ContextFile("envgen/fetch-uv.py", "context/fetch-uv.py.j2"),)
+
+    @property
+    def facts(self) -> ProfileInstaller:
+        """uv installs a pip profile's lock: the profile's row is pip's."""
+        return PROFILE_INSTALLERS[Pip.name]
 
     @staticmethod
     def applies(installer: Installer, locked_uv: bool, setup_key: str, source_builds: bool) -> bool:

@@ -11,6 +11,7 @@ from envgen.check import HostSpec, check_profile
 from envgen.errors import InputError, ProfileError
 from envgen.kb import KnowledgeBase
 from envgen.kb.versions import minor
+from envgen.plan.installers import Installer, adopted_installer
 from envgen.profile.values import URL_RE
 from envgen.suggest.adopt.emit import emit
 from envgen.suggest.adopt.fit import bring_torch, build_from_check, choose_torch
@@ -110,10 +111,11 @@ def _mirrors(kb: KnowledgeBase, read: Read, comments: Comments, notes: list[str]
     return out
 
 
-def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str, comments: Comments,
+def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: Installer, comments: Comments,
               notes: list[str]) -> dict[str, list[str]]:
     pip = PipLines(notes, comments)
     conda: list[str] = []
+    keeps = installer.conda_env  # packages.conda: conda packages (libraries and tools too), each pinned exactly
     for index, item in enumerate(read.pip):
         if index not in lifted.pip_taken:
             pip.add(item.text, str(item.origin))
@@ -124,18 +126,18 @@ def _packages(read: Read, lifted: Lifted, names: CondaNames, installer: str, com
         if spec is None:
             read.skipped.append(Skip(item.text, item.origin, "not a conda spec envgen reads (name, name=1.2.3, "
                                      "name>=1.2)"))
-        elif spec.name in names.not_python and (installer != "conda" or spec.conda_pin() is None):
+        elif spec.name in names.not_python and (not keeps or spec.conda_pin() is None):
             read.skipped.append(Skip(item.text, item.origin, "a conda package with no PyPI distribution of its own "
                                      "(a library or tool, not moved to pip)" + (
                                          f": pin it exactly to keep it (packages.conda: {spec.name}=X.Y.Z)"
-                                         if installer == "conda" else ": a pip profile installs none; the "
+                                         if keeps else f": a {installer.name} profile installs none; the "
                                          "frameworks' wheels bring the libraries they need")))
-        elif installer == "conda" and spec.conda_pin() is not None:
+        elif keeps and spec.conda_pin() is not None:
             comments[("packages", "conda", len(conda))] = str(item.origin)
             conda.append(spec.conda_pin() or "")
         else:
             pypi = names.pypi.get(spec.name, spec.name)
-            why = "conda's packages are pinned exactly" if installer == "conda" else "the profile installs with pip"
+            why = "conda's packages are pinned exactly" if keeps else f"the profile installs with {installer.name}"
             pip.add(spec.pip_line(pypi), f"{item.origin}: {item.text} (pip: {why}"
                     + (f"; PyPI's name is {pypi}" if pypi != spec.name else "") + ")")
     out = {"conda": conda} if conda else {}
@@ -159,9 +161,11 @@ def _image_base(kb: KnowledgeBase, read: Read, python: str) -> str | None:
     return read.base.text if row is not None and row.python and minor(row.python) == python else None
 
 
-def _base(kb: KnowledgeBase, read: Read, options: AdoptOptions, python: str, installer: str) -> str:
+def _base(kb: KnowledgeBase, read: Read, options: AdoptOptions, python: str, installer: Installer) -> str:
+    """--base, else the source's own base where its python3 is the profile's, else a plain base: of the profile's
+    Python where the environment's Python is the base's, else of envgen's default (the installer brings its own)."""
     return options.base or _image_base(kb, read, python) or _plain_base(
-        kb, python if installer == "pip" else PYTHON_DEFAULT)
+        kb, python if installer.base_python else PYTHON_DEFAULT)
 
 
 def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> Adopted:
@@ -169,7 +173,7 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     names, notes, comments = load_names(), list(read.notes), Comments()
     lifted = lift(kb, names, read)
     bring_torch(kb, lifted)
-    installer = "conda" if read.kind == "environment" else "pip"
+    installer = adopted_installer(read.kind)
     _base_python(kb, read)
     fixed = options.python or (read.python.text if read.python and read.python.text[:1].isdigit() else None)
     # the source's own Python and torch build first (a Dockerfile's base, its PyTorch index) ...
@@ -183,7 +187,7 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
             return None
         if not in_windows(kb, lifted, python):
             return None
-        return {"name": options.name, "base": _base(kb, read, options, python, installer), "installer": installer,
+        return {"name": options.name, "base": _base(kb, read, options, python, installer), "installer": installer.name,
                 "python": python, "frameworks": dict(lifted.fields)}
 
     # ... else the newest release in range whose Python fits and, with --gpu, whose CUDA build check passes
@@ -192,11 +196,11 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     python, python_origin = choose_python(kb, read, lifted, options.python, installer)
     base = _base(kb, read, options, python, installer)
     data: dict[str, Any] = {"name": options.name, "description": f"adopted from {source}"[:200], "base": base,
-                            "installer": installer, "python": python}
+                            "installer": installer.name, "python": python}
     comments[("python",)] = python_origin
     comments[("base",)] = "--base" if options.base else str(read.base.origin) if read.base and base == \
-        read.base.text else "a plain base whose own python3 is the profile's" if installer == "pip" else \
-        "conda brings the Python"
+        read.base.text else "a plain base whose own python3 is the profile's" if installer.base_python else \
+        f"{installer.name} brings the Python"
     if read.local_base and base == (read.base.text if read.base else None):
         data["local_base"], comments[("local_base",)] = True, "made on this engine: no registry digest"
     _frameworks(kb, read, lifted, data, options, comments, notes)
@@ -208,7 +212,7 @@ def adopt(read: Read, source: str, kb: KnowledgeBase, options: AdoptOptions) -> 
     mirrors = _mirrors(kb, read, comments, notes)
     if mirrors:
         data["mirrors"] = mirrors
-    if options.base and options.base_python and installer == "pip":
+    if options.base and options.base_python and installer.base_python:
         base_provides(data, dict(options.base_holds), options.base_python, options.base, comments, notes)
     return _finish(kb, data, comments, read, source, notes)
 
@@ -229,8 +233,8 @@ def _frameworks(kb: KnowledgeBase, read: Read, lifted: Lifted, data: dict[str, A
         del data["frameworks"]
 
 
-def _carried(read: Read, lifted: Lifted, names: CondaNames, installer: str, data: dict[str, Any], comments: Comments,
-             notes: list[str]) -> None:
+def _carried(read: Read, lifted: Lifted, names: CondaNames, installer: Installer, data: dict[str, Any],
+             comments: Comments, notes: list[str]) -> None:
     """What the source states and the profile keeps as it is: channels, packages, apt packages, env."""
     if read.channels:
         data["channels"] = [c.text for c in read.channels if c.text != "defaults"]

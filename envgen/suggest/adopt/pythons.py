@@ -9,6 +9,7 @@ from envgen.errors import InputError
 from envgen.kb import KnowledgeBase
 from envgen.kb.specifiers import contains
 from envgen.kb.versions import minor, vtuple
+from envgen.plan.installers import Installer
 from envgen.suggest.adopt.frameworks import Lifted
 from envgen.suggest.adopt.model import Read
 from envgen.suggest.init import PYTHON_DEFAULT
@@ -42,13 +43,14 @@ def _allowed(read: Read, candidate: str) -> bool:
 
 
 def choose_python(kb: KnowledgeBase, read: Read, lifted: Lifted, requested: str | None,
-                  installer: str) -> tuple[str, str]:
-    """(Python X.Y, the comment saying why)."""
+                  installer: Installer) -> tuple[str, str]:
+    """(Python X.Y, the comment saying why). An installer that brings its own Python (not the base's) takes the
+    version the source pins too."""
     if requested is not None:
         return minor(requested), "--python"
     windows = _windows(kb, lifted)
     pool = {minor(r.python) for r in kb.os_images if r.status == "available"}
-    if installer == "conda" and read.python is not None and read.python.text[:1].isdigit():
+    if not installer.base_python and read.python is not None and read.python.text[:1].isdigit():
         pool.add(minor(read.python.text.rstrip(".*")))
     fits = sorted((p for p in pool if _allowed(read, p) and all(
         vtuple(lo) <= vtuple(p) <= vtuple(hi) for _, lo, hi in windows)), key=vtuple)
