@@ -55,6 +55,12 @@ def picked_installer(data: dict[str, object]) -> ProfileInstaller:
                 PROFILE_INSTALLERS[DEFAULT_INSTALLER])
 
 
-def base_python_installers() -> str:
-    """The installers ``base_provides`` may use, as a message names them ("pip")."""
-    return " or ".join(row.name for row in PROFILE_INSTALLERS.values() if row.base_python)
+def base_provides_refused(name: str) -> str | None:
+    """Why ``base_provides`` cannot go with installer ``name`` (its Python is not the base's), naming the installers
+    it can go with; None where it can."""
+    row = PROFILE_INSTALLERS[name]
+    if row.base_python:
+        return None
+    usable = " or ".join(r.name for r in PROFILE_INSTALLERS.values() if r.base_python)
+    return f"base_provides with installer: {name}: {row.no_base_provides}; use installer: {usable} to build on the " \
+           "base's frameworks"

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from envgen.errors import ProfileError
 from envgen.profile.crossfield import CROSS_FIELD_RULES, SET
-from envgen.profile.installers import PROFILE_INSTALLERS, InstallerName, base_python_installers
+from envgen.profile.installers import InstallerName, base_provides_refused
 from envgen.profile.normalise import normalise
 from envgen.profile.requirements import PipLine, canonical, parse_line
 from envgen.profile.values import (
@@ -301,10 +301,8 @@ class Profile(Strict):
 
     def __post_init__(self) -> None:
         if self.base_provides is not None:
-            row = PROFILE_INSTALLERS[self.installer]
-            if not row.base_python:
-                raise ValueError(f"base_provides with installer: {row.name}: {row.no_base_provides}; use installer: "
-                                 f"{base_python_installers()} to build on the base's frameworks")
+            if (refused := base_provides_refused(self.installer)) is not None:
+                raise ValueError(refused)
             for name in self.base_provides.frameworks:
                 if getattr(self.frameworks, name) is None:
                     raise ValueError(f"base_provides.frameworks lists {name} but frameworks.{name} is not set: "

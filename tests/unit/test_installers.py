@@ -16,7 +16,7 @@ from envgen.kb.distributions import read_framework_names
 from envgen.paths import templates_dir
 from envgen.plan.installers import BASE_PROVIDED, INSTALLERS, UV, adopted_installer, installer_of
 from envgen.plan.lockfile import lock_path
-from envgen.profile.installers import DEFAULT_INSTALLER, PROFILE_INSTALLERS, picked_installer
+from envgen.profile.installers import DEFAULT_INSTALLER, PROFILE_INSTALLERS, base_provides_refused, picked_installer
 from envgen.profile.model import Profile
 
 PACKAGE = Path(envgen.__file__).resolve().parent
@@ -31,6 +31,10 @@ def test_the_registry_holds_every_installer_a_profile_names() -> None:
     assert UV.facts is BASE_PROVIDED.facts is PROFILE_INSTALLERS["pip"] and UV.base_python
     assert not INSTALLERS["conda"].base_python and INSTALLERS["pip"].base_python
     assert all(row.no_base_provides for row in PROFILE_INSTALLERS.values() if not row.base_python)
+    assert base_provides_refused("pip") is None
+    assert base_provides_refused("conda") == ("base_provides with installer: conda: a conda environment brings its own "
+                                              "Python and frameworks; use installer: pip to build on the base's "
+                                              "frameworks")  # the words of the name test it replaced
 
 
 def test_what_loading_and_adopting_ask_the_installers() -> None:
