@@ -43,19 +43,18 @@ def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = No
         except EnvgenError:
             if profile:  # the one the user asked for: say why
                 raise
-    plans = [_plan(profile, kb) for profile in profiles]  # one per profile: the verdict and the downloads read it
+    plans = [_plan(profile, session) for profile in profiles]  # one per profile: the verdict and downloads read it
     report = doctor(facts, profiles, kb, plans)
     if facts.docker.reachable:
         report = _with_bases(report, profiles, plans, env)
     return DoctorOutput(report)
 
 
-def _plan(profile: Profile, kb: Any) -> Any:
-    """The profile's plan, or None where it cannot be planned (the check's verdict says why)."""
-    from envgen.plan.image import plan_image
-
+def _plan(profile: Profile, session: Session) -> Any:
+    """The profile's plan (the command's one: ``session.plan_of``), or None where it cannot be planned (the check's
+    verdict says why)."""
     try:
-        return plan_image(profile, kb)
+        return session.plan_of(profile)
     except EnvgenError:
         return None
 
