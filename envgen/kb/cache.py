@@ -13,10 +13,13 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envgen.cache import Store, package_file
-from envgen.kb.knowledge import KnowledgeBase
 from envgen.paths import kb_data_dir
+
+if TYPE_CHECKING:  # the KB's classes are imported by a load (unpickled or read): its key alone needs none
+    from envgen.kb.knowledge import KnowledgeBase
 
 __all__ = ["cache_key", "code_files", "kb_for", "kb_key", "load_kb_cached", "load_kb_keyed", "pydantic_version"]
 
@@ -74,6 +77,8 @@ def load_kb_keyed(directory: Path | None, data_dir: Path | None = None,
         return _read(data), ""
     store = Store(directory, "kb-", keep_days=0)
     cached = store.get(key)
+    from envgen.kb.knowledge import KnowledgeBase
+
     if isinstance(cached, KnowledgeBase):
         return cached, key
     kb = _read(data)
