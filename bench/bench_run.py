@@ -117,13 +117,16 @@ def _report(cases: dict[str, tuple[list[str], dict[str, str]]], runs: int) -> No
     for name in cases:
         print(f"{name:<28} {wall_of(name):>9.3f} {min(walls[name]):>7.3f} {statistics.median(cpus[name]):>7.3f}")
     engine = wall_of("engine: docker run --rm")
+    cpu_of: Callable[[str], float] = lambda name: statistics.median(cpus[name])  # noqa: E731
     for prefix in ("", "before: "):
         if f"{prefix}envgen run" in walls:
             run, check = wall_of(f"{prefix}envgen run"), wall_of(f"{prefix}envgen check")
             fastest = min(walls[f"{prefix}envgen run"]) / (min(walls[f"{prefix}envgen check"])
                                                            + min(walls["engine: docker run --rm"]))
+            cpu = cpu_of(f"{prefix}envgen run") - cpu_of(f"{prefix}envgen check") - cpu_of("engine: docker run --rm")
             print(f"{prefix or 'now: '}run - check - engine = {run - check - engine:+.3f} s "
-                  f"(run / (check + engine) = {run / (check + engine):.2f}; by the fastest runs: {fastest:.2f})")
+                  f"(run / (check + engine) = {run / (check + engine):.2f}; by the fastest runs: {fastest:.2f}; "
+                  f"CPU of the client processes, the daemon's in none: {cpu:+.3f} s)")
 
 
 if __name__ == "__main__":
