@@ -162,7 +162,7 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     from envgen.compiled import validated
 
     try:  # a config validated before from the same data is kept (envgen.compiled): no pydantic_core is imported
-        config = validated(cache_dir(env), UserConfig, data)
+        config = validated(cache_dir(env), UserConfig, data, str(_default_state_dir()))  # the default: from $HOME
     except Exception as exc:
         from pydantic_core import ValidationError  # pydantic's own (re-exported): no import of pydantic
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from envgen import compiled
 from envgen.config import UserConfig
 from envgen.plan.expected import Expected
@@ -87,7 +89,6 @@ def test_a_record_validated_before_from_the_same_data_is_kept(tmp_path: Path) ->
     record without importing pydantic_core; other data is validated, invalid data raises pydantic's own error and
     is never kept, and an entry whose modules changed is validated again."""
     import pydantic_core
-    import pytest
 
     data = {"state_dir": "/x", "namespace": "a/b"}
     made = compiled.validated(tmp_path, UserConfig, data)
@@ -106,3 +107,19 @@ def test_a_record_validated_before_from_the_same_data_is_kept(tmp_path: Path) ->
         entry["value"] = UserConfig.model_validate({"namespace": "stale"})
         path.write_bytes(pickle.dumps(entry))
     assert compiled.validated(tmp_path, UserConfig, data).namespace == "a/b"
+
+
+def test_a_kept_config_follows_the_home_its_default_state_dir_is_under(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config's default state_dir is made from $HOME when it is validated: load_config names it as an input of
+    the kept record, so another home (a shared cache directory) never gets the first one's state directory."""
+    from envgen.config import load_config
+
+    env = {"ENVGEN_CACHE_DIR": str(tmp_path / "cache"), "ENVGEN_CONFIG": str(tmp_path / "config.yaml")}
+    (tmp_path / "config.yaml").write_text("namespace: a/b\n", encoding="utf-8")
+    for home in ("alice", "bob", "alice"):
+        monkeypatch.setenv("HOME", str(tmp_path / home))
+        config = load_config(env)
+        assert config.state_dir == tmp_path / home / ".local" / "share" / "envgen" and config.namespace == "a/b"
+    assert len(list((tmp_path / "cache").glob("validated-*.pickle"))) == 2
+
