@@ -62,20 +62,22 @@ def image_verdict(state_dir: Path, image: ImageSummary) -> Verdict:
 def verified(state_dir: Path, envelopes: list[dict[str, Any]], image_id: str, layers: Sequence[str]) -> Verdict:
     """``verify(envelopes, trusted_keys(state_dir), image_id, layers)``, kept in the state directory
     (``verified/``) under a key over exactly what decides it: the envelopes, the bytes of every trusted key's file,
-    the image ID and its layers' diff IDs, and the code of ``attest.py`` and ``keys.py`` (and envgen's version). A
-    changed statement, a key trusted or untrusted, another image or other code gives another key, so the signatures
-    are checked again (importing ``cryptography``); an entry is only ever a verdict already reached on identical
-    inputs. It sits beside the trusted keys and the envelopes: whoever could write it could trust a key of their own."""
+    the image ID and its layers' diff IDs, the code of ``attest.py`` and ``keys.py`` (and envgen's version) and
+    cryptography's version. A changed statement, a key trusted or untrusted, another image or other code gives
+    another key, so the signatures are checked again (importing ``cryptography``); an entry is only ever a verdict
+    already reached on identical inputs. It sits beside the trusted keys and the envelopes: whoever could write it
+    could trust a key of their own."""
     import json
 
-    from envgen.cache import Store
+    from envgen.cache import Store, package_file
     from envgen.pipeline import attest, keys
 
     folder = keys.key_dir(state_dir) / keys.TRUSTED
     trusted = [part for path in (sorted(folder.glob("*.pub")) if folder.is_dir() else [])
                for part in (path.name, _bytes(path))]
     store = Store(Path(state_dir) / "verified", "verdict-", codec="json")
-    code = [_bytes(Path(module.__file__ or "")) for module in (attest, keys)]
+    code = [*(_bytes(Path(module.__file__ or "")) for module in (attest, keys)),
+            package_file("cryptography", "__about__.py")]  # the verifier's version, found without importing it
     key = store.key(json.dumps(envelopes, sort_keys=True), f"{len(trusted)} trusted", *trusted, image_id,
                     f"{len(layers)} layers", *layers, *code)
     kept = store.get(key)
