@@ -95,8 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             _report(cases, args.n)
         finally:
-            if not args.keep:
-                subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+            if not args.keep:  # every tag under the private namespace (the content tag and the :latest alias),
+                listed = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", "--filter",
+                                         f"reference={env['ENVGEN_NAMESPACE']}/*"], capture_output=True, text=True,
+                                        check=False).stdout.split()  # by name: an image also tagged elsewhere stays
+                subprocess.run(["docker", "rmi", *dict.fromkeys([tag, *listed])], capture_output=True, check=False)
     return 0
 
 
