@@ -95,8 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             _report(cases, args.n)
         finally:
-            if not args.keep:
-                subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+            if not args.keep:  # every tag under the private namespace (the content tag and the :latest alias),
+                listed = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", "--filter",
+                                         f"reference={env['ENVGEN_NAMESPACE']}/*"], capture_output=True, text=True,
+                                        check=False).stdout.split()  # by name: an image also tagged elsewhere stays
+                subprocess.run(["docker", "rmi", *dict.fromkeys([tag, *listed])], capture_output=True, check=False)
     return 0
 
 
@@ -117,13 +120,16 @@ def _report(cases: dict[str, tuple[list[str], dict[str, str]]], runs: int) -> No
     for name in cases:
         print(f"{name:<28} {wall_of(name):>9.3f} {min(walls[name]):>7.3f} {statistics.median(cpus[name]):>7.3f}")
     engine = wall_of("engine: docker run --rm")
+    cpu_of: Callable[[str], float] = lambda name: statistics.median(cpus[name])  # noqa: E731
     for prefix in ("", "before: "):
         if f"{prefix}envgen run" in walls:
             run, check = wall_of(f"{prefix}envgen run"), wall_of(f"{prefix}envgen check")
             fastest = min(walls[f"{prefix}envgen run"]) / (min(walls[f"{prefix}envgen check"])
                                                            + min(walls["engine: docker run --rm"]))
+            cpu = cpu_of(f"{prefix}envgen run") - cpu_of(f"{prefix}envgen check") - cpu_of("engine: docker run --rm")
             print(f"{prefix or 'now: '}run - check - engine = {run - check - engine:+.3f} s "
-                  f"(run / (check + engine) = {run / (check + engine):.2f}; by the fastest runs: {fastest:.2f})")
+                  f"(run / (check + engine) = {run / (check + engine):.2f}; by the fastest runs: {fastest:.2f}; "
+                  f"CPU of the client processes, the daemon's in none: {cpu:+.3f} s)")
 
 
 if __name__ == "__main__":

@@ -16,13 +16,14 @@ profile's): an entry whose modules changed is not used, and the schemas are gene
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from envgen.cache import Store, file_digest, package_file
-from envgen.records import Record, adapter, records_in, use_compiled
+from envgen.records import R, Record, adapter, has_validator, records_in, use_compiled
 
 
 def _entry(directory: Path | None, classes: Sequence[type[Record]]) -> tuple[Store, str]:
@@ -76,3 +77,38 @@ def keep(directory: Path | None, classes: Sequence[type[Record]]) -> None:
     except Exception:  # noqa: BLE001 - a validator that cannot be built here is built again next time
         return
     store.put(key, {"files": files, "compiled": compiled})
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON's own kinds throughout (so its JSON text tells every value apart: "5" from 5, 1
+    from 1.0 and True)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def validated(directory: Path | None, cls: type[R], data: Any, *inputs: str) -> R:
+    """``cls.model_validate(data)``, kept in ``directory`` for data of JSON's kinds: the record validated before
+    from the same data (its JSON text) and ``inputs`` (whatever else the validation reads: a default computed from
+    the environment, such as a path under the home directory) by the same code (the files of ``restore``'s entry,
+    checked by digest) is served without importing pydantic_core; anything else (other data, other code, a torn
+    entry) is validated, with the compiled validator restored or kept, and kept. Data that fails is never kept:
+    its error is pydantic's own each time."""
+    import json
+
+    if directory is None or not _plain(data):
+        return cls.model_validate(data)
+    store = Store(directory, "validated-")
+    key = store.key(_entry(directory, (cls,))[1], json.dumps(data, sort_keys=True), *inputs)
+    with contextlib.suppress(Exception):  # absent, torn, from other code: validated below
+        entry: dict[str, Any] = store.get(key)
+        if isinstance(entry["value"], cls) and all(file_digest(path) == digest for path, digest in entry["files"]):
+            return entry["value"]
+    ready = has_validator(cls) or restore(directory, (cls,))
+    value = cls.model_validate(data)
+    if not ready:
+        keep(directory, (cls,))
+    store.put(key, {"files": [(path, file_digest(path)) for path in _modules((cls,))], "value": value})
+    return value

@@ -14,6 +14,7 @@ from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
 
+from envgen.cache import cache_dir
 from envgen.errors import InputError
 from envgen.profile.model import Mirrors
 from envgen.records import Check, Length, Matches, Record
@@ -101,7 +102,6 @@ def _check_config(path: Path) -> Callable[[str], None]:
 
 
 def _read_yaml(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
-    from envgen.kb.cache import cache_dir
     from envgen.parsed import parse_yaml, yaml_error
 
     try:
@@ -159,11 +159,15 @@ def load_config(env: Mapping[str, str] | None = None) -> UserConfig:
     for key in ("state_dir", "ca_bundle"):
         if isinstance(data.get(key), str):
             data[key] = str(Path(data[key]).expanduser())
-    from pydantic_core import ValidationError  # pydantic's own (re-exported): no import of pydantic
+    from envgen.compiled import validated
 
-    try:
-        config = UserConfig.model_validate(data)
-    except ValidationError as exc:
+    try:  # a config validated before from the same data is kept (envgen.compiled): no pydantic_core is imported
+        config = validated(cache_dir(env), UserConfig, data, str(_default_state_dir()))  # the default: from $HOME
+    except Exception as exc:
+        from pydantic_core import ValidationError  # pydantic's own (re-exported): no import of pydantic
+
+        if not isinstance(exc, ValidationError):
+            raise
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
         )

@@ -39,8 +39,8 @@ def render(profile: str, out: str | None, wheelhouse: str | None, offline: bool,
     else:
         import os
 
+        from envgen.cache import cache_dir
         from envgen.docker.builder import detect_builder  # not envgen.docker: its builds, runs and registry code
-        from envgen.kb.cache import cache_dir
         from envgen.render.core import docker_build_command
 
         echo(f"rendered {prepared.profile.name} into {result.dir} ({len(result.files)} files)")

@@ -13,12 +13,15 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from envgen.cache import Store, cache_dir, package_file  # cache_dir: where callers have long imported it
-from envgen.kb.knowledge import KnowledgeBase
+from envgen.cache import Store, package_file
 from envgen.paths import kb_data_dir
 
-__all__ = ["cache_dir", "cache_key", "code_files", "kb_for", "load_kb_cached", "load_kb_keyed", "pydantic_version"]
+if TYPE_CHECKING:  # the KB's classes are imported by a load (unpickled or read): its key alone needs none
+    from envgen.kb.knowledge import KnowledgeBase
+
+__all__ = ["cache_key", "code_files", "kb_for", "kb_key", "load_kb_cached", "load_kb_keyed", "pydantic_version"]
 
 
 def code_files() -> list[Path]:
@@ -47,6 +50,8 @@ def cache_key(data_dir: Path) -> str:
 def kb_for(env: Mapping[str, str] | None = None) -> KnowledgeBase:
     """The KB of a caller that was handed none (a library call outside a command's session,
     ``envgen.pipeline.session``): check's cache for ``env`` (the process's when None), YAML where it is off."""
+    from envgen.cache import cache_dir
+
     return load_kb_cached(cache_dir(os.environ if env is None else env))
 
 
@@ -55,14 +60,25 @@ def load_kb_cached(directory: Path | None, data_dir: Path | None = None) -> Know
     return load_kb_keyed(directory, data_dir)[0]
 
 
-def load_kb_keyed(directory: Path | None, data_dir: Path | None = None) -> tuple[KnowledgeBase, str]:
-    """``load_kb_cached`` and the key of what it loaded (empty when the KB was read without a cache: a cache
-    built on this KB, such as the profile cache, must not be kept then)."""
+def kb_key(directory: Path | None, data_dir: Path | None = None) -> str:
+    """The key ``load_kb_keyed(directory, data_dir)`` loads under, without loading anything (empty: no cache)."""
     data = data_dir if data_dir is not None else kb_data_dir()
-    if directory is None or not data.is_dir():
+    return cache_key(data) if directory is not None and data.is_dir() else ""
+
+
+def load_kb_keyed(directory: Path | None, data_dir: Path | None = None,
+                  key: str | None = None) -> tuple[KnowledgeBase, str]:
+    """``load_kb_cached`` and the key of what it loaded (empty when the KB was read without a cache: a cache
+    built on this KB, such as the profile cache, must not be kept then). ``key``: ``kb_key(directory, data_dir)``
+    where the caller computed it already."""
+    data = data_dir if data_dir is not None else kb_data_dir()
+    key = kb_key(directory, data) if key is None else key
+    if not key:
         return _read(data), ""
-    store, key = Store(directory, "kb-", keep_days=0), cache_key(data)
+    store = Store(directory, "kb-", keep_days=0)
     cached = store.get(key)
+    from envgen.kb.knowledge import KnowledgeBase
+
     if isinstance(cached, KnowledgeBase):
         return cached, key
     kb = _read(data)

@@ -217,7 +217,7 @@ def refuse_judged(plan: ImagePlan, kb: KnowledgeBase, environ: Mapping[str, str]
     """The answer `envgen check` gives on the whole pip set (``judged``, kept in the cache): an error it read from the
     releases' own files stops the lock, as it stops a build (a set uv cannot resolve fails the lock's own resolution,
     in its words). ENVGEN_OFFLINE of this process or of ``environ`` leaves the index alone."""
-    from envgen.kb.cache import cache_dir
+    from envgen.cache import cache_dir
     from envgen.lock.judged import FROM_FILES, offline_asked, set_findings
 
     found = set_findings(plan, kb, environ, cache_dir(environ), offline=offline_asked(os.environ))

@@ -43,19 +43,18 @@ def doctor_report(profile: str | None = None, env: Mapping[str, str] | None = No
         except EnvgenError:
             if profile:  # the one the user asked for: say why
                 raise
-    plans = [_plan(profile, kb) for profile in profiles]  # one per profile: the verdict and the downloads read it
+    plans = [_plan(profile, session) for profile in profiles]  # one per profile: the verdict and downloads read it
     report = doctor(facts, profiles, kb, plans)
     if facts.docker.reachable:
         report = _with_bases(report, profiles, plans, env)
     return DoctorOutput(report)
 
 
-def _plan(profile: Profile, kb: Any) -> Any:
-    """The profile's plan, or None where it cannot be planned (the check's verdict says why)."""
-    from envgen.plan.image import plan_image
-
+def _plan(profile: Profile, session: Session) -> Any:
+    """The profile's plan (the command's one: ``session.plan_of``), or None where it cannot be planned (the check's
+    verdict says why)."""
     try:
-        return plan_image(profile, kb)
+        return session.plan_of(profile)
     except EnvgenError:
         return None
 
@@ -147,17 +146,28 @@ def _download_reasons(profile: Profile, plan: Any, config: Any, env: Mapping[str
     return out
 
 
-def gate_image(labels: Mapping[str, str], env: Mapping[str, str] | None = None, *, facts: HostFacts | None = None,
-               kb: Any = None) -> Any:
-    """Check this host against the profile an image was built from (by its label), before starting it.
-    An image whose profile is not known here is let through: the engine's own errors are translated.
-    ``facts``: the host facts already read (else they are read here)."""
+def gate_image(labels: Mapping[str, str], session: Session, *, facts: HostFacts | None = None) -> Any:
+    """Check this host against the profile an image was built from (by its label), before starting it, with the
+    command's one plan of it (``session.plan_of``). An image whose profile is not known here is let through: the
+    engine's own errors are translated. ``facts``: the host facts already read (else they are read here)."""
     name = labels.get(LABEL_PROFILE)
     if not name:
         return None
-    try:
-        profile = load_profile(name, env)
-    except EnvgenError:
-        return None
-    kb = kb if kb is not None else Session(env).kb
-    return gate(facts if facts is not None else collect(RealProvider(env), kb), profile, kb)
+    profile = session.resolved.get(name)  # the image was looked up by this profile's tag: its profile object
+    if profile is None:
+        try:
+            profile = session.resolved[name] = session_profile(name, session)
+        except EnvgenError:
+            return None
+    kb = session.kb
+    facts = facts if facts is not None else collect(RealProvider(session.env), kb)
+    return gate(facts, profile, kb, session.plan_of(profile))
+
+
+def session_profile(ref: str, session: Session) -> Profile:
+    """The profile ``ref`` names, from the profile cache `envgen check` keeps (keyed by the KB's key: loading reads
+    no KB)."""
+    from envgen.profile.cache import load_profile_cached
+
+    kb_key = session.kb_key
+    return load_profile_cached(ref, session.cache_dir if kb_key else None, None, kb_key, session.env)

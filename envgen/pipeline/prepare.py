@@ -68,7 +68,7 @@ def resolved_set(plan: ImagePlan, kb: KnowledgeBase, env: Mapping[str, str] | No
                  offline: bool = False) -> list[Finding]:
     """What `envgen check` says of the whole pip set resolved and judged on its files: the same kept answer
     (``envgen.lock.judged``; ENVGEN_OFFLINE=1 leaves the index alone)."""
-    from envgen.kb.cache import cache_dir
+    from envgen.cache import cache_dir
     from envgen.lock.judged import set_findings
 
     environ = os.environ if env is None else env

@@ -58,9 +58,9 @@ def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | No
     from envgen.profile.cache import load_profile_cached
 
     session = Session.of(session, env)
-    try:  # from the profile cache `envgen check` keeps (its YAML, extends and the KB unchanged)
-        kb, kb_key = session.keyed_kb
-        profile = load_profile_cached(target, session.cache_dir if kb_key else None, kb, kb_key, session.env)
+    try:  # from the profile cache `envgen check` keeps (its YAML, extends and the KB unchanged); loading reads no
+        kb_key = session.kb_key  # KB (its framework names are their own file): an entry is found by the KB's key
+        profile = load_profile_cached(target, session.cache_dir if kb_key else None, None, kb_key, session.env)
     except ProfileNotFound:
         raise InputError(f"{target!r} is neither an image on this engine nor a profile",
                          fix="give an image reference from `envgen images`, or a profile name") from None

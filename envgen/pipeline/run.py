@@ -160,15 +160,8 @@ def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, sessio
     from envgen.pipeline.doctor import gate_image
     from envgen.pipeline.tiers import host_facts, route_for
 
-    env, kb = session.env, session.kb
-    facts = host_facts(env, kb)
-    profile = session.resolved.get(labels.get(LABEL_PROFILE, ""))  # the image was looked up by its tag
-    if profile is not None and facts is not None:  # judged with the plan its tag was rendered from, or made once
-        from envgen.host.gate import gate
-
-        gate(facts, profile, kb, session.plan_of(profile))
-    else:  # an image reference: its profile by the name on its label
-        gate_image(labels, env, facts=facts, kb=kb)
+    facts = host_facts(session.env, session.kb)
+    gate_image(labels, session, facts=facts)  # the profile its tag was looked up for, or the one its label names
     route = route_for(gpus, facts, gpu_route)
     return route if route is not None and route.route == "cdi" else None
 

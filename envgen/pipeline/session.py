@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class Session:
     env: Mapping[str, str] | None = None  # None: the process's environment, read when asked
     _kb: tuple[KnowledgeBase, str] | None = field(default=None, repr=False)
+    _kb_key: str | None = field(default=None, repr=False)
     _config: UserConfig | None = field(default=None, repr=False)
     # the profiles a command looked an image up for, by name (run's host gate judges the one its tag came from)
     resolved: dict[str, Profile] = field(default_factory=dict, repr=False)
@@ -50,29 +51,30 @@ class Session:
 
     @property
     def kb_key(self) -> str:
-        """The key of the cached KB ('' when it was read without a cache: caches built on it are not kept)."""
-        return self.keyed_kb[1]
+        """The key of the cached KB ('' when it is read without a cache: caches built on it are not kept), from the
+        KB's files without loading it: a cache hit keyed on it (a run's profile and tag) needs no KB."""
+        if self._kb_key is None:
+            from envgen.kb.cache import kb_key
+
+            self._kb_key = self._kb[1] if self._kb is not None else kb_key(self.cache_dir)
+        return self._kb_key
 
     @property
     def keyed_kb(self) -> tuple[KnowledgeBase, str]:
         if self._kb is None:
             from envgen.kb.cache import load_kb_keyed
 
-            self._kb = load_kb_keyed(self.cache_dir)
+            self._kb = load_kb_keyed(self.cache_dir, key=self._kb_key)
+            self._kb_key = self._kb[1]
         return self._kb
 
     @property
     def config(self) -> UserConfig:
         if self._config is None:
-            from envgen import compiled
-            from envgen.config import UserConfig, load_config
-            from envgen.records import has_validator
+            from envgen.config import load_config
 
-            # its compiled validator from the store: a run validates no other record, and imports no pydantic
-            restored = has_validator(UserConfig) or compiled.restore(self.cache_dir, (UserConfig,))
+            # validated once for its data, then kept (envgen.compiled.validated): a run imports no pydantic_core
             self._config = load_config(self.env)
-            if not restored:
-                compiled.keep(self.cache_dir, (UserConfig,))
         return self._config
 
     def plan_of(self, profile: Profile) -> ImagePlan:

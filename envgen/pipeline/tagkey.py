@@ -72,7 +72,7 @@ def _beside(profile: Profile) -> list[bytes | str]:
 def content_hash(profile: Profile, session: Session) -> str:
     """The content hash ``render_in_memory(session.plan_of(profile), session.config)`` gives, from the store when it
     was rendered before from the same inputs."""
-    kb, kb_key = session.keyed_kb
+    kb_key = session.kb_key  # the KB itself is loaded only to render (a miss)
     store = Store(session.cache_dir if kb_key else None, "tag-", codec="json")
     key = ""
     if store.directory is not None:

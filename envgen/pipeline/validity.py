@@ -4,6 +4,7 @@ nothing: a record of an envgen before the signatures reads "validated (unsigned,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,45 @@ def image_verdict(state_dir: Path, image: ImageSummary) -> Verdict:
         record = ValidationStore(state_dir).get(image.id)
         return Verdict(False, reason=UNSIGNED if record is not None and record.passed
                        else "no signed validation names its digest")
-    return verify(envelopes, trusted_keys(state_dir), image.id, image.layers)
+    return verified(state_dir, envelopes, image.id, image.layers)
+
+
+def verified(state_dir: Path, envelopes: list[dict[str, Any]], image_id: str, layers: Sequence[str]) -> Verdict:
+    """``verify(envelopes, trusted_keys(state_dir), image_id, layers)``, kept in the state directory
+    (``verified/``) under a key over exactly what decides it: the envelopes, the bytes of every trusted key's file,
+    the image ID and its layers' diff IDs, the code of ``attest.py`` and ``keys.py`` (and envgen's version) and
+    cryptography's version. A changed statement, a key trusted or untrusted, another image or other code gives
+    another key, so the signatures are checked again (importing ``cryptography``); an entry is only ever a verdict
+    already reached on identical inputs. It sits beside the trusted keys and the envelopes: whoever could write it
+    could trust a key of their own."""
+    import json
+
+    from envgen.cache import Store, package_file
+    from envgen.pipeline import attest, keys
+
+    folder = keys.key_dir(state_dir) / keys.TRUSTED
+    trusted = [part for path in (sorted(folder.glob("*.pub")) if folder.is_dir() else [])
+               for part in (path.name, _bytes(path))]
+    store = Store(Path(state_dir) / "verified", "verdict-", codec="json")
+    code = [*(_bytes(Path(module.__file__ or "")) for module in (attest, keys)),
+            package_file("cryptography", "__about__.py")]  # the verifier's version, found without importing it
+    key = store.key(json.dumps(envelopes, sort_keys=True), f"{len(trusted)} trusted", *trusted, image_id,
+                    f"{len(layers)} layers", *layers, *code)
+    kept = store.get(key)
+    if isinstance(kept, dict) and isinstance(kept.get("validated"), bool):
+        return Verdict(kept["validated"], str(kept.get("reason", "")), str(kept.get("keyid", "")),
+                       dict(kept.get("predicate") or {}))
+    verdict = verify(envelopes, trusted_keys(state_dir), image_id, layers)
+    store.put(key, {"validated": verdict.validated, "reason": verdict.reason, "keyid": verdict.keyid,
+                    "predicate": verdict.predicate})
+    return verdict
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b"unreadable"
 
 
 def require_validated(state_dir: Path, image: ImageSummary, name: str, target: str, what: str) -> Verdict:

@@ -54,7 +54,7 @@ def _fresh(entry: object, env: Mapping[str, str] | None) -> LoadedProfile | None
     return profile
 
 
-def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase, kb_key: str,
+def load_profile_cached(ref: str, directory: Path | None, kb: KnowledgeBase | None, kb_key: str,
                         env: Mapping[str, str] | None = None) -> LoadedProfile:
     """``load_profile(ref, env, kb)``, served from ``directory`` when a fresh entry is there (None: no cache)."""
     source = find_profile(ref, env)

@@ -56,7 +56,7 @@ def bytecode_cache(env: Mapping[str, str] | None = None) -> jinja2.BytecodeCache
     """Jinja's compiled templates kept beside the KB cache (``ENVGEN_CACHE_DIR``; none with ``ENVGEN_NO_CACHE``), so
     a render does not compile the templates again (a third of `envgen render`'s time): Jinja keys each entry by
     the template's name and source checksum, so an edited template is compiled anew."""
-    from envgen.kb.cache import cache_dir
+    from envgen.cache import cache_dir
 
     directory = cache_dir(os.environ if env is None else env)
     if directory is None:

@@ -89,6 +89,31 @@ def test_run_uses_uid_workdir_and_env_path(built, tmp_path: Path) -> None:  # ty
     assert lines[0] == str(__import__("os").getuid()) and "hi" in lines and "/opt/env/bin/python" in lines
 
 
+WARM_RUN = """
+import runpy, sys
+sys.argv = ["envgen", "run", "pipe-min", "--", "true"]
+try:
+    runpy.run_module("envgen", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+heavy = ("cryptography", "pydantic_core", "pydantic", "envgen.kb.knowledge", "envgen.plan.image", "envgen.render.core")
+print("LOADED", sorted(m for m in sys.modules if m in heavy or m.split(".")[0] in heavy[:3]), code)
+"""
+
+
+def test_a_warm_run_verifies_and_loads_nothing_again(built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`envgen run PROFILE` as typed, twice: the second finds the profile, the tag, the config and the signature's
+    verdict where the first (or the build) left them, keyed by what decides each (bench/bench_run.py times it):
+    no KB, no plan or render, no cryptography, no pydantic_core in the process, and the container still runs."""
+    import subprocess
+    import sys
+
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", WARM_RUN], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=300, check=False)
+    assert done.stdout.splitlines()[-1] == "LOADED [] 0", done.stdout + done.stderr
+
+
 def test_push_remove_pull_verifies_hash(built, docker_client: DockerClient, local_registry: str) -> None:  # type: ignore[no-untyped-def]
     pushed = push("pipe-min", registry=publish_registry(local_registry))
     ref = remote_ref(publish_registry(local_registry), built.tag)

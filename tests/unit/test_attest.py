@@ -134,3 +134,43 @@ def test_a_damaged_local_copy_is_named(tmp_path: Path) -> None:
     store._path(IMAGE).write_text('[{"payload": ', encoding="utf-8")
     verdict = image_verdict(tmp_path, Image())  # type: ignore[arg-type]
     assert not verdict.validated and "is damaged (not a JSON list)" in verdict.reason
+
+
+def test_a_kept_verdict_is_served_only_for_identical_inputs(tmp_path: Path) -> None:
+    """`envgen run` reads the verdict a verification made before (validity.verified: <state>/verified/) instead of
+    checking the signatures again, only where everything that decides it is byte for byte the same; a forged
+    statement, an untrusted key, another image or layer, or an entry written over by hand validates nothing that
+    verification itself would not."""
+    import os
+    import subprocess
+    import sys
+
+    from envgen.pipeline.validity import verified
+
+    state = tmp_path / "state"
+    envelope = _signed(state)
+    first = verified(state, [envelope], IMAGE, LAYERS)
+    assert first.validated and first.predicate["profile"] == "rel-minimal"
+    assert len(list((state / "verified").glob("verdict-*.json"))) == 1
+    # the kept verdict serves a new process without importing cryptography
+    code = (f"import sys, json; from pathlib import Path; from envgen.pipeline.validity import verified\n"
+            f"v = verified(Path({str(state)!r}), [json.loads({json.dumps(json.dumps(envelope))})], {IMAGE!r}, "
+            f"{list(LAYERS)!r})\nprint(v.validated, v.tier, any(m.startswith('cryptography') for m in sys.modules))")
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert done.stdout.split() == ["True", "cpu", "False"], done.stderr
+    # every input changed gives another key: verified afresh, refused with verification's own reason
+    statement = attest.signed_statement(envelope)
+    statement["predicate"]["tier"] = "all"
+    forged = {**envelope, "payload": base64.b64encode(json.dumps(statement).encode()).decode()}
+    assert not verified(state, [forged], IMAGE, LAYERS).validated
+    assert "covers another digest" in verified(state, [envelope], OTHER, LAYERS).reason
+    assert not verified(state, [envelope], IMAGE, LAYERS[:1]).validated
+    keys.untrust(state, envelope["signatures"][0]["keyid"][:12])  # type: ignore[index]
+    assert "does not trust" in verified(state, [envelope], IMAGE, LAYERS).reason
+    # a torn or foreign entry is a miss: verified again (the entries sit in the state directory beside the trusted
+    # keys: whoever could write one could trust a key of their own)
+    for kept in (state / "verified").glob("verdict-*.json"):
+        kept.write_text("{torn", encoding="utf-8")
+    assert "does not trust" in verified(state, [envelope], IMAGE, LAYERS).reason

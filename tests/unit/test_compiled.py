@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from envgen import compiled
 from envgen.config import UserConfig
 from envgen.plan.expected import Expected
@@ -69,3 +71,55 @@ def test_a_file_whose_modules_changed_is_not_used(tmp_path: Path) -> None:
     target.write_bytes(b"torn")
     assert compiled.restore(tmp_path, CLASSES) is False
     assert compiled.restore(None, CLASSES) is False
+
+
+VALIDATED = """
+import sys
+from pathlib import Path
+from envgen import compiled
+from envgen.config import UserConfig
+
+config = compiled.validated(Path(sys.argv[1]), UserConfig, {"state_dir": "/x", "namespace": "a/b"})
+print(config.state_dir, config.namespace, "pydantic_core" in sys.modules)
+"""
+
+
+def test_a_record_validated_before_from_the_same_data_is_kept(tmp_path: Path) -> None:
+    """`envgen run` reads the user config validated before (compiled.validated): the same data and code give the
+    record without importing pydantic_core; other data is validated, invalid data raises pydantic's own error and
+    is never kept, and an entry whose modules changed is validated again."""
+    import pydantic_core
+
+    data = {"state_dir": "/x", "namespace": "a/b"}
+    made = compiled.validated(tmp_path, UserConfig, data)
+    assert made == UserConfig.model_validate(data)
+    assert len(list(tmp_path.glob("validated-*.pickle"))) == 1
+    done = subprocess.run([sys.executable, "-c", VALIDATED, str(tmp_path)], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["/x", "a/b", "False"], done.stderr
+    assert compiled.validated(tmp_path, UserConfig, {**data, "namespace": "c"}).namespace == "c"
+    with pytest.raises(pydantic_core.ValidationError):
+        compiled.validated(tmp_path, UserConfig, {"state_dir": 5})
+    assert len(list(tmp_path.glob("validated-*.pickle"))) == 2
+    for path in tmp_path.glob("validated-*.pickle"):  # a module changed since: validated afresh, kept again
+        entry = pickle.loads(path.read_bytes())
+        entry["files"][0] = (entry["files"][0][0], "0" * 64)
+        entry["value"] = UserConfig.model_validate({"namespace": "stale"})
+        path.write_bytes(pickle.dumps(entry))
+    assert compiled.validated(tmp_path, UserConfig, data).namespace == "a/b"
+
+
+def test_a_kept_config_follows_the_home_its_default_state_dir_is_under(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config's default state_dir is made from $HOME when it is validated: load_config names it as an input of
+    the kept record, so another home (a shared cache directory) never gets the first one's state directory."""
+    from envgen.config import load_config
+
+    env = {"ENVGEN_CACHE_DIR": str(tmp_path / "cache"), "ENVGEN_CONFIG": str(tmp_path / "config.yaml")}
+    (tmp_path / "config.yaml").write_text("namespace: a/b\n", encoding="utf-8")
+    for home in ("alice", "bob", "alice"):
+        monkeypatch.setenv("HOME", str(tmp_path / home))
+        config = load_config(env)
+        assert config.state_dir == tmp_path / home / ".local" / "share" / "envgen" and config.namespace == "a/b"
+    assert len(list((tmp_path / "cache").glob("validated-*.pickle"))) == 2
+

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from envgen.cache import cache_dir
 from envgen.kb import load_kb
-from envgen.kb.cache import cache_dir, cache_key, load_kb_cached
+from envgen.kb.cache import cache_key, load_kb_cached
 from envgen.paths import kb_data_dir
 
 

@@ -189,11 +189,34 @@ def test_an_engine_command_plans_once_and_loads_the_kb_once(monkeypatch: pytest.
     """The profile's tag looked up (no image of cpu-smoke under this session's namespace: the command stops there
     with its one line) or, for doctor, the host judged against it and its downloads tried: one plan, one KB (doctor
     planned three times: the verdict's two checks and the download probe); the tag's plan none where the store keeps
-    the hash of an earlier render of the same inputs. `run` with an image, through the container, is timed by
-    bench/bench_run.py."""
+    the hash of an earlier render of the same inputs. `run` loads the KB only to render the tag (the profile and the
+    tag come from the store by the KB's key): none where the store keeps it. `run` with an image, through the
+    container, is timed by bench/bench_run.py."""
     plans, loads, result = counted(monkeypatch, invoke(*argv))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    assert loads == 1 and (plans == 1 if argv[0] == "doctor" else plans <= 1), (plans, loads, result.output)
+    assert (plans == 1 if argv[0] == "doctor" else plans <= 1), (plans, loads, result.output)
+    assert loads == (plans if argv[0] == "run" else 1), (plans, loads, result.output)
+
+
+def test_a_run_by_image_reference_gates_with_one_plan(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`envgen run IMAGE` with GPUs: the host gate judges the profile the image's label names with the command's one
+    plan and KB (doctor's gate_image loaded the profile by label and planned again inside the verdict). The host is
+    a recorded one (an A100 with driver 525, tests/fixtures/hosts/a100-525: no GPU here), which runs modern-a100."""
+    import envgen.pipeline.tiers as tiers
+    from envgen.host import RecordedProvider, collect
+    from envgen.pipeline.run import _gate_and_route
+    from envgen.pipeline.session import Session
+    from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
+
+    host = Path(__file__).resolve().parents[1] / "fixtures" / "hosts" / "a100-525"
+    monkeypatch.setattr(tiers, "host_facts", lambda env=None, kb=None: collect(RecordedProvider(host), kb))
+    session = Session({"HOME": str(tmp_path), "ENVGEN_CACHE_DIR": str(tmp_path / "cache")})
+    labels = {LABEL_PROFILE: "modern-a100", LABEL_GPU_REQUIRED: "true"}
+    plans, loads, route = counted(monkeypatch, lambda: _gate_and_route(labels, "all", "auto", session))
+    assert route is None  # the NVIDIA runtime's route
+    assert (plans, loads) == (1, 1)
+    plans, loads, route = counted(monkeypatch, lambda: _gate_and_route(labels, "all", "auto", session))
+    assert (plans, loads) == (0, 0)  # the same command asking again: its plan and KB
 
 
 def test_build_plans_once_and_loads_the_kb_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -213,7 +213,8 @@ def kb_loaded_once() -> Iterator[None]:
     CLI runs it."""
     import os
 
-    from envgen.kb.cache import cache_dir, load_kb_keyed
+    from envgen.cache import cache_dir
+    from envgen.kb.cache import load_kb_keyed
 
     kb, _ = load_kb_keyed(cache_dir(os.environ))
     assert kb is not None

@@ -32,7 +32,7 @@ class Conda(Installer):
 
 def tools() -> dict[str, Any]:
     """render/data/tools.yaml (micromamba's pin, conda's pip), parsed once per content (``envgen.parsed``)."""
-    from envgen.kb.cache import cache_dir
+    from envgen.cache import cache_dir
     from envgen.parsed import parse_yaml
     from envgen.paths import render_data_dir
 

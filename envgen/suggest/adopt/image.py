@@ -107,9 +107,10 @@ def image_profile(image: str, gpus: list[str], driver: str | None,
                   env: Mapping[str, str] | None = None) -> Iterator[tuple[Path, list[str]]]:
     """(a temporary profile of ``image``'s actual stack, the adoption's notes), for as long as the block runs:
     what `envgen check --image` judges."""
+    from envgen.cache import cache_dir
     from envgen.check.findings import parse_driver
     from envgen.docker import connect, inspect_image
-    from envgen.kb.cache import cache_dir, load_kb_cached
+    from envgen.kb.cache import load_kb_cached
     from envgen.suggest.adopt.compose import AdoptOptions, adopt
 
     client = connect()
