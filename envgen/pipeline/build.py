@@ -37,7 +37,7 @@ from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import check_base_labels, checked_plan
-from envgen.pipeline.seal import seal
+from envgen.pipeline.seal import recompressed, seal
 from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import run_planned
 from envgen.pipeline.state import ValidationStore
@@ -329,7 +329,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     final_id = built.image_id
     if smoke:
         final_id = _smoke_and_seal(profile, kb, config, client, store, built.image_id, result.content_hash,
-                                   outcome, echo, env)
+                                   outcome, echo, env, info)
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     final = inspect_image(client, final_id)
@@ -377,9 +377,9 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
 
 def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, client: DockerClient,
                     store: ValidationStore, image_id: str, content_hash: str, outcome: BuildOutcome,
-                    echo: Callable[[str], None], env: Mapping[str, str] | None) -> str:
-    """Smoke-test the built image, seal its report and package list into a child image; the child's ID. A failed
-    test raises SmokeFailed (nothing tagged)."""
+                    echo: Callable[[str], None], env: Mapping[str, str] | None, info: BuilderInfo) -> str:
+    """Smoke-test the built image, seal its report and package list into a child image (its layers compressed as
+    ``info`` asks); the child's ID. A failed test raises SmokeFailed (nothing tagged)."""
     plan = host_plan(profile.gpu.required, env, kb=kb)
     if plan.reason:
         echo(f"smoke test: the library tier only: {plan.reason}")
@@ -403,6 +403,8 @@ def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, cli
     outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
                          f"(in the image: {SEALED_FREEZE})")
     final_id = seal(client, image_id, report, frozen)
+    if info.compression != "gzip" and outcome.log_path is not None:  # the commit wrote its layer with gzip
+        final_id = recompressed(client, info, final_id, outcome.log_path.with_suffix(f".{info.compression}.log"))
     outcome.validated = True
     run_record = store.get(image_id)
     if run_record is not None:
