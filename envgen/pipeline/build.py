@@ -48,6 +48,7 @@ from envgen.render import RenderedContext, RenderResult, render_in_memory
 from envgen.render.core import reroute, write_context
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import (
+    LABEL_COMPRESSION,
     LABEL_CONTENT_HASH,
 )
 
@@ -299,10 +300,10 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
                   sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path,
                   env: Mapping[str, str] | None) -> BuildOutcome:
     profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
-    # Looked up under the lock: a build of the same content that just finished left its image here.
-    # zstd: the image under the content tag may hold gzip layers: built again (the build cache's export), not reused
+    # Looked up under the lock: a build of the same content that just finished left its image here (with the layers'
+    # compression asked for: LABEL_COMPRESSION; otherwise built again, the build cache making it an export).
     cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
-                     smoke=smoke, push=push, registry=registry, echo=echo) if info.compression == "gzip" else None
+                     smoke=smoke, push=push, registry=registry, echo=echo)
     if cached is not None:
         return cached
     _ensure_fetchable(planned, config, wheelhouse, offline, echo)
@@ -322,6 +323,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
         dockerfile="Dockerfile" if info.uses_buildkit else "Dockerfile.classic",
         secrets={k: Path(v) for k, v in result.secrets.items()} if info.uses_buildkit else None,
         build_args=result.build_args, progress=sink, client=client, compression=info.compression,
+        labels={LABEL_COMPRESSION: info.compression} if info.compression != "gzip" else None,
     )
     tag = image_ref(config, profile.name, result.content_hash)
     outcome = BuildOutcome(profile.name, tag, built.image_id, info.kind, duration_s=built.duration_s,
@@ -358,7 +360,8 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
             registry: str | None, echo: Callable[[str], None] = lambda _line: None) -> BuildOutcome | None:
     """The image a build of the same content left (validated, or no smoke test asked for); None: build."""
     current = inspect_image(client, planned_tag)
-    if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash:
+    if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash \
+            or current.labels.get(LABEL_COMPRESSION, "gzip") != info.compression:
         return None
     from envgen.pipeline.validity import image_verdict
 

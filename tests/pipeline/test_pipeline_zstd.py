@@ -2,8 +2,9 @@
 build of a profile already built with gzip is not reused (the tag names the content, not the layers' compression);
 every layer of the sealed image `build --push` publishes is zstd (the seal's commit writes its layer with gzip:
 pipeline.seal.recompressed exports it again), read back from the local registry's manifest, the one `envgen pull`
-then fetches by digest, and its signed attestation holds no gzip layer; on Docker 20.10 the request is one input
-error before anything is rendered."""
+then fetches by digest, and its signed attestation holds no gzip layer; the image says its compression
+(LABEL_COMPRESSION): zstd again reuses it, gzip builds again. On Docker 20.10 the request is one input error before
+anything is rendered."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from envgen.errors import InputError
 from envgen.pipeline.build import build
+from envgen.vocabulary import LABEL_COMPRESSION
 from tests.docker.test_build_zstd import ZSTD, _layer_types
 from tests.pipeline.conftest import alias, minimal_profile, publish_registry
 
@@ -73,3 +75,9 @@ def test_a_zstd_build_is_built_again_pushed_and_pulled_with_zstd_layers_only(
     image = inspect_image(docker_client, second.tag)
     assert image is not None and image.layers == sealed.layers
     assert _layer_types(local_registry, repo, digest)[1] == types
+    # the image records its compression: zstd again reuses it, gzip (every engine can pull it) does not
+    assert image.labels.get(LABEL_COMPRESSION) == "zstd"
+    assert build(name, compression="zstd").cached
+    third = build(name)
+    gzip = inspect_image(docker_client, third.image_id)
+    assert not third.cached and third.validated and gzip is not None and LABEL_COMPRESSION not in gzip.labels
