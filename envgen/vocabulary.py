@@ -19,6 +19,9 @@ LABEL_SMOKE_TESTED_IMAGE = "io.envgen.smoke-tested-image"  # sealed: the image I
 # ("HOST/PID/START": its start time in clock ticks, so that a reused PID is not taken for the owner)
 LABEL_OWNER = "io.envgen.owner"
 LABEL_FREEZE_SHA256 = "io.envgen.freeze-sha256"  # sealed: sha256 of /etc/envgen/requirements.freeze.txt
+# the layers' compression where it is not gzip (`build --compression zstd`): a build asking for the other one does
+# not reuse the image (the content tag names the content, not how its layers are compressed)
+LABEL_COMPRESSION = "io.envgen.layer-compression"
 # what only the seal sets (a rendered Dockerfile empties them, so that no image inherits its base's)
 SEALED_LABELS = (LABEL_SMOKE, LABEL_SMOKE_MODE, LABEL_SMOKE_TIER, LABEL_SMOKE_TESTED_IMAGE, LABEL_FREEZE_SHA256)
 

@@ -185,16 +185,23 @@ def _failure(tracker: StepTracker, log_path: Path, fallback: str) -> BuildFailed
 
 def cli_command(builder: BuilderInfo, context_dir: Path, dockerfile: str, iidfile: Path,
                 secrets: Mapping[str, Path], build_args: Mapping[str, str], labels: Mapping[str, str],
-                no_cache: bool = False, env: Mapping[str, str] | None = None) -> list[str]:
-    """The CLI command line (no ``-t``: tagging happens after success); ``env`` gives podman its socket."""
+                no_cache: bool = False, env: Mapping[str, str] | None = None, rewrite: bool = True) -> list[str]:
+    """The CLI command line (no ``-t``: tagging happens after success); ``env`` gives podman its socket. An OCI
+    export (BuilderInfo.oci_rewrite) sets every file's time to SOURCE_DATE_EPOCH when ``rewrite``; zstd: every
+    layer recompressed (``force-compression``: the base's and cached ones too) and no provenance attestation (an
+    in-toto document in an index, not a layer: the seal's image is one manifest of zstd layers)."""
     assert builder.cli is not None
     if builder.kind == "podman":  # buildah's own output; the engine at DOCKER_HOST stores the image
         cmd = [builder.cli, "--url", engine_url(env=env), "build"]
     else:
         cmd = [builder.cli] + (["buildx", "build"] if builder.kind == "buildx" else ["build"])
         if builder.oci_rewrite:
-            zstd = ",compression=zstd,force-compression=true" if builder.compression == "zstd" else ""
-            cmd.append(f"--output=type=oci,dest={oci_archive(iidfile)},rewrite-timestamp=true{zstd}")
+            zstd = builder.compression == "zstd"
+            options = (",rewrite-timestamp=true" if rewrite else "") + \
+                (",compression=zstd,force-compression=true" if zstd else "")
+            cmd.append(f"--output=type=oci,dest={oci_archive(iidfile)}{options}")
+            if zstd:
+                cmd.append("--provenance=false")
         elif builder.kind == "buildx":
             cmd.append("--load")
         cmd.append("--progress=plain")
@@ -300,12 +307,15 @@ def _build_cli(context_dir: Path, dockerfile: str, builder: BuilderInfo, secrets
         BuildkitPlainParser(sink.step, stage_labels(dockerfile_text))
     with tempfile.TemporaryDirectory(prefix="envgen-build-") as tmp:
         iidfile = Path(tmp) / "iid"
+        rewrite = False
         if builder.oci_rewrite:
             build_args = source_date_epoch(dockerfile_text, build_args)
-            if "SOURCE_DATE_EPOCH" not in build_args:  # nothing to rewrite times to: the image as usual
+            rewrite = "SOURCE_DATE_EPOCH" in build_args
+            # nothing to rewrite times to: the image as usual (--load, gzip); zstd still needs the OCI export
+            if not rewrite and builder.compression == "gzip":
                 builder = replace(builder, oci_rewrite=False)
         cmd = cli_command(builder, context_dir, dockerfile, iidfile, secrets, build_args, labels, no_cache,
-                          environ)
+                          environ, rewrite)
         rc = stream_cli(cmd, environ, parser, log, sink, "install docker.io, or build with --builder classic")
         if rc != 0:
             fallback = "interrupted (the docker CLI was stopped by a signal)" if rc < 0 or rc == 130 else \

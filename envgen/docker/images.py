@@ -52,6 +52,12 @@ def _tags(values: Any) -> tuple[str, ...]:
     return tuple(_short(t) for t in (values or []) if t and t != "<none>:<none>")
 
 
+def _repo_tags(values: Any) -> tuple[str, ...]:
+    """``_tags`` of RepoTags, without ``name@sha256:…``: Docker 26's containerd store lists an image pulled by digest
+    under that name there (a digest, not a tag)."""
+    return tuple(tag for tag in _tags(values) if "@" not in tag)
+
+
 def _short(ref: str) -> str:
     for prefix in ("docker.io/library/", "docker.io/"):
         if ref.startswith(prefix):
@@ -66,7 +72,7 @@ def list_images(client: DockerClient, label_prefix: str = LABEL_PREFIX) -> list[
         labels = row.get("Labels") or {}
         if not any(key.startswith(label_prefix) for key in labels):
             continue
-        found.append(ImageSummary(row["Id"], _tags(row.get("RepoTags")), dict(labels),
+        found.append(ImageSummary(row["Id"], _repo_tags(row.get("RepoTags")), dict(labels),
                                   int(row.get("Size", 0)), _created(row.get("Created", 0)),
                                   _tags(row.get("RepoDigests"))))
     return sorted(found, key=lambda image: image.created, reverse=True)
@@ -86,7 +92,7 @@ def inspect_image(client: DockerClient, ref: str) -> ImageSummary | None:
             return None
         raise
     config = data.get("Config") or {}
-    return ImageSummary(data["Id"], _tags(data.get("RepoTags")), dict(config.get("Labels") or {}),
+    return ImageSummary(data["Id"], _repo_tags(data.get("RepoTags")), dict(config.get("Labels") or {}),
                         int(data.get("Size", 0)), _created(data.get("Created", 0)),
                         _tags(data.get("RepoDigests")), tuple((data.get("RootFS") or {}).get("Layers") or ()))
 

@@ -37,7 +37,7 @@ from envgen.pipeline.buildlock import build_lock
 from envgen.pipeline.mirrors import ensure_base_reachable, fetch_base
 from envgen.pipeline.naming import alias_ref, image_ref
 from envgen.pipeline.prepare import check_base_labels, checked_plan
-from envgen.pipeline.seal import seal
+from envgen.pipeline.seal import recompressed, seal
 from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import run_planned
 from envgen.pipeline.state import ValidationStore
@@ -48,6 +48,7 @@ from envgen.render import RenderedContext, RenderResult, render_in_memory
 from envgen.render.core import reroute, write_context
 from envgen.smoke.report import SmokeReport
 from envgen.vocabulary import (
+    LABEL_COMPRESSION,
     LABEL_CONTENT_HASH,
 )
 
@@ -299,10 +300,10 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
                   sink: ProgressSink | None, echo: Callable[[str], None], log_dir: Path,
                   env: Mapping[str, str] | None) -> BuildOutcome:
     profile, content_hash, base_ref = planned.plan.profile, planned.content_hash, planned.plan.base.from_ref
-    # Looked up under the lock: a build of the same content that just finished left its image here.
-    # zstd: the image under the content tag may hold gzip layers: built again (the build cache's export), not reused
+    # Looked up under the lock: a build of the same content that just finished left its image here (with the layers'
+    # compression asked for: LABEL_COMPRESSION; otherwise built again, the build cache making it an export).
     cached = _cached(profile, config, info, client, store, content_hash, planned_tag,
-                     smoke=smoke, push=push, registry=registry, echo=echo) if info.compression == "gzip" else None
+                     smoke=smoke, push=push, registry=registry, echo=echo)
     if cached is not None:
         return cached
     _ensure_fetchable(planned, config, wheelhouse, offline, echo)
@@ -322,6 +323,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
         dockerfile="Dockerfile" if info.uses_buildkit else "Dockerfile.classic",
         secrets={k: Path(v) for k, v in result.secrets.items()} if info.uses_buildkit else None,
         build_args=result.build_args, progress=sink, client=client, compression=info.compression,
+        labels={LABEL_COMPRESSION: info.compression} if info.compression != "gzip" else None,
     )
     tag = image_ref(config, profile.name, result.content_hash)
     outcome = BuildOutcome(profile.name, tag, built.image_id, info.kind, duration_s=built.duration_s,
@@ -329,7 +331,7 @@ def _build_locked(planned: RenderedContext, kb: KnowledgeBase, config: UserConfi
     final_id = built.image_id
     if smoke:
         final_id = _smoke_and_seal(profile, kb, config, client, store, built.image_id, result.content_hash,
-                                   outcome, echo, env)
+                                   outcome, echo, env, info)
     tag_all(client, final_id, [tag, alias_ref(config, profile.name)])
     outcome.image_id = final_id
     final = inspect_image(client, final_id)
@@ -358,7 +360,8 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
             registry: str | None, echo: Callable[[str], None] = lambda _line: None) -> BuildOutcome | None:
     """The image a build of the same content left (validated, or no smoke test asked for); None: build."""
     current = inspect_image(client, planned_tag)
-    if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash:
+    if not current or current.labels.get(LABEL_CONTENT_HASH) != content_hash \
+            or current.labels.get(LABEL_COMPRESSION, "gzip") != info.compression:
         return None
     from envgen.pipeline.validity import image_verdict
 
@@ -377,9 +380,9 @@ def _cached(profile: Profile, config: UserConfig, info: BuilderInfo, client: Doc
 
 def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, client: DockerClient,
                     store: ValidationStore, image_id: str, content_hash: str, outcome: BuildOutcome,
-                    echo: Callable[[str], None], env: Mapping[str, str] | None) -> str:
-    """Smoke-test the built image, seal its report and package list into a child image; the child's ID. A failed
-    test raises SmokeFailed (nothing tagged)."""
+                    echo: Callable[[str], None], env: Mapping[str, str] | None, info: BuilderInfo) -> str:
+    """Smoke-test the built image, seal its report and package list into a child image (its layers compressed as
+    ``info`` asks); the child's ID. A failed test raises SmokeFailed (nothing tagged)."""
     plan = host_plan(profile.gpu.required, env, kb=kb)
     if plan.reason:
         echo(f"smoke test: the library tier only: {plan.reason}")
@@ -403,6 +406,8 @@ def _smoke_and_seal(profile: Profile, kb: KnowledgeBase, config: UserConfig, cli
     outcome.notes.append(f"resolved packages ({len(frozen.splitlines())}): {lock_path} "
                          f"(in the image: {SEALED_FREEZE})")
     final_id = seal(client, image_id, report, frozen)
+    if info.compression != "gzip" and outcome.log_path is not None:  # the commit wrote its layer with gzip
+        final_id = recompressed(client, info, final_id, outcome.log_path.with_suffix(f".{info.compression}.log"))
     outcome.validated = True
     run_record = store.get(image_id)
     if run_record is not None:

@@ -94,15 +94,17 @@ def publish_validated(client: DockerClient, state_dir: Path, image: ImageSummary
 
 def push_attestation(state_dir: Path, image: ImageSummary, facts: Mapping[str, Any], where: str) -> str:
     """Sign the validation's predicate about the pushed manifest (and the image's config and layers), and store
-    it beside the image in the registry; where it went."""
+    it beside the image in the registry; where it went. The config is named by the pushed manifest's digest of it:
+    the image ID on Docker 20.10, but not on the containerd image store (Docker >= 26: the ID is the manifest's)."""
     from envgen.docker.oci import image_manifest
     from envgen.docker.oci import push_attestation as store_beside
     from envgen.pipeline.attest import PREDICATE_TYPE, sign, statement
     from envgen.pipeline.keys import signing_key
 
     digest, manifest = image_manifest(where)
+    config = str((json.loads(manifest).get("config") or {}).get("digest") or image.id)
     key = signing_key(state_dir)
-    envelope = sign(statement(image.id, image.layers, facts, {MANIFEST_SUBJECT: digest}), key.private, key.keyid)
+    envelope = sign(statement(config, image.layers, facts, {MANIFEST_SUBJECT: digest}), key.private, key.keyid)
     return store_beside(where, digest, manifest, json.dumps(envelope, sort_keys=True).encode(), PREDICATE_TYPE)
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
+import tempfile
 from datetime import datetime, timezone
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from envgen import layout
@@ -32,6 +34,8 @@ from envgen.vocabulary import (
 
 if TYPE_CHECKING:
     from docker import DockerClient
+
+    from envgen.docker import BuilderInfo
 
 SEALED_DIR = PurePosixPath(layout.SEALED_REPORT).parent
 assert PurePosixPath(layout.SEALED_FREEZE).parent == SEALED_DIR
@@ -92,3 +96,32 @@ def seal(client: DockerClient, image_id: str, report: SmokeReport, frozen: str) 
     finally:
         container.remove(force=True)
     return str(committed.id)
+
+
+def recompressed(client: DockerClient, builder: BuilderInfo, sealed_id: str, log_path: Path) -> str:
+    """The sealed image ``sealed_id`` with every layer compressed as ``builder`` asks (zstd): the commit above writes
+    its new layer with gzip whatever its parent's are (moby's daemon/containerd/image_commit.go, ``createDiff``), and
+    a registry client pushes the layers as the engine stores them. So BuildKit exports it again (``FROM`` it, nothing
+    added, ``force-compression``; its log: ``log_path``): the same diff IDs (checked: BuildFailed otherwise), config
+    and labels; the commit's image is removed. The new image's ID."""
+    from envgen.docker import build_image, inspect_image, remove_image
+    from envgen.docker.images import tag_all
+    from envgen.errors import BuildFailed
+
+    source = f"envgen-seal-{builder.compression}:{os.getpid()}-{os.urandom(4).hex()}"  # BuildKit's FROM needs a name
+    sealed = inspect_image(client, sealed_id)
+    tag_all(client, sealed_id, [source])
+    try:
+        with tempfile.TemporaryDirectory(prefix="envgen-seal-") as tmp:
+            Path(tmp, "Dockerfile").write_text(f"FROM {source}\n", encoding="utf-8")
+            built = build_image(Path(tmp), builder=builder, log_path=log_path, client=client,
+                                compression=builder.compression)
+    finally:
+        remove_image(client, source)  # the commit's image goes with its only name
+    again = inspect_image(client, built.image_id)
+    if sealed is None or again is None or again.layers != sealed.layers:
+        remove_image(client, built.image_id, force=True)
+        raise BuildFailed(f"the sealed image exported again with {builder.compression} layers "
+                          f"({built.image_id[:19]}) does not hold the sealed image's layers ({sealed_id[:19]}); "
+                          "nothing was tagged", log_path=str(log_path), fix=f"see the export's log: {log_path}")
+    return built.image_id
