@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from envgen import layout
 from envgen.kb import KnowledgeBase
@@ -88,8 +89,14 @@ class StripPlan:
 
     def command(self, directory: str, next_line: str = " ") -> str:
         """The shell command that strips what the distributions installed in ``directory``."""
-        return (f"sh {layout.SCRIPTS}/{STRIP_SCRIPT} {directory} {STRIP_DIR}"
+        return (f"sh {layout.SCRIPTS}/{STRIP_SCRIPT} {directory} {STRIP_DIR} -m {manifest_name(directory)}"
                 + "".join(next_line + word for word in self.words() if word))
+
+
+def manifest_name(directory: str) -> str:
+    """The list of what strip.sh rewrote, under ``directory``/share/envgen: stripped.txt in the environment; the
+    extras directory's its own name (the runtime stage copies it into the environment beside the other)."""
+    return "stripped.txt" if directory == layout.ENV else f"stripped-{PurePosixPath(directory).name}.txt"
 
 
 def strip_plan(profile: Profile, kb: KnowledgeBase) -> StripPlan | None:

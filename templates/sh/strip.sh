@@ -3,31 +3,34 @@
 # programs that the distributions installed in DIR (the environment, or the extras directory) listed in their RECORD,
 # in the step that installed them, so that no layer holds the unstripped bytes (the rules:
 # envgen/kb/data/strip_symbols.yaml, read by envgen/plan/slim.py). TOOL: GNU strip and its libraries (strip-tool.sh,
-# bound or copied from the strip stage). Options, each with one value: -f FLAG (strip's flags), -s SECTION (a file is
-# rewritten only where it holds one of these; a trailing * is a prefix), -l SPELLINGS (a licence that allows a modified
-# copy: its spellings joined by "|"), -n SPELLINGS (the same, and modified files must carry a notice), -x PATTERN (a
+# bound or copied from the strip stage). Options, each with one value: -m NAME (the list of what was rewritten,
+# DIR/share/envgen/NAME; default stripped.txt), -f FLAG (strip's flags), -s SECTION (a file is rewritten only where
+# it holds one of these; a trailing * is a prefix), -l SPELLINGS (a licence that allows a modified copy: its
+# spellings joined by "|"), -n SPELLINGS (the same, and modified files must carry a notice), -x PATTERN (a
 # distribution never rewritten, fnmatch on its normalised name). A distribution's licence is read from its own
 # METADATA (License-Expression: every identifier must be allowed; else License, one line; else its License
-# classifiers); a distribution refused, or of a licence not allowed or unknown, is left untouched. What was rewritten
-# is appended to DIR/share/envgen/stripped.txt (the file, its distribution and licence, sha256 and size before and
-# after, the sections removed). Prints the megabytes removed per distribution. A DIR that does not exist is left alone.
+# classifiers); a distribution refused, or of a licence not allowed or unknown, is left untouched. What was
+# rewritten is appended to the list (the file, its distribution and licence, sha256 and size before and after, the
+# sections removed), sorted. Files are stripped in parallel, one per CPU. Prints the megabytes removed per
+# distribution. A DIR that does not exist is left alone.
 set -eu
 dir=${1:?strip.sh DIR TOOL OPTION...}
-tool=${2:?strip.sh DIR TOOL OPTION...}
+: "${2:?strip.sh DIR TOOL OPTION...}"  # read by the program below
 [ -d "$dir" ] || exit 0
 for python in "$dir/bin/python" /opt/env/bin/python python3; do
     if command -v "$python" >/dev/null 2>&1; then break; fi
 done
 exec "$python" -I - "$@" <<'PY'
 import fnmatch, glob, hashlib, os, re, struct, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import distributions
 
 root, tool, args = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3:]
-opts = {"-f": [], "-s": [], "-l": [], "-n": [], "-x": []}
+opts = {"-m": [], "-f": [], "-s": [], "-l": [], "-n": [], "-x": []}
 for i in range(0, len(args), 2):
     opts[args[i]].append(args[i + 1])
 allowed = {s: (k == "-n") for k in ("-l", "-n") for row in opts[k] for s in row.split("|")}
-MANIFEST = os.path.join(root, "share", "envgen", "stripped.txt")
+MANIFEST = os.path.join(root, "share", "envgen", (opts["-m"] or ["stripped.txt"])[-1])
 HEADER = ("# envgen stripped these files' symbol tables (the loader never reads them) when the image was built: "
           "strip " + " ".join(opts["-f"]) + " (envgen/kb/data/strip_symbols.yaml)\n"
           "# file\tdistribution\tlicence\tsha256 before\tbytes before\tsha256 after\tbytes after\tsections removed\n")
@@ -85,23 +88,24 @@ def sha256(path):
     return digest.hexdigest()
 
 
-def strip(path, rel, dist, declared, lines):
-    """Strips one file in place (through a copy beside it); the bytes removed."""
+def strip(path, label, declared):
+    """Strips one file in place (through a copy beside it): its manifest line and the bytes removed (None, 0: it
+    holds nothing to strip)."""
     found = [s for s in sections(path) or [] if wanted(s)]
     if not found:
-        return 0
+        return None, 0
     before, size = sha256(path), os.path.getsize(path)
     temp = path + ".envgen-strip"
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(tool, "lib"))
     subprocess.run([os.path.join(tool, "bin", "strip"), *opts["-f"], "-p", "-o", temp, path], check=True, env=env)
     os.chmod(temp, os.stat(path).st_mode & 0o7777)
     os.replace(temp, path)
-    lines.append("\t".join([rel, dist, declared, before, str(size), sha256(path), str(os.path.getsize(path)),
-                            ",".join(found)]) + "\n")
-    return size - os.path.getsize(path)
+    after = os.path.getsize(path)
+    return "\t".join([os.path.relpath(path, root), label, declared, before, str(size), sha256(path), str(after),
+                      ",".join(found)]) + "\n", size - after
 
 
-lines, removed, untouched = [], {}, {}
+jobs, untouched = [], {}
 for site in sorted(glob.glob(os.path.join(root, "lib", "python*", "site-packages"))):
     for dist in distributions(path=[site]):
         name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
@@ -117,9 +121,16 @@ for site in sorted(glob.glob(os.path.join(root, "lib", "python*", "site-packages
             untouched[label] = ("its licence forbids modifying it (strip_refused)" if refused
                                 else f"licence not one that allows a modified copy, or unknown: {declared}")
             continue
-        saved = sum(strip(p, os.path.relpath(p, root), label, declared, lines) for p in elf)
-        if saved:
-            removed[label] = saved
+        jobs += [(p, label, declared) for p in elf]
+jobs = list({job[0]: job for job in jobs}.values())  # a file two distributions list: stripped once
+jobs.sort(key=lambda job: -os.path.getsize(job[0]))  # the largest first: the pool's last job is a small one
+with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    results = list(pool.map(lambda job: (job[1], *strip(*job)), jobs))
+lines = sorted(line for _, line, _ in results if line)
+removed = {}
+for label, _, saved in results:
+    removed[label] = removed.get(label, 0) + saved
+removed = {label: saved for label, saved in removed.items() if saved}
 if lines:
     os.makedirs(os.path.dirname(MANIFEST), exist_ok=True)
     fresh = not os.path.exists(MANIFEST)
