@@ -11,13 +11,17 @@
 # METADATA (License-Expression: every identifier must be allowed; else License, one line; else its License
 # classifiers); a distribution refused, or of a licence not allowed or unknown, is left untouched. What was
 # rewritten is appended to the list (the file, its distribution and licence, sha256 and size before and after, the
-# sections removed), sorted. Files are stripped in parallel, one per CPU. Prints the megabytes removed per
-# distribution. A DIR that does not exist is left alone.
+# sections removed), sorted. A file whose program headers strip would change (its symbol table inside a mapped
+# segment, as patchelf lays out the libraries auditwheel repairs) is kept as it was. Files are stripped in parallel,
+# one per CPU. Prints the megabytes removed per distribution. A DIR that does not exist is left alone.
 set -eu
 dir=${1:?strip.sh DIR TOOL OPTION...}
 : "${2:?strip.sh DIR TOOL OPTION...}"  # read by the program below
 [ -d "$dir" ] || exit 0
-for python in "$dir/bin/python" /opt/env/bin/python python3; do
+here=$(dirname "$0")
+# shellcheck source=layout.sh
+. "$here/layout.sh"
+for python in "$dir/bin/python" "$ENVGEN_ENV/bin/python" python3; do  # the extras directory has none of its own
     if command -v "$python" >/dev/null 2>&1; then break; fi
 done
 exec "$python" -I - "$@" <<'PY'
@@ -61,6 +65,17 @@ def sections(path):
     return [strings[h[0]:strings.index(b"\0", h[0])].decode("ascii", "replace") for h in headers]
 
 
+def program_headers(path):
+    """The raw program header table: what the loader maps the file by (e_phoff, e_phentsize, e_phnum)."""
+    with open(path, "rb") as f:
+        ident = f.read(64)
+        end = "<" if ident[5] == 1 else ">"
+        offset, = struct.unpack_from(end + ("Q" if ident[4] == 2 else "I"), ident, 0x20 if ident[4] == 2 else 0x1C)
+        size, count = struct.unpack_from(end + "HH", ident, 0x36 if ident[4] == 2 else 0x2A)
+        f.seek(offset)
+        return f.read(size * count)
+
+
 def wanted(name):
     return any(name.startswith(s[:-1]) if s.endswith("*") else name == s for s in opts["-s"])
 
@@ -98,6 +113,9 @@ def strip(path, label, declared):
     temp = path + ".envgen-strip"
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(tool, "lib"))
     subprocess.run([os.path.join(tool, "bin", "strip"), *opts["-f"], "-p", "-o", temp, path], check=True, env=env)
+    if program_headers(temp) != program_headers(path):  # the symbols lay in a mapped segment (patchelf's layout)
+        os.remove(temp)
+        return None, -1
     os.chmod(temp, os.stat(path).st_mode & 0o7777)
     os.replace(temp, path)
     after = os.path.getsize(path)
@@ -127,9 +145,9 @@ jobs.sort(key=lambda job: -os.path.getsize(job[0]))  # the largest first: the po
 with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
     results = list(pool.map(lambda job: (job[1], *strip(*job)), jobs))
 lines = sorted(line for _, line, _ in results if line)
-removed = {}
+removed, kept = {}, sorted(os.path.relpath(job[0], root) for job, (_, _, saved) in zip(jobs, results) if saved < 0)
 for label, _, saved in results:
-    removed[label] = removed.get(label, 0) + saved
+    removed[label] = removed.get(label, 0) + max(saved, 0)
 removed = {label: saved for label, saved in removed.items() if saved}
 if lines:
     os.makedirs(os.path.dirname(MANIFEST), exist_ok=True)
@@ -141,6 +159,8 @@ print(f"envgen: stripped the symbol tables of {len(lines)} ELF file(s) in {root}
       f"(strip_symbols.yaml; list: {os.path.relpath(MANIFEST, root)})")
 for label, saved in sorted(removed.items(), key=lambda kv: -kv[1]):
     print(f"envgen:   {saved / 1e6:8.1f} MB  {label}")
+for rel in kept:
+    print(f"envgen:   kept as it was {rel}: strip changed its program headers (what the loader maps)")
 for label, why in sorted(untouched.items()):
     print(f"envgen:   untouched {label}: {why}")
 PY
