@@ -130,3 +130,20 @@ def test_strip_sh_rewrites_only_what_its_licence_allows_keeps_what_the_loader_re
     again = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
     assert again.returncode == 0 and "of 0 ELF file(s)" in again.stdout, again.stdout
     assert listed.read_text(encoding="utf-8").splitlines() == manifest
+
+
+def test_a_wrong_key_under_slim_is_one_line_naming_the_keys_it_takes(tmp_path: Path) -> None:
+    import pytest
+
+    from envgen.errors import ProfileError
+
+    path = tmp_path / "demo.yaml"
+    path.write_text('name: demo\nbase: ubuntu:22.04\ninstaller: pip\npython: "3.10"\ngpu: {required: false}\n'
+                    "slim: {strip: false}\n", encoding="utf-8")
+    with pytest.raises(ProfileError) as caught:
+        load_profile(str(path), env={})
+    assert str(caught.value).count("\n") == 0, str(caught.value)
+    assert "demo.yaml:6: unknown field 'slim.strip'; allowed here: leave_out, strip_symbols" in str(caught.value)
+    path.write_text(path.read_text(encoding="utf-8").replace("{strip: false}", "{strip_symbols: false}"),
+                    encoding="utf-8")
+    assert load_profile(str(path), env={}).slim == Slim(strip_symbols=False)
