@@ -150,7 +150,7 @@ while todo:
         try:
             lib = ctypes.CDLL(path, os.RTLD_LAZY)
         except OSError as error:
-            if "position-independent executable" in str(error):
+            if "cannot dynamically load" in str(error):  # a program (PIE or not): the loader maps it for ldd
                 done = subprocess.run(["ldd", path], capture_output=True, text=True)
                 assert done.returncode == 0 and "not found" not in done.stdout, (path, done.stdout)
             else:
