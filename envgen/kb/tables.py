@@ -30,6 +30,7 @@ from envgen.kb.models import (
 )
 from envgen.kb.platforms import GpuRefusal, PlatformWheel
 from envgen.kb.pypackages import CommonPipNames, FrameworkRequires, PackageBreak, PipName
+from envgen.kb.strip import StripLicence, StripRefused, StripTool
 from envgen.kb.versions import minor, same_prefix, vtuple
 from envgen.kb.wheel_libraries import GpuBuilds, WheelLibraries
 
@@ -60,6 +61,9 @@ class Tables:
     pinned_releases: list[PinnedRelease] = field(default_factory=list)
     nvidia_wheel_files: list[NvidiaWheelFile] = field(default_factory=list)
     leave_out: list[LeaveOut] = field(default_factory=list)
+    strip_tools: list[StripTool] = field(default_factory=list)
+    strip_licences: list[StripLicence] = field(default_factory=list)
+    strip_refused: list[StripRefused] = field(default_factory=list)
     engine_requires: list[EngineRequires] = field(default_factory=list)
     engine_unread: list[EngineUnread] = field(default_factory=list)
     engine_traps: list[EngineTrap] = field(default_factory=list)
@@ -131,6 +135,9 @@ TABLES: dict[str, tuple[type[Row], str]] = {
     "pinned_releases": (PinnedRelease, "pinned_releases"),
     "nvidia_wheel_files": (NvidiaWheelFile, "nvidia_wheel_files"),
     "leave_out": (LeaveOut, "leave_out"),
+    "strip_tools": (StripTool, "strip_tools"),
+    "strip_licences": (StripLicence, "strip_licences"),
+    "strip_refused": (StripRefused, "strip_refused"),
     "engine_requires": (EngineRequires, "engine_requires"),
     "engine_unread": (EngineUnread, "engine_unread"),
     "engine_traps": (EngineTrap, "engine_traps"),

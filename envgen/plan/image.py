@@ -34,7 +34,7 @@ from envgen.plan.preflight import preflight_document
 from envgen.plan.require import requirement
 from envgen.plan.requirements import PlannedRequirement, plan_requirements, split_pin
 from envgen.plan.selection import Selection, selection
-from envgen.plan.slim import LeaveOutPlan, leave_out_plan
+from envgen.plan.slim import LeaveOutPlan, StripPlan, leave_out_plan, strip_plan
 from envgen.plan.stack import Stack, Target, resolve_rows
 from envgen.plan.wheel_needs import WheelSurvey
 from envgen.profile import Profile
@@ -97,6 +97,7 @@ class ImagePlan:
     libraries: Libraries = field(repr=False)  # the sonames the frameworks load and their providers (plan.libraries)
     wheel_libraries: WheelSurvey = field(repr=False)  # the CUDA libraries packages.pip's wheels load (plan.wheel_needs)
     slim: LeaveOutPlan | None = field(repr=False)  # what the runtime image leaves out (plan.slim); None: keeps all
+    strip: StripPlan | None = field(repr=False)  # the symbol tables it strips (plan.slim); None: strips nothing
     base_part: BasePart = field(repr=False)  # FROM reference and digest, family, package manager, paths, user
     installer_part: InstallerPart = field(repr=False)  # Python setup, runtime apt set, context files, refusals
     expected: Expected = field(repr=False)  # what the smoke probe compares the image against (plan.expected)
@@ -348,7 +349,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         torch_variant=stack.torch_variant, cuda=cuda, family=stack.family, base=stack.base, ngc=stack.ngc,
         tf_build=stack.tf_build, torch_release=stack.torch_release, targets=tuple(stack.targets),
         defaults=stack.defaults, libraries=stack.libraries, wheel_libraries=stack.wheel_libraries,
-        slim=_slim(profile, kb, part), base_part=base_part(stack), installer_part=part,
+        slim=_slim(profile, kb, part), strip=strip_plan(profile, kb), base_part=base_part(stack), installer_part=part,
         expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
         preflight=preflight, node_selection=selection(preflight, kb),
         own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),

@@ -4,6 +4,11 @@ package loads at runtime kept), as the command the build script ``templates/sh/s
 step that installs into the environment or the extras directory, in the same step, so that no layer ever holds what
 it removes. None where the profile says ``slim: false`` (everything kept).
 
+The symbol tables (``strip_symbols.yaml``, ``StripPlan``): after the leave-out, in the same step, templates/sh/strip.sh
+strips the ELF files the step's distributions installed, where each one's own licence allows a modified copy, with
+GNU strip from a stage of its own (``STRIP_STAGE``, made by strip-tool.sh) that never reaches the image. None where
+the profile says ``slim: false`` or ``slim: {strip_symbols: false}``.
+
 A kept path that only a compiler reads (``compiler: true``: torch's headers) is kept for certain where the image's
 apt set goes beyond the Python setup's own (packages.apt, the runtime compilers: one may be a compiler); elsewhere
 slim.sh keeps it only if it finds a C or C++ compiler in the image when it runs (the base's, or the environment's
@@ -13,10 +18,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from envgen import layout
 from envgen.kb import KnowledgeBase
 from envgen.kb.leave_out import LeaveOut
+from envgen.kb.strip import StripLicence, StripRefused, StripTool
 from envgen.profile import Profile
 
 SCRIPT = "slim.sh"
@@ -47,7 +54,54 @@ class LeaveOutPlan:
 def leave_out_plan(profile: Profile, kb: KnowledgeBase, apt_compiler: bool = True) -> LeaveOutPlan | None:
     """The profile's plan: every row of ``leave_out.yaml`` that leaves something out; None with ``slim: false``.
     ``apt_compiler``: the image's apt set may hold a compiler."""
-    if not profile.slim:
+    if not profile.leaves_out:
         return None
     rules = tuple(row for row in kb.leave_out if row.leave_out)
     return LeaveOutPlan(rules, apt_compiler) if rules else None
+
+
+STRIP_SCRIPT = "strip.sh"
+STRIP_TOOL_SCRIPT = "strip-tool.sh"
+STRIP_STAGE = "strip"
+STRIP_DIR = "/opt/envgen-strip"  # GNU strip and its libraries in the strip stage (strip-tool.sh); never in the image
+
+
+@dataclass(frozen=True)
+class StripPlan:
+    """The symbol tables the runtime image strips (``strip_symbols.yaml``): the tool, its flags, which sections make
+    a file worth rewriting, the licences that allow a modified copy and the distributions never rewritten."""
+
+    tool: StripTool
+    licences: tuple[StripLicence, ...]
+    refused: tuple[StripRefused, ...]
+
+    @property
+    def package(self) -> str:
+        """What the strip stage installs (the base's package manager; the plan's apt pins where the lock has it)."""
+        return self.tool.package
+
+    def words(self) -> tuple[str, ...]:
+        """strip.sh's options, one line each: the flags and sections, each licence, each refused pattern."""
+        return (" ".join([*(f"-f {flag}" for flag in self.tool.flags),
+                          *(f"-s {shlex.quote(section)}" for section in self.tool.sections)]),
+                *(f"-{'n' if row.notice else 'l'} {shlex.quote('|'.join(row.spellings))}" for row in self.licences),
+                " ".join(f"-x {shlex.quote(pattern)}" for row in self.refused for pattern in row.distributions))
+
+    def command(self, directory: str, next_line: str = " ") -> str:
+        """The shell command that strips what the distributions installed in ``directory``."""
+        return (f"sh {layout.SCRIPTS}/{STRIP_SCRIPT} {directory} {STRIP_DIR} -m {manifest_name(directory)}"
+                + "".join(next_line + word for word in self.words() if word))
+
+
+def manifest_name(directory: str) -> str:
+    """The list of what strip.sh rewrote, under ``directory``/share/envgen: stripped.txt in the environment; the
+    extras directory's its own name (the runtime stage copies it into the environment beside the other)."""
+    return "stripped.txt" if directory == layout.ENV else f"stripped-{PurePosixPath(directory).name}.txt"
+
+
+def strip_plan(profile: Profile, kb: KnowledgeBase) -> StripPlan | None:
+    """The profile's plan: the first strip_tools row with the licence tables; None with ``slim: false`` or
+    ``slim: {strip_symbols: false}``."""
+    if not profile.strips_symbols or not kb.strip_tools:
+        return None
+    return StripPlan(kb.strip_tools[0], tuple(kb.strip_licences), tuple(kb.strip_refused))

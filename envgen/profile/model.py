@@ -141,6 +141,17 @@ class Smoke(Strict):
     timeout_s: Annotated[int, Between(10, 3600), Doc("Seconds the whole smoke test may take.")] = 300
 
 
+class Slim(Strict):
+    """What the runtime image leaves out, one switch each (``slim: true``/``false`` sets both)."""
+
+    leave_out: Annotated[bool, Doc(
+        "Leave out what no package loads at runtime (envgen/kb/data/leave_out.yaml).")] = True
+    strip_symbols: Annotated[bool, Doc(
+        "Strip the symbol tables (.symtab, .debug_*) the dynamic loader never reads from the environment's shared "
+        "objects and programs, where their licence allows it (envgen/kb/data/strip_symbols.yaml); false keeps them "
+        "for gdb/perf backtraces with the names of TensorFlow's or torch's C++ functions.")] = True
+
+
 class Mirrors(Strict):
     """Where packages come from. Not part of the profile's identity hash: a mirror changes the
     route, not the environment. Also settable per user (``~/.config/envgen/config.yaml``)."""
@@ -275,11 +286,13 @@ class Profile(Strict):
         "Package and image mirrors: routes, not part of the environment's identity or hash.")] = field(
         default_factory=Mirrors)
     user: Annotated[User, Doc(User.__doc__)] = field(default_factory=User)
-    slim: Annotated[bool, Doc(
+    slim: Annotated[bool | Slim, Doc(
         "Leave out of the runtime image what no package loads when it runs: tests inside site-packages, "
         "documentation, static libraries, headers (each with the paths a package does load kept; the list and its "
-        "sources: envgen/kb/data/leave_out.yaml). false keeps every file the installs wrote (to build extensions "
-        "against headers in the image, or run a package's own tests).")] = True
+        "sources: envgen/kb/data/leave_out.yaml), and the ELF symbol tables the loader never reads "
+        "(envgen/kb/data/strip_symbols.yaml). false keeps every file the installs wrote, as they wrote it (to build "
+        "extensions against headers in the image, or run a package's own tests); {strip_symbols: false} leaves "
+        "files out but keeps the symbol tables (named frames in gdb/perf backtraces).")] = True
     metadata: Annotated[ImageMetadata | None, Doc(ImageMetadata.__doc__)] = None
 
     @classmethod
@@ -391,6 +404,16 @@ class Profile(Strict):
     def pip_pins(self) -> list[str]:
         """The exact ``packages.pip`` pins the image gets, without their markers: "nvidia-cudnn-cu12==9.1.0.70"."""
         return [line.requirement for line in self.pip_installed if not line.floats]
+
+    @property
+    def leaves_out(self) -> bool:
+        """The runtime image leaves out what no package loads (``slim``)."""
+        return self.slim if isinstance(self.slim, bool) else self.slim.leave_out
+
+    @property
+    def strips_symbols(self) -> bool:
+        """The runtime image strips the symbol tables the loader never reads (``slim``)."""
+        return self.slim if isinstance(self.slim, bool) else self.slim.strip_symbols
 
     def identity(self) -> dict[str, object]:
         """What defines the environment: everything but the route packages take (mirrors)

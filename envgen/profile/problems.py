@@ -25,14 +25,22 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
 
 
 def _model_at(parent: tuple[object, ...]) -> Any:
-    """The record type at ``parent`` (a key path into the profile), or None."""
+    """The record type at ``parent`` (a key path into the profile), or None. A union's record member counts
+    (``slim: bool | Slim``)."""
     model: Any = Profile
     for part in parent:
         if isinstance(part, int) or not hasattr(model, "model_fields") or part not in model.model_fields:
             return None
-        annotation = model.model_fields[part].annotation
-        model = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__args__") else annotation
+        args = getattr(model.model_fields[part].annotation, "__args__", (model.model_fields[part].annotation,))
+        model = next((arg for arg in args if hasattr(arg, "model_fields")), args[0])
     return model if hasattr(model, "model_fields") else None
+
+
+def _union_tag(parent: tuple[object, ...], part: object) -> bool:
+    """``part`` is the name pydantic gives a union member in an error's place (``slim.Slim.strip``), not a key."""
+    model = _model_at(parent[:-1]) if parent else None
+    field = model.model_fields.get(str(parent[-1])) if model is not None else None
+    return field is not None and part in {getattr(a, "__name__", "") for a in getattr(field.annotation, "__args__", ())}
 
 
 def allowed_keys(parent: tuple[object, ...]) -> list[str]:
@@ -106,7 +114,11 @@ def format_problems(path: Path, origins: Origins, exc: ValidationError,
     """One line per problem, in file order. A required key that is missing while an unknown key beside it
     looks like it (``pyhton:``) is one problem, at the typo's line. ``moved``: entries that normalising shifted
     in a list, named where the file wrote them."""
-    items = [_one(path, origins, err, moved or {}) for err in exc.errors(include_url=False)]
+    errors = [err for err in exc.errors(include_url=False)  # a mapping where a union takes a flag or a record:
+              if not (isinstance(err.get("input"), dict) and str(err["type"]).startswith("bool_"))]  # the record's
+    for err in errors:
+        err["loc"] = tuple(p for i, p in enumerate(err["loc"]) if not _union_tag(tuple(err["loc"][:i]), p))
+    items = [_one(path, origins, err, moved or {}) for err in errors]
     typos = {(loc[:-1], guess) for _, _, loc, guess in items if guess}
     out = []
     for line, text, loc, guess in items:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from envgen import layout
 from envgen.mirrors import pytorch_shell
 from envgen.paths import build_scripts_dir
 from envgen.plan.installers.uv import CUDA_FILE
+from envgen.plan.slim import STRIP_DIR, STRIP_STAGE, STRIP_TOOL_SCRIPT
 from envgen.render.jinja import ARG_LINE, shell_dq, words
 from envgen.render.plan import TemplateInput as Plan
 from envgen.render.slim import slim_tail, slimmed
@@ -96,6 +98,18 @@ def apt_install(plan: Plan, packages: Sequence[str], cache: bool = True) -> tupl
             Run(f"sh {layout.SCRIPTS}/{script}{words(packages)}", (script,), apt=cache, secrets=True))
 
 
+def strip_stage(plan: Plan, base: str | None = None) -> tuple[Stage, ...]:
+    """GNU strip (the plan's package, apt-pinned as the plan pins) gathered at STRIP_DIR (strip-tool.sh) in a stage
+    on ``base`` (None: the base) that install steps bind or copy from, never shipped; none where nothing is stripped."""
+    if plan.image.strip is None:
+        return ()
+    steps = (*apt_install(plan, plan.apt_pins((plan.image.strip.package,))),
+             Run(f"sh {layout.SCRIPTS}/{STRIP_TOOL_SCRIPT} {STRIP_DIR}", (STRIP_TOOL_SCRIPT,)))
+    comment = ("GNU strip for the symbol tables the install steps strip: bound or copied from here, never shipped.",)
+    return (Stage(STRIP_STAGE, base, steps, comment) if base else replace(base_stage(plan, STRIP_STAGE, *steps),
+                                                                          comment=comment),)
+
+
 def create_user(plan: Plan) -> Run:
     """The image's user (profile ``user:``) and /workspace: reuses a uid the base already has (create-user.sh)."""
     user = plan.profile.user
@@ -163,7 +177,7 @@ class StagedRuntime(Installer):
         extras = [self.extras_stage(), *builds]
         if (self.plan.lock.extras if self.plan.lock else self.plan.pins.pip_extra) or builds:  # what extras installs
             extras[-1] = slimmed(extras[-1], self.plan, layout.EXTRAS)
-        return (slimmed(self.build_stage(), self.plan, layout.ENV), *extras,
+        return (*strip_stage(self.plan), slimmed(self.build_stage(), self.plan, layout.ENV), *extras,
                 self.runtime_stage(builds[-1].name if builds else "extras"))
 
     def extras_stage(self) -> Stage:
@@ -322,6 +336,7 @@ class Uv(Installer):
             Stage("uv", "system", (*args(ARGS_PROXY), *arch_args(plan), fetch), (
                 f"uv {self.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
                 "below.",)),
+            *strip_stage(plan, "system"),
             Stage("runtime", "system",
                   (*args((*ARGS_PIP, "ENVGEN_CACHE_ID", f"SOURCE_DATE_EPOCH={epoch}")), *arch_args(plan),
                    *self.install_layers())),
@@ -359,7 +374,6 @@ class Uv(Installer):
                            "requirements.extra.txt", UV_EXTRAS_LAYER)
         return *cuda, environment, slim_tail(self.plan, added, layout.ENV) if extras else added
 
-
     def layer(self, command: str, scripts: tuple[str, ...], requirements: str, comment: str) -> Run:
         """One install layer: uv's cache, the secrets, the wheelhouse, uv bound from its stage and the one
         requirements file it installs bound from the context (the TARGETARCH's, where each platform has one)."""
@@ -374,8 +388,6 @@ def installer_for(plan: Plan, buildkit: bool) -> Installer:
     if buildkit and plan.uv_install:
         return Uv(plan)
     if not buildkit and plan.platform_locks:  # the classic builder has no TARGETARCH: the lock's main sets
-        from dataclasses import replace
-
         plan = replace(plan, platform_locks=())
     return {cls.name: cls for cls in (VenvPip, Micromamba)}[plan.installer](plan)
 

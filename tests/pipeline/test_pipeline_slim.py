@@ -8,7 +8,13 @@ leave_out.yaml (kept) is measured here: importing numpy as the image's user with
 The rows for files of the big wheels (TensorFlow's include/, torch's C++ test programs, the CUDA libraries for
 applications, torch's headers in an image without a compiler) are checked on a wheel made here whose files lie where
 those wheels put theirs (a FIXTURE: the real wheels are gigabytes; the real images are measured by
-bench/bench_build.py and docs/benchmarks.md), built both ways with the same probe verdicts."""
+bench/bench_build.py and docs/benchmarks.md), built both ways with the same probe verdicts.
+
+The symbol tables (strip_symbols.yaml): the profile locked (uv's installing RUN) and unlocked (the staged build and
+extras stages) with the defaults, against `slim: {strip_symbols: false}` and `slim: false`: the same verdicts, every
+file strip.sh rewrote loads in the image and still exports its init function, the other image holds the wheel's
+bytes, the images differ by at least what was removed, and `envgen images --size` reads the stripped image. numpy
+2.1.3's auditwheel libraries (patchelf's layout) are kept as they were."""
 
 from __future__ import annotations
 
@@ -96,22 +102,103 @@ def test_bytecode_caches_are_kept_because_importing_without_them_is_slower(
     assert statistics.median(without) > 1.2 * statistics.median(with_caches), (with_caches, without)
 
 
-def test_a_locked_build_leaves_out_in_the_installing_uv_step_with_the_same_verdicts(
-        pair: tuple[BuildOutcome, BuildOutcome], write_profile: Callable[[str, str], str],
-        cleanup_tags: list[str], docker_client: object) -> None:
+@pytest.fixture(scope="module")
+def locked(write_profile: Callable[[str, str], str], cleanup_tags: list[str]) -> tuple[BuildOutcome, BuildOutcome]:
+    """The same profile locked (uv installs in the runtime stage; the leave-out and strip run in the installing RUN),
+    built with the defaults and with ``slim: {strip_symbols: false}``."""
     from envgen.lock.lock import lock
 
-    write_profile("pipe-slim-lock", minimal_profile(PIPS))
-    lock("pipe-slim-lock")
-    lines: list[str] = []
-    outcome = build("pipe-slim-lock", echo=lines.append)
-    cleanup_tags += [outcome.tag, alias("pipe-slim-lock")]
+    outcomes = []
+    for name, extra in (("pipe-slim-lock", ""), ("pipe-slim-lock-symbols", "slim:\n  strip_symbols: false\n")):
+        write_profile(name, minimal_profile(PIPS) + extra)
+        lock(name)
+        outcomes.append(build(name))
+        cleanup_tags += [outcomes[-1].tag, alias(name)]
+    return outcomes[0], outcomes[1]
+
+
+def test_a_locked_build_leaves_out_in_the_installing_uv_step_with_the_same_verdicts(
+        pair: tuple[BuildOutcome, BuildOutcome], locked: tuple[BuildOutcome, BuildOutcome],
+        docker_client: object) -> None:
+    outcome = locked[0]
     assert _verdicts(outcome) == _verdicts(pair[0])
     assert _shell(docker_client, outcome.image_id, LEFT_OUT).strip() == ""
     assert outcome.log_path is not None
     log = outcome.log_path.read_text(encoding="utf-8")
     if outcome.builder != "classic":  # uv installs in the runtime stage: the leave-out runs in the same RUN
         assert "uv.sh pip install" in log and "left out of /opt/env what nothing loads at runtime" in log
+
+
+# Every file strip.sh rewrote (its manifest, in the image): its bytes are the "after" ones, it loads (dlopen, lazy
+# binding, as the image's user; a library that needs another of its directory is tried again once that one is
+# loaded; a program, which dlopen refuses, through ldd), and an extension module still exports its init function
+# (.dynsym kept); printed: files, bytes before, bytes after, distributions. KEPT: the same files in an image that kept
+# its symbols hold the "before" bytes.
+MANIFEST = "/opt/env/share/envgen/stripped*.txt"  # stripped.txt; stripped-extras.txt: the staged extras stage's
+LOADS = f"""
+import ctypes, glob, hashlib, os, subprocess
+rows = [line.rstrip("\\n").split("\\t") for name in glob.glob("{MANIFEST}") for line in open(name)
+        if not line.startswith("#")]
+todo = []
+for rel, dist, licence, before, size_before, after, size_after, removed in rows:
+    path = "/opt/env/" + rel
+    assert hashlib.sha256(open(path, "rb").read()).hexdigest() == after, path
+    todo.append(path)
+while todo:
+    failed = []
+    for path in todo:
+        try:
+            lib = ctypes.CDLL(path, os.RTLD_LAZY)
+        except OSError as error:
+            if "cannot dynamically load" in str(error):  # a program (PIE or not): the loader maps it for ldd
+                done = subprocess.run(["ldd", path], capture_output=True, text=True)
+                assert done.returncode == 0 and "not found" not in done.stdout, (path, done.stdout)
+            else:
+                failed.append((path, str(error)))
+            continue
+        if ".cpython-" in path:
+            assert hasattr(lib, "PyInit_" + os.path.basename(path).split(".")[0]), path
+    assert len(failed) < len(todo), failed
+    todo = [path for path, _ in failed]
+print(len(rows), sum(int(r[4]) for r in rows), sum(int(r[6]) for r in rows), len({{r[1] for r in rows}}))
+"""
+KEPT = """
+import hashlib
+for line in open("/tmp/manifest"):
+    rel, _, _, before = line.split("\\t")[:4]
+    assert hashlib.sha256(open("/opt/env/" + rel, "rb").read()).hexdigest() == before, rel
+print("same bytes as the wheel's")
+"""
+
+
+def test_symbol_tables_are_stripped_every_stripped_object_still_loads_and_the_verdicts_are_the_same(
+        pair: tuple[BuildOutcome, BuildOutcome], locked: tuple[BuildOutcome, BuildOutcome],
+        docker_client: object) -> None:
+    from envgen.pipeline.sizes import size_report
+
+    for stripped, kept in (locked, pair):  # uv's installing RUN, then the staged build stage (pair: slim: false)
+        assert _verdicts(stripped) == _verdicts(kept)
+        files, before, after, dists = map(int, _shell(docker_client, stripped.image_id,
+                                                      f"python - <<'EOF'\n{LOADS}\nEOF").split())
+        assert files >= 10 and dists >= 1 and before - after > 300_000, (files, before, after)
+        manifest = _shell(docker_client, stripped.image_id, f"cat {MANIFEST} | grep -v '^#'")
+        assert "numpy==2.1.3" in manifest and "numpy.libs" not in manifest, manifest[:500]
+        # auditwheel's patchelf put numpy's OpenBLAS symbols in a mapped segment: strip would change what the loader
+        # maps (binutils 2.40 leaves it "not page-aligned", seen on scipy's): kept as the wheel has it
+        assert stripped.log_path is not None
+        assert "kept as it was lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_" in (
+            stripped.log_path.read_text(encoding="utf-8"))
+        check = f"cat > /tmp/manifest <<'EOF'\n{manifest}EOF\npython - <<'EOF'\n{KEPT}\nEOF\n! ls {MANIFEST}"
+        assert "same bytes as the wheel's" in _shell(docker_client, kept.image_id, check)
+        sizes = {name: docker_client.images.get(o.image_id).attrs["Size"]  # type: ignore[attr-defined]
+                 for name, o in (("stripped", stripped), ("kept", kept))}
+        print(f"\n{stripped.tag}: {files} ELF files of {dists} distribution(s) stripped: {before / 1e6:.1f} -> "
+              f"{after / 1e6:.1f} MB; image {sizes['stripped'] / 1e6:.1f} MB against {sizes['kept'] / 1e6:.1f} MB")
+        assert sizes["kept"] - sizes["stripped"] >= 0.9 * (before - after), sizes
+    report = size_report(locked[0].image_id)  # `envgen images --size` still reads the stripped image
+    assert any(d["name"].startswith("numpy-2.1.3") for d in report["distributions"]), report["distributions"]
+    assert locked[0].log_path is not None
+    assert "stripped the symbol tables of" in locked[0].log_path.read_text(encoding="utf-8")
 
 
 # The fixture wheel's files: where torch, TensorFlow and NVIDIA's wheels put theirs (left out / kept by leave_out.yaml)

@@ -68,16 +68,18 @@ def test_pip_venv_builds_extras_and_copies_both_into_the_runtime(kb) -> None:
     installer = installer_for(plan, buildkit=True)
     assert isinstance(installer, VenvPip) and isinstance(installer_for(plan, buildkit=False), VenvPip)
     stages = installer.stages()
-    assert _names(stages) == [("build", BASE_IMAGE, ()), ("extras", "build", ()),
+    # strip: GNU strip for the build stage's leave-out step (plan.slim), never shipped
+    assert _names(stages) == [("strip", BASE_IMAGE, ()), ("build", BASE_IMAGE, ("strip",)), ("extras", "build", ()),
                               ("runtime", BASE_IMAGE, ("build", "extras"))]
-    build, extras, runtime = stages
+    _, build, extras, runtime = stages
     environment = _environment_run(build)
     assert environment.scripts == ("pip.sh",) and environment.caches == PIP_CACHE
     assert environment.secrets and environment.wheels and " -m venv " in environment.command
     assert Wheelhouse() in build.steps  # the classic builder's copy of the wheels: the build stage only
     # what each stage reaches, read from its steps
     # slim.sh: what no package loads left out at the end of the stage (plan.slim, leave_out.yaml)
-    assert (build.scripts, build.caches, build.secrets) == (("apt-install.sh", "pip.sh", "slim.sh"), PIP_CACHE, True)
+    assert (build.scripts, build.caches, build.secrets) == (("apt-install.sh", "pip.sh", "slim.sh", "strip.sh"),
+                                                            PIP_CACHE, True)
     assert (extras.scripts, extras.caches, extras.secrets) == ((), (), False)
     # numpy==1.23.5 is a pin inside the frameworks' closure: the environment takes it, the extras stage has nothing
     assert [(run.command, run.scripts) for run in extras.runs] == [(f"mkdir -p {layout.EXTRAS}", ())]
@@ -91,13 +93,16 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     installer = installer_for(plan, buildkit=True)
     assert isinstance(installer, Uv)
     stages = installer.stages()
-    assert _names(stages) == [("system", BASE_IMAGE, ()), ("uv", "system", ()), ("runtime", "system", ("uv",))]
+    assert _names(stages) == [("system", BASE_IMAGE, ()), ("uv", "system", ()), ("strip", "system", ()),
+                              ("runtime", "system", ("uv", "strip"))]
     environment, extras = stages[-1].runs
     uv = Bind(layout.UV_DIR, layout.UV_DIR, stage="uv")
-    assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"))
+    assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"),
+                                 Bind("/opt/envgen-strip", "/opt/envgen-strip", stage="strip"))
     assert extras.binds == (uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt"))
-    assert environment.scripts == ("uv.sh", "slim.sh") and environment.caches == extras.caches == UV_CACHE
-    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("slim.sh", "uv.sh"), UV_CACHE, True)
+    assert environment.scripts == ("uv.sh", "slim.sh", "strip.sh") and environment.caches == extras.caches == UV_CACHE
+    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("slim.sh", "strip.sh", "uv.sh"),
+                                                                           UV_CACHE, True)
     assert stages[1].scripts == ("with-secrets.sh",) and stages[1].caches == ()
     assert extras.scripts == () and extras.command.startswith("echo ")  # cpu-smoke's lock has no extras
     assert not any(isinstance(step, Wheelhouse) for stage in stages for step in stage.steps)  # BuildKit only
@@ -108,30 +113,31 @@ def test_micromamba_makes_the_environment_then_the_shared_stages(kb) -> None:
     installer = installer_for(plan, buildkit=True)
     assert isinstance(installer, Micromamba)
     stages = installer.stages()
-    assert _names(stages) == [("build", BASE_IMAGE, ()), ("extras", "build", ()),
-                              ("runtime", BASE_IMAGE, ("build", "extras"))]
-    assert [run.scripts for run in stages[0].runs] == [("apt-install.sh",), ("micromamba.sh",), ("conda-env.sh",),
-                                                       ("slim.sh",)]
-    environment = _environment_run(stages[0])
+    assert _names(stages) == [("strip", BASE_IMAGE, ()), ("build", BASE_IMAGE, ("strip",)),
+                              ("extras", "build", ("strip",)), ("runtime", BASE_IMAGE, ("build", "extras"))]
+    assert [run.scripts for run in stages[1].runs] == [("apt-install.sh",), ("micromamba.sh",), ("conda-env.sh",),
+                                                       ("slim.sh", "strip.sh")]
+    environment = _environment_run(stages[1])
     assert environment.caches == (f"{layout.MICROMAMBA_ROOT}/pkgs", *PIP_CACHE)
     assert environment.command.endswith("conda-env.sh environment.yml")
     locked = Micromamba(replace(plan, conda_lock="@EXPLICIT\n"))  # an explicit list beside the profile
-    environment = _environment_run(locked.stages()[0])
+    environment = _environment_run(locked.stages()[1])
     assert environment.scripts == ("conda-env.sh", "pip.sh") and "-r requirements.lock" in environment.command
 
 
 def test_each_sdist_only_package_is_a_stage_of_its_own_between_extras_and_runtime(tmp_path: Path, kb) -> None:
     stages = installer_for(_written(tmp_path, kb, SRCBUILD), buildkit=True).stages()
     twin = "nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04"
-    assert _names(stages) == [("build", BASE_IMAGE, ()), ("extras", "build", ()),
-                              ("srcbuild1", twin, ("build", "extras")), ("srcbuild2", twin, ("build", "srcbuild1")),
+    assert _names(stages) == [("strip", BASE_IMAGE, ()), ("build", BASE_IMAGE, ("strip",)), ("extras", "build", ()),
+                              ("srcbuild1", twin, ("build", "extras")),
+                              ("srcbuild2", twin, ("build", "srcbuild1", "strip")),
                               ("runtime", BASE_IMAGE, ("build", "srcbuild2"))]
-    assert [run.scripts for run in stages[2].runs] == [("apt-install.sh",), ("srcbuild.sh",)]
-    assert stages[2].comment[0].startswith("flash-attn==2.8.3: PyPI has an sdist only")
+    assert [run.scripts for run in stages[3].runs] == [("apt-install.sh",), ("srcbuild.sh",)]
+    assert stages[3].comment[0].startswith("flash-attn==2.8.3: PyPI has an sdist only")
     # a devel base has nvcc: each build runs on the stage before it, nothing to copy in
     devel = installer_for(_written(tmp_path, kb, SRCBUILD, **{"-runtime-": "-devel-"}), buildkit=True).stages()
-    assert _names(devel)[2:4] == [("srcbuild1", "extras", ()), ("srcbuild2", "srcbuild1", ())]
-    assert [run.scripts for run in devel[2].runs] == [("srcbuild.sh",)]
+    assert _names(devel)[3:5] == [("srcbuild1", "extras", ()), ("srcbuild2", "srcbuild1", ("strip",))]
+    assert [run.scripts for run in devel[3].runs] == [("srcbuild.sh",)]
 
 
 def test_on_an_envgen_image_the_runtime_copies_only_the_extras(tmp_path: Path, kb) -> None:
@@ -139,8 +145,8 @@ def test_on_an_envgen_image_the_runtime_copies_only_the_extras(tmp_path: Path, k
     takes the extras alone, and each stage installs as root over the base's non-root user."""
     stages = installer_for(_written(tmp_path, kb, ON_ENVGEN_IMAGE), buildkit=True).stages()
     assert _names(stages)[-1] == ("runtime", BASE_IMAGE, ("extras",))
-    assert _environment_run(stages[0]).scripts == ()
-    for stage in (stages[0], stages[-1]):
+    assert _environment_run(stages[1]).scripts == ()
+    for stage in (stages[0], stages[1], stages[-1]):
         assert [(s.keyword, s.value) for s in stage.steps[:2]] == [("SHELL", stage.steps[0].value), ("USER", "root")]
 
 
@@ -152,9 +158,10 @@ def test_the_environment_layer_reaches_only_what_its_run_uses(tmp_path: Path, kb
     for name, pip in (("none", "  pip: []\n"), ("plus", "  pip:\n    - colorama==0.4.6\n")):
         plan = _written(tmp_path, kb, text, **{"name: cpu-smoke": f"name: {name}",
                                               "  pip:\n    - numpy==1.23.5\n": pip})
-        build, extras = VenvPip(replace(plan, lock=None)).stages()[:2]
+        build, extras = VenvPip(replace(plan, lock=None)).stages()[1:3]
         steps.append(_environment_run(build))
-        assert [run.scripts for run in extras.runs] == ([()] if name == "none" else [("extras.sh",), ("slim.sh",)])
+        assert [run.scripts for run in extras.runs] == ([()] if name == "none" else [("extras.sh",),
+                                                                                     ("slim.sh", "strip.sh")])
     assert steps[0] == steps[1] and "extras.sh" not in steps[0].scripts
 
 
@@ -217,9 +224,9 @@ def test_the_plan_puts_the_locks_nvidia_cuda_wheels_in_a_first_layer_that_one_mo
     assert "nvidia-ml-py" not in cuda_wheel_names(kb)  # an nvidia- name with no KB row is no CUDA wheel
     assert {"nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime"} <= cuda_wheel_names(kb)  # cudart's, CUDA 12 and 13
     cuda, environment, extras = Uv(plan).stages()[-1].runs
-    assert cuda.binds[-1] == Bind("requirements.cuda.txt", f"{layout.WORK}/requirements.cuda.txt")
+    assert cuda.binds[1] == Bind("requirements.cuda.txt", f"{layout.WORK}/requirements.cuda.txt")
     assert "uv.sh venv" in cuda.command and "uv.sh venv" not in environment.command
-    assert environment.binds[-1].source == "requirements.lock" and extras.binds[-1].source == "requirements.extra.txt"
+    assert environment.binds[1].source == "requirements.lock" and extras.binds[1].source == "requirements.extra.txt"
     more = replace(plan, lock=replace(plan.lock, extras=(*plan.lock.extras, LockEntry("colorama", "0.4.6",
                                                                                        ("0" * 64,)))))
     assert Uv(more).stages()[-1].runs[0] == cuda
