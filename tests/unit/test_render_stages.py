@@ -96,8 +96,12 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     uv = Bind(layout.UV_DIR, layout.UV_DIR, stage="uv")
     assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"))
     assert extras.binds == (uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt"))
-    assert environment.scripts == ("uv.sh", "slim.sh") and environment.caches == extras.caches == UV_CACHE
-    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("slim.sh", "uv.sh"), UV_CACHE, True)
+    assert environment.scripts == ("uv.sh", "slim.sh", "compile.sh") and environment.caches == extras.caches == UV_CACHE
+    # uv installs, slim.sh leaves out, compile.sh byte-compiles what is left: nothing is compiled to be removed
+    install, slim, compile_ = (environment.command.index(f"sh /opt/envgen/sh/{name}") for name in environment.scripts)
+    assert install < slim < compile_ and "--compile-bytecode" not in environment.command
+    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("compile.sh", "slim.sh", "uv.sh"),
+                                                                           UV_CACHE, True)
     assert stages[1].scripts == ("with-secrets.sh",) and stages[1].caches == ()
     assert extras.scripts == () and extras.command.startswith("echo ")  # cpu-smoke's lock has no extras
     assert not any(isinstance(step, Wheelhouse) for stage in stages for step in stage.steps)  # BuildKit only
