@@ -78,7 +78,7 @@ def test_slim_sh_removes_the_patterns_and_keeps_what_a_package_loads(kb: Knowled
 
 def _slim_sh(kb: KnowledgeBase, env_dir: Path, tools: Path, apt_compiler: bool = False) -> str:
     """Run cpu-smoke's leave-out on ``env_dir`` with only ``tools`` on PATH (no compiler unless one is there)."""
-    for tool in ("sh", "find", "rm", "du", "cut"):
+    for tool in ("sh", "find", "rm", "du", "xargs", "awk", "mktemp"):
         if not (tools / tool).exists():
             (tools / tool).symlink_to(subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True,
                                                      text=True, check=True).stdout.strip())
