@@ -110,6 +110,33 @@ def docker_build(context: Path, tag: str, *, ca: Path | None, args: dict[str, st
     return elapsed
 
 
+# BuildKit's plain progress: a step's name ("#9 [runtime 1/7] RUN ..."), its end ("#9 DONE 17.0s"), the export, and
+# the lines of a step that say where its time went (uv's phases, the leave-out, the bytecode)
+STEP_NAME = re.compile(r"^#(\d+) (\[[^\]]+\] .*)$")
+STEP_DONE = re.compile(r"^#(\d+) DONE (\d+\.\d+)s$")
+EXPORT = re.compile(r"^#\d+ exporting layers (\d+\.\d+)s done$")
+PHASE = re.compile(r"^#(\d+) (\d+\.\d+) ((?:Prepared|Installed|Bytecode compiled) .*|envgen: (?:left out|bytecode).*)$")
+
+
+def step_times(text: str, least_s: float = 0.2) -> list[tuple[float, str]]:
+    """One build's steps from its plain progress output, in the order they ended: (seconds, the step shortened) for
+    steps of ``least_s`` or more and the export of the layers, each step followed by its phase lines (uv's prepare,
+    install and compile, the leave-out, compile.sh) as (seconds into the step, "at Ns: the line")."""
+    names: dict[str, str] = {}
+    phases: dict[str, list[tuple[float, str]]] = {}
+    rows: list[tuple[float, str]] = []
+    for line in text.splitlines():
+        if (named := STEP_NAME.match(line)) is not None:
+            names[named[1]] = short_step(named[2])
+        elif (phase := PHASE.match(line)) is not None:
+            phases.setdefault(phase[1], []).append((float(phase[2]), f"at {phase[2]}s: {phase[3]}"))
+        elif (done := STEP_DONE.match(line)) is not None and float(done[2]) >= least_s and done[1] in names:
+            rows += [(float(done[2]), names[done[1]]), *phases.get(done[1], [])]
+        elif (export := EXPORT.match(line)) is not None:
+            rows.append((float(export[1]), "exporting layers"))
+    return rows
+
+
 def image_mb(tag: str) -> float:
     out = subprocess.run([DOCKER, "image", "inspect", "-f", "{{.Size}}", tag], capture_output=True, text=True,
                          check=True).stdout
@@ -308,14 +335,19 @@ def measure(bench: Bench, runs: int, prefix: str, top: int = 0) -> dict[str, obj
     print(f"wheelhouse {bench.wheelhouse}: filled in {download_s + more_s:.1f}s (not part of any build)", flush=True)
     hand = hand_context(bench)
     cold: dict[str, list[float]] = {"envgen": [], "hand": []}
+    steps: dict[str, list[list[tuple[float, str]]]] = {"envgen": [], "hand": []}
     for run in range(runs):
-        cold["envgen"].append(docker_build(context, bench.tag("envgen", str(run)), ca=bench.ca, no_cache=True,
-                                           log=bench.log, ids=bench.ids,
-                                           args={**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}))
-        cold["hand"].append(docker_build(hand, bench.tag("hand", str(run)), ca=bench.ca, no_cache=True,
-                                         log=bench.log, ids=bench.ids, args={}))
+        for side, where, args in (("envgen", context, {**build_args, "ENVGEN_CACHE_ID": f"{prefix}{run}"}),
+                                  ("hand", hand, {})):
+            offset = bench.log.stat().st_size
+            cold[side].append(docker_build(where, bench.tag(side, str(run)), ca=bench.ca, no_cache=True,
+                                           log=bench.log, ids=bench.ids, args=args))
+            with bench.log.open(encoding="utf-8") as logged:
+                logged.seek(offset)
+                steps[side].append(step_times(logged.read()))
         print(f"cold run {run + 1}: envgen {cold['envgen'][-1]:.1f}s, hand-written {cold['hand'][-1]:.1f}s",
               flush=True)
+        print_steps({side: rows[-1] for side, rows in steps.items()})
     last = runs - 1
     cache_id = {"ENVGEN_CACHE_ID": f"{prefix}{last}"}
     e_tag, h_tag = f"{bench.namespace}/bench-envgen:{last}", f"{bench.namespace}/bench-hand:{last}"
@@ -369,6 +401,14 @@ def report(profile: str, runs: int, found: dict[str, object]) -> None:
     print(f"goals (#44): cold <= 0.50x hand-written: {cold_ratio:.2f}x {verdict(cold_ratio <= 0.5)}; "
           f"+1 package <= 5% of envgen's cold: {100 * small_share:.1f}% {verdict(small_share <= 0.05)}; "
           f"image <= 0.80x: {size_ratio:.2f}x {verdict(size_ratio <= 0.8)}")
+
+
+def print_steps(steps: dict[str, list[tuple[float, str]]]) -> None:
+    """Where each side's cold build spent its time: BuildKit's steps (seconds, the step), the phases within them."""
+    for side, rows in steps.items():
+        print(f"  steps of {side} (s):")
+        for seconds, step in rows:
+            print(f"            {step}" if step.startswith("at ") else f"    {seconds:>6.1f}  {step}")
 
 
 def print_largest(largest_rows: object) -> None:

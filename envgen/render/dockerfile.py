@@ -303,8 +303,9 @@ class Uv(Installer):
     """Locked pip profiles under BuildKit: uv installs the lock's sets straight into the image's environment, no
     build stage to copy from. The system stage (base, runtime apt packages, user), the uv stage (uv's pinned wheel
     unpacked, sha256-checked), then the runtime stage FROM system with two install layers (uv.sh) with
-    `--require-hashes --no-deps` (nothing is resolved) and `--compile-bytecode` with the lock's SOURCE_DATE_EPOCH
-    (hash-based .pyc files: the same bytes every build); uv is bind-mounted from its stage."""
+    `--require-hashes --no-deps` (nothing is resolved), each byte-compiled after the leave-out (compile.sh, as uv's
+    `--compile-bytecode` does, with the lock's SOURCE_DATE_EPOCH: hash-based .pyc files, the same bytes every build);
+    uv is bind-mounted from its stage."""
 
     name = "uv"
 
@@ -359,20 +360,25 @@ class Uv(Installer):
         the environment layer and the extras layer (what packages.pip adds; it runs nothing when that is
         nothing)."""
         install = (f"sh {layout.SCRIPTS}/uv.sh pip install --python {layout.ENV}/bin/python --require-hashes "
-                   f"--no-deps --only-binary :all:{ARG_LINE}--compile-bytecode -r {layout.WORK}")
+                   f"--no-deps --only-binary :all:{ARG_LINE}-r {layout.WORK}")
         venv = (f'sh {layout.SCRIPTS}/uv.sh venv --quiet --python "$(command -v python3)"'
                 f'{words(self.plan.python_setup.venv_args, " ")} {layout.ENV};{NEXT_LINE}')
-        cuda = (slim_tail(self.plan, self.layer(f"{venv}{self.sources}{install}/{CUDA_FILE.path}", ("uv.sh",),
-                                                CUDA_FILE.path, UV_CUDA_LAYER), layout.ENV),) \
-            if self.plan.cuda_wheels else ()
-        environment = slim_tail(self.plan, self.layer(f"{'' if cuda else venv}{self.sources}{install}"
-                                                      "/requirements.lock", ("uv.sh",), "requirements.lock",
-                                                      UV_LAYER), layout.ENV)
+        cuda = (self.compiled(self.layer(f"{venv}{self.sources}{install}/{CUDA_FILE.path}", ("uv.sh",),
+                                         CUDA_FILE.path, UV_CUDA_LAYER)),) if self.plan.cuda_wheels else ()
+        environment = self.compiled(self.layer(f"{'' if cuda else venv}{self.sources}{install}/requirements.lock",
+                                               ("uv.sh",), "requirements.lock", UV_LAYER))
         extras = any(lock.extras for lock in (self.lock, *(found for _, found in self.plan.platform_locks)))
         added = self.layer(f"{self.sources}{install}/requirements.extra.txt" if extras
                            else 'echo "no extra packages (packages.pip is empty)"', ("uv.sh",) if extras else (),
                            "requirements.extra.txt", UV_EXTRAS_LAYER)
-        return *cuda, environment, slim_tail(self.plan, added, layout.ENV) if extras else added
+        return *cuda, environment, self.compiled(added) if extras else added
+
+    def compiled(self, run: Run) -> Run:
+        """An install layer followed, in the same RUN, by the leave-out (``slim_tail``) and then the byte-compiling
+        of what is left (compile.sh): nothing the leave-out removes is compiled first."""
+        run = slim_tail(self.plan, run, layout.ENV)
+        return replace(run, command=f"{run.command};{NEXT_LINE}sh {layout.SCRIPTS}/compile.sh {layout.ENV}/bin/python",
+                       scripts=(*run.scripts, "compile.sh"))
 
     def layer(self, command: str, scripts: tuple[str, ...], requirements: str, comment: str) -> Run:
         """One install layer: uv's cache, the secrets, the wheelhouse, uv bound from its stage and the one

@@ -72,3 +72,24 @@ def test_both_contexts_hold_the_wheels_of_the_lock_and_the_extra_only(tmp_path: 
     hand = bench.hand_context(run)
     assert sorted(p.name for p in (hand / "wheels").iterdir()) == sorted(names[:3])
     assert (hand / "Dockerfile").read_text(encoding="utf-8").startswith("# The hand-written reference")
+
+
+def test_step_times_reads_each_steps_seconds_and_where_uvs_went() -> None:
+    """BuildKit's plain progress as Docker 20.10 printed it for the cpu-smoke bench (2026-12-04 06:10, lines cut to
+    what the parser reads): steps with their seconds in the order they ended, the phases under their step."""
+    log = "\n".join((
+        "#5 [internal] load build context", "#5 transferring context: 659.54MB 3.3s done", "#5 DONE 3.3s",
+        "#7 [system 3/3] RUN --mount=type=bind,source=envgen/sh/create-user.sh,target=/opt/envgen/sh/create-user.sh"
+        "     sh /opt/envgen/sh/create-user.sh 1000 envgen", "#7 DONE 0.3s",
+        "#9 [runtime 1/7] RUN --mount=type=cache,target=/root/.cache/uv     sh /opt/envgen/sh/uv.sh venv /opt/env",
+        "#9 0.233 Resolved 53 packages in 1ms", "#9 3.210 Prepared 53 packages in 2.97s",
+        "#9 13.65 Bytecode compiled 11071 files in 8.04s", "#9 DONE 17.0s",
+        "#11 [runtime 3/7] COPY envgen/envgen-smoke /usr/local/bin/envgen-smoke", "#11 DONE 0.0s",
+        "#16 exporting layers", "#16 exporting layers 7.3s done", "#16 DONE 7.3s"))
+    assert _bench().step_times(log) == [
+        (3.3, "[internal] load build context"),
+        (0.3, "[system 3/3] RUN sh /opt/envgen/sh/create-user.sh 1000 envgen"),
+        (17.0, "[runtime 1/7] RUN sh /opt/envgen/sh/uv.sh venv /opt/env"),
+        (3.21, "at 3.210s: Prepared 53 packages in 2.97s"),
+        (13.65, "at 13.65s: Bytecode compiled 11071 files in 8.04s"),
+        (7.3, "exporting layers")]

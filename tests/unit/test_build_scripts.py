@@ -4,9 +4,11 @@ are, and each run here by the real sh (dash) with fakes only for what a RUN has 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,8 +120,51 @@ def test_uv_gets_pips_mirrors_and_the_wheelhouse(tmp_path: Path) -> None:
     assert env["UV_DEFAULT_INDEX"] == "https://pypi.example/simple"
     assert env["UV_EXTRA_INDEX_URL"] == "https://extra.example/simple https://download.pytorch.org/whl/cpu"
     assert env["UV_CACHE_DIR"] == "/root/.cache/uv/cold" and env["UV_NO_CONFIG"] == "1"
+    assert env["UV_LINK_MODE"] == "copy"  # a remote find-links page: downloads stay in the cache mount
     args, _ = _sh(tmp_path, "uv.sh", "venv", "/opt/env", **env_in)
     assert args == "venv /opt/env"  # find-links are pip install's
+
+
+def test_uv_offline_unpacks_on_the_environments_file_system_and_hard_links(tmp_path: Path) -> None:
+    """Every wheel a file of the build (--no-index, the wheelhouse, a file:// link): uv's cache is a directory beside
+    the environment (TMPDIR, /tmp in a build), not the cache mount, so uv hard-links instead of copying every byte;
+    the directory is gone afterwards. Online, the cache mount as before."""
+    uv = _fake(tmp_path, "uv", '#!/bin/sh\necho "ARGS $*"\nenv\nmkdir -p "$UV_CACHE_DIR/archive-v0"\n')
+    _mountinfo(tmp_path, "/")
+    args, env = _sh(tmp_path, "uv.sh", "pip", "install", "-r", "r.txt", ENVGEN_UV=str(uv), PIP_NO_INDEX="1",
+                    ENVGEN_CACHE_ID="cold", ENVGEN_FIND_LINKS="file:///srv/wheels", TMPDIR=str(tmp_path))
+    assert args == "pip install -r r.txt --find-links /tmp/wheels --find-links file:///srv/wheels --no-index"
+    assert (env["UV_CACHE_DIR"], env["UV_LINK_MODE"]) == (f"{tmp_path}/envgen-uv-cache", "hardlink")
+    assert not (tmp_path / "envgen-uv-cache").exists()
+    _, env = _sh(tmp_path, "uv.sh", "pip", "install", "-r", "r.txt", ENVGEN_UV=str(uv), ENVGEN_CACHE_ID="cold",
+                 TMPDIR=str(tmp_path))
+    assert (env["UV_CACHE_DIR"], env["UV_LINK_MODE"]) == ("/root/.cache/uv/cold", "copy")  # an index: online
+
+
+def test_compile_sh_compiles_what_has_no_bytecode_hash_based_and_skips_what_does_not_compile(tmp_path: Path) -> None:
+    """compile.sh (after the leave-out): every .py of the environment's site-packages without bytecode is compiled,
+    hash-based under SOURCE_DATE_EPOCH as uv's --compile-bytecode is; bytecode a lower layer made is left alone; a
+    file that does not compile stays source only and the step succeeds (pip's and uv's rule)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
+    python = tmp_path / "env" / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    for rel, text in (("new/__init__.py", "x = 1\n"), ("new/sub/mod.py", "y = 2\n"), ("old/m.py", "z = 3\n"),
+                      ("vendored/py2.py", "print 'python 2'\n")):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text, encoding="utf-8")
+    old_pyc = Path(importlib.util.cache_from_source(str(site / "old/m.py")))
+    old_pyc.parent.mkdir()
+    old_pyc.write_bytes(b"from a lower layer")
+    proc = subprocess.run(["sh", str(build_scripts_dir() / "compile.sh"), str(python)], capture_output=True,
+                          text=True, check=False, env={"PATH": "/usr/bin:/bin", "SOURCE_DATE_EPOCH": "1700000000"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "envgen: bytecode compiled 2 of 3 files"
+    for rel in ("new/__init__.py", "new/sub/mod.py"):
+        header = Path(importlib.util.cache_from_source(str(site / rel))).read_bytes()[:8]
+        assert header[:4] == importlib.util.MAGIC_NUMBER and header[4] == 0b11  # hash-based, checked
+    assert old_pyc.read_bytes() == b"from a lower layer"
+    assert not Path(importlib.util.cache_from_source(str(site / "vendored/py2.py"))).exists()
 
 
 def test_uv_pip_install_leaves_no_uv_cache_json(tmp_path: Path) -> None:

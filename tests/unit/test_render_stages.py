@@ -100,8 +100,15 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     assert environment.binds == (uv, Bind("requirements.lock", f"{layout.WORK}/requirements.lock"),
                                  Bind("/opt/envgen-strip", "/opt/envgen-strip", stage="strip"))
     assert extras.binds == (uv, Bind("requirements.extra.txt", f"{layout.WORK}/requirements.extra.txt"))
-    assert environment.scripts == ("uv.sh", "slim.sh", "strip.sh") and environment.caches == extras.caches == UV_CACHE
-    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("slim.sh", "strip.sh", "uv.sh"),
+    assert environment.scripts == ("uv.sh", "slim.sh", "strip.sh", "compile.sh")
+    assert environment.caches == extras.caches == UV_CACHE
+    # uv installs, slim.sh leaves out, strip.sh strips, compile.sh byte-compiles what is left: nothing is compiled to
+    # be removed, and compile.sh comes last
+    install, slim, strip, compile_ = (environment.command.index(f"sh /opt/envgen/sh/{name}")
+                                      for name in environment.scripts)
+    assert install < slim < strip < compile_ and "--compile-bytecode" not in environment.command
+    assert (stages[-1].scripts, stages[-1].caches, stages[-1].secrets) == (("compile.sh", "slim.sh", "strip.sh",
+                                                                            "uv.sh"),
                                                                            UV_CACHE, True)
     assert stages[1].scripts == ("with-secrets.sh",) and stages[1].caches == ()
     assert extras.scripts == () and extras.command.startswith("echo ")  # cpu-smoke's lock has no extras
