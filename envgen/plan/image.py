@@ -284,6 +284,14 @@ def _slim(profile: Profile, kb: KnowledgeBase, part: InstallerPart) -> LeaveOutP
     return leave_out_plan(profile, kb, apt_compiler=bool(set(part.runtime_apt) - set(part.python_setup.runtime_apt)))
 
 
+def _installs(stack: Stack, framework_pip: Sequence[str], requirements: Sequence[PlannedRequirement]) -> bool:
+    """Does the build install any distribution into the environment? Not where the base holds every framework and
+    every packages.pip line (an adopted venv): nothing for strip to strip, and no strip stage to apt-install binutils
+    for (an offline server's base without apt lists could not)."""
+    return bool(framework_pip or stack.profile.packages.conda or installer_of(stack.profile).conda_env
+                or any(r.applies and r.stage != "base" for r in requirements))
+
+
 def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
                 distributions: list[ExpectedDistribution]) -> Expected:
     profile, ngc, variant = stack.profile, stack.ngc, stack.torch_variant
@@ -349,7 +357,8 @@ def image_plan(stack: Stack) -> ImagePlan:
         torch_variant=stack.torch_variant, cuda=cuda, family=stack.family, base=stack.base, ngc=stack.ngc,
         tf_build=stack.tf_build, torch_release=stack.torch_release, targets=tuple(stack.targets),
         defaults=stack.defaults, libraries=stack.libraries, wheel_libraries=stack.wheel_libraries,
-        slim=_slim(profile, kb, part), strip=strip_plan(profile, kb), base_part=base_part(stack), installer_part=part,
+        slim=_slim(profile, kb, part), base_part=base_part(stack), installer_part=part,
+        strip=strip_plan(profile, kb) if _installs(stack, framework_pip, requirements) else None,
         expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
         preflight=preflight, node_selection=selection(preflight, kb),
         own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),
