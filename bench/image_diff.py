@@ -123,7 +123,13 @@ def read_image(docker: str, ref: str) -> Image:
     assert proc.stdout is not None
     blobs: dict[str, Layer] = {}
     jsons: dict[str, Any] = {}
-    with tarfile.open(fileobj=proc.stdout, mode="r|") as outer:
+    try:
+        outer = tarfile.open(fileobj=proc.stdout, mode="r|")  # noqa: SIM115 (closed by the with below)
+    except tarfile.ReadError:  # nothing came: the engine's answer is on stderr
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        raise SystemExit(f"image_diff: `docker save {ref}` gave no archive: {err.strip() or 'exit ' + str(proc.wait())}"
+                         ) from None
+    with outer:
         for member in outer:
             data = outer.extractfile(member) if member.isfile() else None
             if data is None:

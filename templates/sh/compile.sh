@@ -4,9 +4,14 @@
 # no test suite is compiled only to be removed (cpu-smoke: 1704 of 11071 files). What uv's --compile-bytecode does
 # (uv's pip_compileall.py: compileall.compile_file, force, quiet=2, warnings off, the invalidation mode Python
 # derives from SOURCE_DATE_EPOCH: hash-based), one worker a CPU; a file that does not compile (vendored Python 2
-# code) stays source only, as with pip and uv. Files the layers below compiled keep their bytecode.
+# code) stays source only, as with pip and uv. Files the layers below compiled keep their bytecode. Bytecode an
+# import wrote (timestamp-based: the source's mtime inside, the moment uv unpacked it, so it differs every clean
+# build) is compiled again hash-based where SOURCE_DATE_EPOCH asks for it: any Python started on the environment
+# before this step runs its .pth files (setuptools' distutils-precedence.pth imports _distutils_hack), and that
+# import writes such a file. This step's own Python writes no bytecode by importing (-B); it keeps site, which makes
+# sys.prefix the environment's (a venv's prefix is set by site).
 set -eu
-"${1:?compile.sh PYTHON}" - <<'PY'
+"${1:?compile.sh PYTHON}" -B - <<'PY'
 import compileall
 import importlib.util
 import multiprocessing
@@ -22,8 +27,19 @@ def uncompiled():
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 path = os.path.join(top, name)
-                if name.endswith(".py") and not os.path.exists(importlib.util.cache_from_source(path)):
+                if name.endswith(".py") and stale(importlib.util.cache_from_source(path)):
                     yield path
+
+
+def stale(pyc):
+    """No bytecode yet, or bytecode an import wrote (timestamp-based) where the build asks for hash-based."""
+    if not os.path.exists(pyc):
+        return True
+    if not os.environ.get("SOURCE_DATE_EPOCH"):
+        return False
+    with open(pyc, "rb") as f:
+        head = f.read(8)
+    return head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == bytes(4)
 
 
 def compile_one(path):

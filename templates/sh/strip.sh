@@ -24,7 +24,7 @@ here=$(dirname "$0")
 for python in "$dir/bin/python" "$ENVGEN_ENV/bin/python" python3; do  # the extras directory has none of its own
     if command -v "$python" >/dev/null 2>&1; then break; fi
 done
-exec "$python" -I - "$@" <<'PY'
+exec "$python" -I -S -B - "$@" <<'PY'  # no site, no bytecode written: compile.sh comes after (hash-based)
 import fnmatch, glob, hashlib, os, re, struct, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import distributions

@@ -47,8 +47,9 @@ def _clean(docker_client: DockerClient, state: Path) -> None:
 
     shutil.rmtree(state, ignore_errors=True)
     for image in docker_client.images.list(name=f"{session_namespace()}/{PROFILE}"):
-        for tag in image.tags:
-            remove_image(docker_client, tag, force=True)
+        for tag in image.tags:  # the profile's tags only: the first build's image stays under its own tag
+            if tag.startswith(f"{session_namespace()}/{PROFILE}:"):
+                remove_image(docker_client, tag, force=True)
     pruned = subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True, text=True, check=False)
     assert pruned.returncode == 0, f"docker builder prune -af: {pruned.stderr.strip()}"
 
@@ -68,8 +69,9 @@ def _build(home: Path, n: int) -> tuple[str, float]:
     return done.stdout, seconds
 
 
-def _image_diff(a: str, b: str) -> str:
-    shown = subprocess.run([sys.executable, str(ROOT / "bench" / "image_diff.py"), a, b, "--max-files", "30"],
+def _image_diff(a: str, b: str, docker: str | None) -> str:
+    shown = subprocess.run([sys.executable, str(ROOT / "bench" / "image_diff.py"), a, b, "--max-files", "30",
+                            "--docker", docker or "docker"],
                            capture_output=True, text=True, check=False, timeout=1200)
     return (shown.stdout + shown.stderr)[-8000:]
 
@@ -115,7 +117,8 @@ def test_two_clean_envgen_builds_give_the_same_layers(
         if first["layers"] != second["layers"]:
             pytest.fail(f"{builder.reason}: the layers of two clean `envgen build {PROFILE}` differ "
                         f"({report['identical_layers']} of {report['layers']} identical):\n"
-                        + _image_diff(kept, alias))
+                        + _image_diff(kept, alias, builder.cli))
     finally:
-        for tag in (kept, alias):
-            remove_image(docker_client, tag, force=True)
+        if os.environ.get("ENVGEN_REPRO_KEEP") != "1":  # 1: both images left for bench/image_diff.py, by hand
+            for tag in (kept, alias):
+                remove_image(docker_client, tag, force=True)

@@ -156,11 +156,20 @@ def test_compile_sh_compiles_what_has_no_bytecode_hash_based_and_skips_what_does
     old_pyc = Path(importlib.util.cache_from_source(str(site / "old/m.py")))
     old_pyc.parent.mkdir()
     old_pyc.write_bytes(b"from a lower layer")
+    # setuptools' distutils-precedence.pth imports _distutils_hack whenever Python starts on the environment (strip.sh
+    # did, before this step): that import wrote timestamp-based bytecode, the unpacking time inside, and a clean
+    # rebuild's layer differed by that one file (test_pipeline_reproducible on Docker 26, 2026-12-04)
+    (site / "_distutils_hack").mkdir()
+    (site / "_distutils_hack" / "__init__.py").write_text("HACK = 1\n", encoding="utf-8")
+    (site / "distutils-precedence.pth").write_text("import _distutils_hack\n", encoding="utf-8")
+    hack_pyc = Path(importlib.util.cache_from_source(str(site / "_distutils_hack" / "__init__.py")))
+    subprocess.run([str(python), "-c", "pass"], check=True, env={"PATH": "/usr/bin:/bin"})
+    assert hack_pyc.read_bytes()[4:8] == bytes(4)  # what an import writes: timestamp-based
     proc = subprocess.run(["sh", str(build_scripts_dir() / "compile.sh"), str(python)], capture_output=True,
                           text=True, check=False, env={"PATH": "/usr/bin:/bin", "SOURCE_DATE_EPOCH": "1700000000"})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "envgen: bytecode compiled 2 of 3 files"
-    for rel in ("new/__init__.py", "new/sub/mod.py"):
+    assert proc.stdout.strip() == "envgen: bytecode compiled 3 of 4 files"
+    for rel in ("new/__init__.py", "new/sub/mod.py", "_distutils_hack/__init__.py"):
         header = Path(importlib.util.cache_from_source(str(site / rel))).read_bytes()[:8]
         assert header[:4] == importlib.util.MAGIC_NUMBER and header[4] == 0b11  # hash-based, checked
     assert old_pyc.read_bytes() == b"from a lower layer"
