@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 from envgen.errors import ProfileError
 from envgen.profile.crossfield import CROSS_FIELD_RULES, SET
-from envgen.profile.installers import InstallerName, base_provides_refused
+from envgen.profile.installers import DEFAULT_INSTALLER, InstallerName, base_provides_refused
 from envgen.profile.normalise import normalise
 from envgen.profile.requirements import PipLine, canonical, parse_line
 from envgen.profile.sections import (
@@ -113,7 +113,7 @@ class Profile(Strict):
     installer: Annotated[InstallerName, Doc(
         "How the Python environment is made: conda (micromamba, from channels) or pip on the base image's own"
         " Python (NGC images, plain Debian/Ubuntu bases). Left out: conda when the profile lists conda "
-        "packages or channels, else pip.")] = "pip"
+        "packages or channels, else pip.")] = DEFAULT_INSTALLER
     cuda: Annotated[Version | None, Doc(
         "CUDA version the stack targets (\"11.8\"); required when gpu.required is true.")] = None
     cudnn: Annotated[Version | None, Doc("cuDNN version (\"8.6.0\"); needs cuda.")] = None

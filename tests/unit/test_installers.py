@@ -165,3 +165,17 @@ def test_the_registry_answers_what_those_modules_asked(kb) -> None:
     # suggest writes one installer's profiles, with that installer's default channels
     assert sum(i.suggested for i in INSTALLERS.values()) == 1 and suggested_installer() is INSTALLERS["conda"]
     assert suggested_installer().facts.channels == ("conda-forge",)
+
+
+def test_the_profile_model_takes_its_default_installer_from_the_rows() -> None:
+    """Review of #41 (profile/installers.py): the model's ``installer:`` default restated "pip" beside the rows'
+    DEFAULT_INSTALLER (normalise fills the field from the rows; a profile validated without normalising got the
+    model's own): it reads DEFAULT_INSTALLER now, which is a row."""
+    import dataclasses
+
+    field = next(f for f in dataclasses.fields(Profile) if f.name == "installer")
+    assert field.default == DEFAULT_INSTALLER and DEFAULT_INSTALLER in PROFILE_INSTALLERS
+    tree = ast.parse((PACKAGE / "profile" / "model.py").read_text(encoding="utf-8"))
+    (assigned,) = [n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                   and n.target.id == "installer"]
+    assert isinstance(assigned.value, ast.Name) and assigned.value.id == "DEFAULT_INSTALLER"
