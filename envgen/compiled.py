@@ -91,17 +91,19 @@ def _plain(value: Any) -> bool:
 
 def validated(directory: Path | None, cls: type[R], data: Any, *inputs: str) -> R:
     """``cls.model_validate(data)``, kept in ``directory`` for data of JSON's kinds: the record validated before
-    from the same data (its JSON text) and ``inputs`` (whatever else the validation reads: a default computed from
-    the environment, such as a path under the home directory) by the same code (the files of ``restore``'s entry,
-    checked by digest) is served without importing pydantic_core; anything else (other data, other code, a torn
-    entry) is validated, with the compiled validator restored or kept, and kept. Data that fails is never kept:
-    its error is pydantic's own each time."""
+    from the same data (its JSON text, mappings in their order) and ``inputs`` (whatever else the validation reads:
+    a default computed from the environment, such as a path under the home directory) by the same code (the files
+    of ``restore``'s entry, checked by digest) is served without importing pydantic_core; anything else (other
+    data, other code, a torn entry) is validated, with the compiled validator restored or kept, and kept. Data that
+    fails is never kept: its error is pydantic's own each time."""
     import json
 
     if directory is None or not _plain(data):
         return cls.model_validate(data)
     store = Store(directory, "validated-")
-    key = store.key(_entry(directory, (cls,))[1], json.dumps(data, sort_keys=True), *inputs)
+    # the JSON text in the data's own order: a mapping's order is part of the record (its dump, its iteration), so
+    # reordered data is other data, validated and kept in its order
+    key = store.key(_entry(directory, (cls,))[1], json.dumps(data), *inputs)
     with contextlib.suppress(Exception):  # absent, torn, from other code: validated below
         entry: dict[str, Any] = store.get(key)
         if isinstance(entry["value"], cls) and all(file_digest(path) == digest for path, digest in entry["files"]):

@@ -167,16 +167,34 @@ def _wait(container: Any, on_output: Callable[[str], None] | None, timeout_s: fl
         timer.daemon = True
         timer.start()
     try:
-        if on_output is not None:
-            for chunk in container.logs(stream=True, follow=True):
-                for line in chunk.decode("utf-8", "replace").splitlines():
-                    on_output(line)
+        streamed = _follow(container, on_output) if on_output is not None else None
         status = container.wait()
     finally:
         if timer is not None:
             timer.cancel()
-    output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+    # the log once: what the stream read, else fetched now the container has ended
+    output = (streamed if streamed is not None else container.logs(stdout=True, stderr=True)).decode("utf-8", "replace")
     return RunResult(int(status.get("StatusCode", -1)), output, killed.is_set())
+
+
+def _follow(container: Any, on_output: Callable[[str], None]) -> bytes:
+    """The container's log followed to its end, each complete line handed to ``on_output`` as it comes (a line the
+    engine splits across messages, such as one over the json-file driver's 16 KiB, or a UTF-8 character cut between
+    two, is handed on whole); the bytes read, which are the whole log: it is not fetched again."""
+    seen, start = bytearray(), 0  # start: where the line not handed on yet begins
+    for chunk in container.logs(stream=True, follow=True):
+        seen += chunk
+        end = seen.rfind(b"\n") + 1
+        if end > start:
+            _hand_on(seen[start:end], on_output)
+            start = end
+    _hand_on(seen[start:], on_output)  # a last line without its newline
+    return bytes(seen)
+
+
+def _hand_on(data: bytes | bytearray, on_output: Callable[[str], None]) -> None:
+    for line in bytes(data).decode("utf-8", "replace").splitlines():
+        on_output(line)
 
 
 def _wrap_env(client: DockerClient, image: str, command: str | Sequence[str] | None, restore: Mapping[str, str],

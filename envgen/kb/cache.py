@@ -2,8 +2,9 @@
 every YAML row on each run.
 
 The key covers everything that decides what ``load_kb`` returns: the data files (names and bytes), the source of
-the modules that define and validate the rows, and the Python and pydantic versions (pydantic's own version file,
-read without importing pydantic: the rows are records that unpickle without it, ``envgen.records``). Any edit gives a
+the modules that define and validate the rows, the Python and pydantic versions (pydantic's own version file,
+read without importing pydantic: the rows are records that unpickle without it, ``envgen.records``) and the YAML
+parser's (PyYAML's ``__init__.py``, read without importing it). Any edit gives a
 new key, so a stale KB is never read; only the newest entry is kept.
 """
 
@@ -21,7 +22,8 @@ from envgen.paths import kb_data_dir
 if TYPE_CHECKING:  # the KB's classes are imported by a load (unpickled or read): its key alone needs none
     from envgen.kb.knowledge import KnowledgeBase
 
-__all__ = ["cache_key", "code_files", "kb_for", "kb_key", "load_kb_cached", "load_kb_keyed", "pydantic_version"]
+__all__ = ["cache_key", "code_files", "kb_for", "kb_key", "load_kb_cached", "load_kb_keyed", "parser_version",
+           "pydantic_version"]
 
 
 def code_files() -> list[Path]:
@@ -37,9 +39,15 @@ def pydantic_version() -> bytes:
     return package_file("pydantic", "version.py")
 
 
+def parser_version() -> bytes:
+    """PyYAML's ``__init__.py`` (its ``__version__``, and whether libyaml's C loader is there), found without importing
+    it: the parser decides which documents the data files are, as the row code decides which rows."""
+    return package_file("yaml")
+
+
 def cache_key(data_dir: Path) -> str:
-    """The store's key over the data files, the row code and the interpreter/pydantic versions."""
-    parts: list[bytes | str] = [f"{sys.version_info[:3]}", pydantic_version()]
+    """The store's key over the data files, the row code and the interpreter/pydantic/PyYAML versions."""
+    parts: list[bytes | str] = [f"{sys.version_info[:3]}", pydantic_version(), parser_version()]
     for label, path in [(f"code/{p.name}", p) for p in code_files()] + [
         (f"data/{p.name}", p) for p in sorted(data_dir.glob("*.yaml"))
     ]:
@@ -82,7 +90,8 @@ def load_kb_keyed(directory: Path | None, data_dir: Path | None = None,
     if isinstance(cached, KnowledgeBase):
         return cached, key
     kb = _read(data)
-    store.put(key, kb)
+    if kb_key(directory, data) == key:  # kept only under the key of what was read: a key computed before an edit
+        store.put(key, kb)              # (a session's, ``Session.kb_key``) would keep the edited KB under the old one
     return kb, key
 
 

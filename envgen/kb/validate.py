@@ -97,8 +97,6 @@ def _family_problems(kb: Tables) -> list[str]:
            for row in kb.base_families for name in (row.python, row.python_provided) if name not in setups]
     if kb.base_families and kb.base_families[-1].match != FamilyMatch():
         out.append("base_families.yaml: the last row's match must be empty (the family of every other image)")
-    if "conda" not in setups:
-        out.append("base_families.yaml: no python_setups row 'conda' (the conda installer's)")
     return out
 
 

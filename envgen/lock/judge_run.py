@@ -14,10 +14,10 @@ from envgen.check import Finding
 from envgen.check.util import finding
 from envgen.errors import BuildFailed, InputError, ResolverUnavailable
 from envgen.kb import KnowledgeBase
-from envgen.lock.lock import Route, resolution_route
 from envgen.lock.lock_uv import image_tags, uv_platform, uv_resolve
 from envgen.lock.meet import Asker, clashes, holding, release_asker
 from envgen.lock.releases import Target, judge_release
+from envgen.lock.route import Route, resolution_route
 from envgen.lock.witness import SOURCE, Platform, floating_today, verdict
 from envgen.plan.image import ImagePlan
 from envgen.pypi import DEFAULT_INDEX, Index, IndexUnreachable, canonical

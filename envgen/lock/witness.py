@@ -105,7 +105,7 @@ def witness(profile: Profile, kb: KnowledgeBase, env: Mapping[str, str] | None =
             plan: ImagePlan | None = None) -> list[Finding]:
     """What uv resolves the profile's pip sets to today, for the image's platform (``plan``: the profile's plan,
     when the check made it already)."""
-    from envgen.lock.lock import resolution_route
+    from envgen.lock.route import resolution_route
 
     environ = dict(os.environ if env is None else env)
     route = resolution_route(profile, kb, load_config(environ), environ, plan=plan)

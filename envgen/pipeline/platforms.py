@@ -31,7 +31,8 @@ from envgen.docker.multiplatform import (
     require_emulation,
 )
 from envgen.errors import InputError
-from envgen.pipeline.build import plan_to_build, write_for_builder
+from envgen.pipeline.build import plan_to_build
+from envgen.pipeline.context import write_for_builder
 from envgen.pipeline.publish import registry_to_use, remote_ref
 from envgen.pipeline.session import Session
 from envgen.pipeline.smoke import record_result, smoke_command

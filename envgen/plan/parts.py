@@ -107,6 +107,7 @@ class InstallerPart:
     runtime_apt: tuple[str, ...]
     context_files: tuple[ContextFile, ...]
     micromamba: Mapping[str, str]
+    fetched: Mapping[str, str]  # the tools.yaml row of the tool the build downloads for it ({}: none)
     conda_pip: str
     conda_python: str  # the conda environment's python spec (``plan.condalock.conda_python_spec``)
     refusals: tuple[Refused, ...]
@@ -166,12 +167,13 @@ def installer_part(stack: Stack, requirements: Sequence[PlannedRequirement],
     row = python_setup_row(profile, kb)
     setup = setup_of(profile, row)
     compilers = runtime_compiler_apt(stack, installed, row.headers_apt)
-    loaded = tools()
+    loaded, installer = tools(), installer_of(profile)
     return InstallerPart(
-        installer=installer_of(profile), python_setup=setup,
+        installer=installer, python_setup=setup,
         runtime_apt=tuple(sorted(set(setup.runtime_apt) | set(profile.packages.apt) | set(compilers))),
-        context_files=installer_of(profile).context_files,
+        context_files=installer.context_files,
         micromamba={k: str(v) for k, v in loaded["micromamba"].items()},
+        fetched={k: str(v) for k, v in loaded[installer.fetched_tool].items()} if installer.fetched_tool else {},
         conda_pip=str(loaded["conda_pip"]["version"]),  # what plan.condalock.conda_pip_version reads
         conda_python=conda_python_spec(profile.python_version),
         refusals=(*base_refusals(profile, kb), *provided_conflicts(requirements)))

@@ -38,7 +38,8 @@ PROFILE_INSTALLERS: dict[str, ProfileInstaller] = {row.name: row for row in (
                      picked_by=("packages.conda", "channels"),
                      picked_why="the profile lists conda packages or channels", channels=("conda-forge",)),
 )}
-DEFAULT_INSTALLER = "pip"  # when no row's ``picked_by`` key is in the profile
+# when no row's ``picked_by`` key is in the profile; the model's default too (profile/model.py)
+DEFAULT_INSTALLER: InstallerName = "pip"
 
 
 def _present(data: dict[str, object], dotted: str) -> bool:

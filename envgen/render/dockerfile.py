@@ -3,33 +3,39 @@ micromamba, uv; the first two share the staged runtime: the extras stage, a stag
 stage that copies both results in), each returning the ordered stages (``render.stages``) for one profile. The
 template (``templates/docker/Dockerfile.j2``) writes them in that order through the emitter (``steps.Emitter``, the
 one BuildKit/classic switch); it decides neither the order nor which stage exists. Adding an installer is a class
-here."""
+here; the blocks every installer's stages are made of are in ``render.blocks``."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
 from envgen import layout
-from envgen.mirrors import pytorch_shell
 from envgen.paths import build_scripts_dir
 from envgen.plan.installers.uv import CUDA_FILE
-from envgen.plan.slim import STRIP_DIR, STRIP_STAGE, STRIP_TOOL_SCRIPT
+from envgen.render.blocks import (
+    apt_install,
+    arch_args,
+    args,
+    base_stage,
+    copy_requirements,
+    create_user,
+    locked_file,
+    pip_sources,
+    strip_stage,
+)
 from envgen.render.jinja import ARG_LINE, shell_dq, words
 from envgen.render.plan import TemplateInput as Plan
 from envgen.render.slim import slim_tail, slimmed
-from envgen.render.stages import BASE_IMAGE, SHELL_FORM, Bind, CopyFrom, Instruction, Run, Stage, Step, Wheelhouse
+from envgen.render.stages import SHELL_FORM, Bind, CopyFrom, Instruction, Run, Stage, Step, Wheelhouse
 from envgen.render.steps import NEXT_LINE, Emitter, script_closures
-from envgen.vocabulary import ARG_APT_MIRROR, ARGS_CONDA, ARGS_PIP, ARGS_PROXY, SOURCE_DATE_EPOCH_DEFAULT
+from envgen.vocabulary import ARGS_CONDA, ARGS_PIP, ARGS_PROXY, SOURCE_DATE_EPOCH_DEFAULT
 
 SRCBUILD_APT = ("build-essential", "python3-dev")  # what a source build stage on a devel twin adds
 PIP_CACHE = "/root/.cache/pip"
 WORKDIR = Instruction("WORKDIR", layout.WORK)
 # the comments the Dockerfiles carry above a step, one string a line
-NON_ROOT = ("the base leaves a non-root user (base_families.yaml): the stage installs as root; the image's user comes "
-            "last",)
 PIP_LAYER = ("The environment layer: the framework and its pinned dependencies.",)
 CONDA_LAYER = ("The environment layer: conda packages, then the framework's pip pins (environment.yml's pip",
                "section). Mirrors and the proxy CA go into a build-time rc file that is not left behind.")
@@ -39,89 +45,6 @@ UV_LAYER = "The environment layer: the framework and every package it needs, exa
 UV_EXTRAS_LAYER = "The extras layer: what packages.pip adds (changing it keeps the environment layer)."
 UV_CUDA_LAYER = ("The CUDA layer: the lock's NVIDIA CUDA wheels, first (a new framework or package keeps this "
                  "layer).")
-
-
-def pip_sources(plan: Plan) -> str:
-    """The framework's wheel sources for pip.sh/uv.sh (lib-pip.sh), each through the build arg PYTORCH_WHEELS where
-    it is download.pytorch.org: assignments in front of the command, on a continued line of their own."""
-    out = []
-    if plan.pip.find_links:
-        out.append('ENVGEN_FIND_LINKS="' + " ".join(pytorch_shell(u) for u in plan.pip.find_links) + '"')
-    if plan.pip.index_urls:
-        out.append('ENVGEN_INDEX_URLS="' + " ".join(pytorch_shell(u) for u in plan.pip.index_urls) + '"')
-    return "".join(word + NEXT_LINE for word in out)
-
-
-def locked_file(plan: Plan, name: str) -> str:
-    """A requirements file of the context as the installing step names it: each platform's own
-    (``requirements.${TARGETARCH}.lock``, BuildKit's target machine) where the plan gives one lock per platform."""
-    if not plan.platform_locks:
-        return name
-    stem, _, suffix = name.rpartition(".")
-    return f"{stem}.${{TARGETARCH}}.{suffix}"
-
-
-def arch_args(plan: Plan) -> tuple[Instruction, ...]:
-    """``ARG TARGETARCH`` (BuildKit sets it) where a stage picks its platform's locked set."""
-    return args(("TARGETARCH",), ("BuildKit's target machine (amd64, arm64): picks that platform's locked set.",)
-                ) if plan.platform_locks else ()
-
-
-def base_comment(plan: Plan) -> str:
-    if plan.base.digest:
-        return f"base {plan.base.image}, pinned by digest"
-    if plan.base.local:
-        return "local base image: no registry digest (local_base: true)"
-    return f"base {plan.base.image} is not digest-pinned (no digest known); `envgen check` reports it"
-
-
-def args(names: Sequence[str], comment: tuple[str, ...] = ()) -> tuple[Instruction, ...]:
-    """An ARG line per name, ``comment`` above the first."""
-    return tuple(Instruction("ARG", name, comment if i == 0 else ()) for i, name in enumerate(names))
-
-
-def base_stage(plan: Plan, name: str, *steps: Step) -> Stage:
-    """A stage FROM the base (by digest when one is known, else the tag with a visible reason): bash as the shell;
-    as root where the base leaves a non-root user (base_families.yaml), the image's user coming last."""
-    root = () if plan.base.user == "root" else (Instruction("USER", "root", NON_ROOT),)
-    return Stage(name, BASE_IMAGE, (Instruction("SHELL", SHELL_FORM), *root, *steps), (base_comment(plan),))
-
-
-def apt_install(plan: Plan, packages: Sequence[str], cache: bool = True) -> tuple[Step, ...]:
-    """The base's packages installed in one RUN by the script its family's package manager names
-    (``plan.parts.PACKAGE_SCRIPTS``; apt-install.sh: APT_MIRROR for this RUN only, the CA secret, the caches); nothing
-    when there are no packages."""
-    if not packages:
-        return ()
-    script = plan.base.packages_with
-    return (*args(("DEBIAN_FRONTEND=noninteractive", ARG_APT_MIRROR)),
-            Run(f"sh {layout.SCRIPTS}/{script}{words(packages)}", (script,), apt=cache, secrets=True))
-
-
-def strip_stage(plan: Plan, base: str | None = None) -> tuple[Stage, ...]:
-    """GNU strip (the plan's package, apt-pinned as the plan pins) gathered at STRIP_DIR (strip-tool.sh) in a stage
-    on ``base`` (None: the base) that install steps bind or copy from, never shipped; none where nothing is stripped."""
-    if plan.image.strip is None:
-        return ()
-    steps = (*apt_install(plan, plan.apt_pins((plan.image.strip.package,))),
-             Run(f"sh {layout.SCRIPTS}/{STRIP_TOOL_SCRIPT} {STRIP_DIR}", (STRIP_TOOL_SCRIPT,)))
-    comment = ("GNU strip for the symbol tables the install steps strip: bound or copied from here, never shipped.",)
-    return (Stage(STRIP_STAGE, base, steps, comment) if base else replace(base_stage(plan, STRIP_STAGE, *steps),
-                                                                          comment=comment),)
-
-
-def create_user(plan: Plan) -> Run:
-    """The image's user (profile ``user:``) and /workspace: reuses a uid the base already has (create-user.sh)."""
-    user = plan.profile.user
-    return Run(f"sh {layout.SCRIPTS}/create-user.sh {user.uid} {user.name}", ("create-user.sh",))
-
-
-def copy_requirements(plan: Plan, name: str, more: str = "") -> Instruction:
-    """``COPY`` of a requirements file (``more``: other files beside it, none when locked) into the working
-    directory: the platform's own under the same name where the plan gives one lock per platform."""
-    if not plan.platform_locks:
-        return Instruction("COPY", f"{name}{more} {layout.WORK}/")
-    return Instruction("COPY", f"{locked_file(plan, name)} {layout.WORK}/{name}")
 
 
 class Installer(ABC):

@@ -34,12 +34,14 @@ def downloads(plan: ImagePlan, mirrors: Mirrors, wheelhouse: Path | None = None)
     wheels the ``wheelhouse`` holds is left out, as the render leaves it out (``plan.lockfile.wheelhouse_covers``)."""
     from envgen.plan.lockfile import wheelhouse_covers
 
-    profile, out = plan.profile, list[Download]()
-    if plan.installer_part.installer.conda_env:
-        out.append(Download("micromamba", mirrors.micromamba_url or plan.installer_part.micromamba["url"],
-                            "mirrors.micromamba_url", False))
+    profile, part, out = plan.profile, plan.installer_part, list[Download]()
+    installer = part.installer
+    if installer.fetched_tool:  # the tool that makes the environment (the installer's: micromamba for conda)
+        out.append(Download(installer.fetched_tool, getattr(mirrors, installer.tool_mirror) or part.fetched["url"],
+                            f"mirrors.{installer.tool_mirror}", False))
+    if installer.conda_env:
         alias = (mirrors.conda_channel_alias or CONDA).rstrip("/")
-        for channel in profile.channels or ["conda-forge"]:
+        for channel in profile.channels or installer.facts.channels:
             out.append(Download(f"conda channel {channel}", mirrors.conda_channels.get(channel, f"{alias}/{channel}"),
                                 "mirrors.conda_channels", False))
     torch = [p for p in plan.framework_pip if p.startswith("torch==")]

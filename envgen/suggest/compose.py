@@ -3,11 +3,13 @@ rows it rests on."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from envgen.kb import KnowledgeBase
 from envgen.kb.builds import driver_fit
 from envgen.kb.versions import vtuple
+from envgen.plan.installers import suggested_installer
+from envgen.profile.sections import Packages
 from envgen.suggest.parts import Candidate, cudas
 from envgen.suggest.request import Request
 
@@ -111,13 +113,15 @@ def build_profile(
     else:
         comments.append(f"Python {c.python}: the newest both frameworks publish wheels for" if len(names) == 2
                         else f"Python {c.python}: the newest this release publishes wheels for")
-    comments.append(f"base {BASE} with conda (conda-forge): the frameworks bring or install their own CUDA "
-                    "user space; the host's driver is the only thing taken from the machine")
+    installer = suggested_installer()
+    comments.append(f"base {BASE} with {installer.name} ({', '.join(installer.facts.channels)}): the frameworks "
+                    "bring or install their own CUDA user space; the host's driver is the only thing taken from the "
+                    "machine")
     profile: dict[str, object] = {
         "name": _slug(f"{gpu_label}-{'-'.join(names)}"),
         "description": f"{c.label()} for {gpu_label} (written by envgen suggest)"[:200],
         "base": BASE,
-        "installer": "conda",
+        "installer": installer.name,
         "cuda": chosen.cuda,
     }
     if chosen.cudnn:
@@ -125,10 +129,11 @@ def build_profile(
     profile["python"] = c.python
     profile["frameworks"] = chosen.frameworks
     profile["gpu"] = {"targets": [target or gpu_label]}
-    packages = {k: v for k, v in (("conda", chosen.conda), ("pip", chosen.pip)) if v}
+    # the profile's packages: section, one key per list the choice fills (Packages' fields: conda, then pip)
+    packages = {f.name: lines for f in fields(Packages) if (lines := getattr(chosen, f.name, None))}
     if packages:
         profile["packages"] = packages
-    profile["channels"] = ["conda-forge"]
+    profile["channels"] = list(installer.facts.channels)
     if c.tf:
         profile["env"] = {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
     return profile, comments

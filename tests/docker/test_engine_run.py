@@ -41,6 +41,37 @@ def test_output_and_exit_code(docker_client: DockerClient, base_image: str) -> N
     assert _containers(docker_client, marker) == []  # removed
 
 
+def test_followed_output_is_read_once_and_handed_on_in_whole_lines(docker_client: DockerClient, base_image: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A followed run reads the log once (the stream; #41: `_wait` fetched the whole log again after it), and a
+    line the engine splits across log messages (the json-file driver cuts at 16 KiB) reaches ``on_output`` whole, as
+    it is in the result. (A character the cut falls inside is lost by the engine itself: json-file stores each part
+    as JSON text, a U+FFFD for each of its bytes, whichever way it is read.)"""
+    from docker.models.containers import Container
+
+    calls: list[bool] = []
+    real = Container.logs
+
+    def counted(self: Container, **kwargs: object) -> object:
+        calls.append(bool(kwargs.get("stream")))
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(Container, "logs", counted)
+    marker = f"run-{uuid.uuid4().hex}"
+    half = "a" * 16000
+    lines: list[str] = []
+    result = run_container(docker_client, base_image, ["sh", "-c", f"s=$(head -c 16000 /dev/zero | tr '\\0' a); "
+                                                       f"printf '%s\\303\\251%s\\nend\\n' \"$s\" \"$s\" # {marker}"],
+                           on_output=lines.append)
+    assert result.exit_code == 0, result.output[-300:]
+    assert lines == [f"{half}\u00e9{half}", "end"], [len(line) for line in lines]
+    assert result.output == f"{half}\u00e9{half}\nend\n"
+    assert calls == [True]  # the stream alone: the log is not fetched again
+    calls.clear()
+    assert run_container(docker_client, base_image, ["sh", "-c", "echo quiet"]).output == "quiet\n"
+    assert calls == [False]  # not followed: fetched once, when the container has ended
+
+
 def test_workdir_user_shm_env(docker_client: DockerClient, base_image: str, tmp_path: Path) -> None:
     user = current_user()
     code, output, _ = run_container(

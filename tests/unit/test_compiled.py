@@ -123,3 +123,25 @@ def test_a_kept_config_follows_the_home_its_default_state_dir_is_under(tmp_path:
         assert config.state_dir == tmp_path / home / ".local" / "share" / "envgen" and config.namespace == "a/b"
     assert len(list((tmp_path / "cache").glob("validated-*.pickle"))) == 2
 
+
+
+def test_a_kept_config_keeps_the_order_its_data_gives(tmp_path: Path) -> None:
+    """The data's JSON text keys the kept record in the data's own order: a config whose mappings were reordered is
+    a new record in the new order, equal to a fresh validation, never the one kept for the old order (a review of
+    #41 found the key sorted them: the served record kept the first order; the render sorts the channel mirrors and
+    looks registries up by key, so what showed it was the record itself: its dump, its iteration)."""
+    first = {"mirrors": {"conda_channels": {"a": "https://m/a", "b": "https://m/b"},
+                         "registries": {"docker.io": "m.example.org", "nvcr.io": "m.example.org/nvcr"}}}
+    again = {"mirrors": {"conda_channels": {"b": "https://m/b", "a": "https://m/a"},
+                         "registries": {"nvcr.io": "m.example.org/nvcr", "docker.io": "m.example.org"}}}
+    kept = compiled.validated(tmp_path, UserConfig, first)
+    served = compiled.validated(tmp_path, UserConfig, again)
+    assert list(kept.mirrors.conda_channels) == ["a", "b"] and list(kept.mirrors.registries)[0] == "docker.io"
+    assert list(served.mirrors.conda_channels) == ["b", "a"] and list(served.mirrors.registries)[0] == "nvcr.io"
+    assert served.model_dump() == UserConfig.model_validate(again).model_dump()
+    # served again from the store: the same order, and the keys the data gave (merge_mirrors reads them)
+    twice = compiled.validated(tmp_path, UserConfig, again)
+    assert list(twice.mirrors.conda_channels) == ["b", "a"]
+    assert twice.mirrors.model_fields_set == UserConfig.model_validate(again).mirrors.model_fields_set == {
+        "conda_channels", "registries"}
+    assert len(list(tmp_path.glob("validated-*.pickle"))) == 2

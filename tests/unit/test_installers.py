@@ -111,3 +111,71 @@ def test_every_package_manager_of_a_family_names_a_build_script() -> None:
     managers = set(get_args(get_type_hints(BaseFamily)["package_manager"]))
     assert managers == set(PACKAGE_SCRIPTS) and "apt" in managers
     assert all((build_scripts_dir() / script).is_file() for script in PACKAGE_SCRIPTS.values())
+
+
+# the modules that restated an installer's name after h41inst (#41's leftovers: kb/validate.py required a "conda"
+# python_setups row, suggest/compose.py wrote "installer": "conda" and its channels, render/downloads.py named
+# micromamba for every conda environment): each asks the registry now
+_ASK_THE_REGISTRY = ("kb/validate.py", "suggest/compose.py", "render/downloads.py")
+
+
+def _registry_words() -> set[str]:
+    """What only the registry may say: each installer's name, its own python_setups row, the tool it fetches and
+    that tool's mirrors field."""
+    every = (*INSTALLERS.values(), UV, BASE_PROVIDED)
+    return {word for i in every for word in (i.name, i.python_setup, i.fetched_tool, i.tool_mirror) if word}
+
+
+def _literals(source: str) -> list[tuple[int, str]]:
+    """Every string constant of ``source`` but its docstrings, with its line."""
+    tree = ast.parse(source)
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def test_no_installer_name_is_restated_where_the_registry_answers() -> None:
+    words = _registry_words()
+    assert {"pip", "conda", "uv", "micromamba", "micromamba_url"} <= words
+    found = [(rel, line, text) for rel in _ASK_THE_REGISTRY
+             for line, text in _literals((PACKAGE / rel).read_text(encoding="utf-8")) if text in words]
+    assert not found, found
+    # the search finds what it looks for: the lines the modules had before
+    assert [t for _, t in _literals('"""doc"""\nx = {"installer": "conda"}\nif "conda" not in s: pass')
+            if t in words] == ["conda", "conda"]
+
+
+def test_the_registry_answers_what_those_modules_asked(kb) -> None:
+    from envgen.plan.installers import suggested_installer
+    from envgen.profile.model import Mirrors
+
+    # every installer's own python_setups row is a row of the KB (kb/validate.py checked "conda" alone)
+    own = {i.name: i.python_setup for i in INSTALLERS.values() if i.python_setup}
+    assert own == {"conda": "conda"} and all(kb.python_setup(row).name == row for row in own.values())
+    # the tool each installer fetches has its tools.yaml row (url, sha256) and a mirrors field that replaces it
+    from envgen.plan.installers.conda import tools
+
+    for installer in INSTALLERS.values():
+        if installer.fetched_tool:
+            assert {"url", "sha256"} <= set(tools()[installer.fetched_tool])
+            assert installer.tool_mirror in Mirrors.model_fields
+    assert [i.fetched_tool for i in INSTALLERS.values()] == ["", "micromamba"]
+    # suggest writes one installer's profiles, with that installer's default channels
+    assert sum(i.suggested for i in INSTALLERS.values()) == 1 and suggested_installer() is INSTALLERS["conda"]
+    assert suggested_installer().facts.channels == ("conda-forge",)
+
+
+def test_the_profile_model_takes_its_default_installer_from_the_rows() -> None:
+    """Review of #41 (profile/installers.py): the model's ``installer:`` default restated "pip" beside the rows'
+    DEFAULT_INSTALLER (normalise fills the field from the rows; a profile validated without normalising got the
+    model's own): it reads DEFAULT_INSTALLER now, which is a row."""
+    import dataclasses
+
+    field = next(f for f in dataclasses.fields(Profile) if f.name == "installer")
+    assert field.default == DEFAULT_INSTALLER and DEFAULT_INSTALLER in PROFILE_INSTALLERS
+    tree = ast.parse((PACKAGE / "profile" / "model.py").read_text(encoding="utf-8"))
+    (assigned,) = [n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                   and n.target.id == "installer"]
+    assert isinstance(assigned.value, ast.Name) and assigned.value.id == "DEFAULT_INSTALLER"

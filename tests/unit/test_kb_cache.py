@@ -76,3 +76,62 @@ def test_concurrent_writers_leave_one_readable_file(tmp_path: Path) -> None:
     assert len(list((tmp_path / "c").glob("kb-*.pickle"))) == 1
     assert not list((tmp_path / "c").glob(".kb-*.tmp"))
     assert load_kb_cached(tmp_path / "c") == load_kb()
+
+
+# envgen modules a KB load and its validation import that are not in the key, each with why it cannot change a row
+_NOT_ROWS = {
+    "envgen": "its __version__ keys every store entry (envgen.cache.Store.key)",
+    "envgen.errors": "the text of a refused load: nothing is kept from a load that fails",
+    "envgen.paths": "names the data directory, whose files are in the key by name and bytes",
+    "envgen.imageref": "reference parsing for the queries (kb.images.parse_image), run on each call, never on a row",
+}
+LOADS = """
+import sys
+from envgen.kb.loader import load_kb
+load_kb().problems()
+print(" ".join(sorted(m for m in sys.modules if m == "envgen" or m.startswith("envgen."))))
+"""
+
+
+def test_every_input_of_a_load_is_in_the_key(tmp_path: Path, monkeypatch) -> None:
+    """Review of #41 (session.kb_key): an edited KB file, row module or parser can never be served a stale KB.
+    Every envgen module a load runs is in the key but those of ``_NOT_ROWS``; the data files by name and bytes, a
+    new file too; the interpreter's, pydantic's and PyYAML's versions."""
+    import envgen
+    from envgen.kb import cache
+
+    done = subprocess.run([sys.executable, "-c", LOADS], capture_output=True, text=True, check=True)
+    root = Path(envgen.__file__).resolve().parent
+    hashed = {".".join(("envgen", *p.resolve().relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+              for p in cache.code_files()}
+    loaded = set(done.stdout.split())
+    assert {"envgen.kb.models", "envgen.kb.loader", "envgen.records"} <= loaded
+    assert loaded - hashed == set(_NOT_ROWS), sorted(loaded - hashed - set(_NOT_ROWS))
+    data = _copy_data(tmp_path)
+    before = cache_key(data)
+    (data / "new_table.yaml").write_text("{}\n", encoding="utf-8")  # a new file: the loader reads every *.yaml
+    assert cache_key(data) != before
+    (data / "new_table.yaml").unlink()
+    assert cache_key(data) == before
+    monkeypatch.setattr(cache, "parser_version", lambda: b"__version__ = '99.0'")
+    assert cache_key(data) != before  # another PyYAML: another key
+    assert b"__version__" in cache.package_file("yaml")
+
+
+def test_a_kb_edited_after_its_key_was_taken_is_not_kept_under_that_key(tmp_path: Path) -> None:
+    """A session takes the KB's key first (``Session.kb_key``: a run the caches serve loads no KB) and loads under it
+    later; a data file edited in between was read, and kept under the old key, so that the old files, back again,
+    were served the edited KB. Kept only under the key of what was read now."""
+    from envgen.kb.cache import kb_key, load_kb_keyed
+
+    data, store = _copy_data(tmp_path), tmp_path / "c"
+    old_key = kb_key(store, data)
+    path = data / "cudnn.yaml"
+    original = path.read_text()
+    path.write_text(original.replace('version: "9.5.1"', 'version: "9.5.2"'))
+    edited, key = load_kb_keyed(store, data, key=old_key)  # the edit landed between the key and the load
+    assert key == old_key and any(r.version == "9.5.2" for r in edited.cudnn_releases)
+    assert not list(store.glob("kb-*.pickle")), "nothing kept under a key that does not describe what was read"
+    path.write_text(original)
+    again = load_kb_cached(store, data)
+    assert not any(r.version == "9.5.2" for r in again.cudnn_releases) and again == load_kb(data) != edited

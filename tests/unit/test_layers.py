@@ -275,7 +275,7 @@ def test_render_writes_every_profile_from_its_plan(kb, tmp_path: Path) -> None:
 # ImagePlan, its parts, the lock, the profile) and the files it ships (paths): the build's route (mirrors, the user's
 # config), where Jinja keeps compiled templates, and whether a wheelhouse given at build time covers the frameworks.
 # Issue #41 counted 22 such calls before the plan held its base and installer parts.
-RENDER_STAYS = {("render/dockerfile.py", "mirrors.py:pytorch_shell"), ("render/jinja.py", "cache.py:cache_dir"),
+RENDER_STAYS = {("render/blocks.py", "mirrors.py:pytorch_shell"), ("render/jinja.py", "cache.py:cache_dir"),
                 ("render/plan.py", "mirrors.py:mirror_ref"), ("render/plan.py", "config.py:merge_mirrors"),
                 ("render/plan.py", "plan/lockfile.py:wheelhouse_covers")}
 

@@ -51,7 +51,7 @@ def test_lock_route_plans_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """`envgen lock` (and `check --resolve`) resolve the plan's sets: one plan, no render written."""
     from envgen.config import UserConfig
     from envgen.kb import load_kb
-    from envgen.lock.lock import resolution_route
+    from envgen.lock.route import resolution_route
     from envgen.profile import load_profile
 
     profile, kb = load_profile("cpu-smoke", env={}), load_kb()

@@ -22,8 +22,8 @@ import pytest
 from envgen.config import load_config
 from envgen.errors import BuildFailed, InputError
 from envgen.kb import KnowledgeBase
-from envgen.lock.lock import Route, resolution_route
 from envgen.lock.lock_uv import uv_resolve
+from envgen.lock.route import Route, resolution_route
 from envgen.profile import Profile
 from envgen.suggest.recipes import load_recipes
 from envgen.suggest.search import Request, parse_frameworks, suggest

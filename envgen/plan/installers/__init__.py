@@ -38,6 +38,11 @@ def adopted_installer(kind: str) -> Installer:
     return next((i for i in INSTALLERS.values() if kind in i.adopted_from), INSTALLERS[DEFAULT_INSTALLER])
 
 
+def suggested_installer() -> Installer:
+    """The installer `envgen suggest` writes its profiles with (``Installer.suggested``)."""
+    return next(i for i in INSTALLERS.values() if i.suggested)
+
+
 def installer_of(profile_or_name: _Installs | str) -> Installer:
     """The installer of a profile (its ``installer:``; pip on a base_provides base: ``BASE_PROVIDED``) or of an
     installer's name."""
@@ -47,4 +52,5 @@ def installer_of(profile_or_name: _Installs | str) -> Installer:
     return BASE_PROVIDED if found.pip_lock and profile_or_name.base_provides is not None else found
 
 
-__all__ = ["BASE_PROVIDED", "INSTALLERS", "UV", "ContextFile", "Installer", "adopted_installer", "installer_of"]
+__all__ = ["BASE_PROVIDED", "INSTALLERS", "UV", "ContextFile", "Installer", "adopted_installer", "installer_of",
+           "suggested_installer"]

@@ -40,6 +40,16 @@ class Installer:
     # the check rules that judge this installer alone ("module.function" under envgen.check)
     check_rules: ClassVar[tuple[str, ...]] = ()
 
+    # its own python_setups row (base_families.yaml), whatever the base; "": the base family's (``python_setup_key``)
+    python_setup: ClassVar[str] = ""
+    # the tool the build downloads to make the environment: its row of render/data/tools.yaml (url, sha256) and the
+    # mirrors field that replaces its URL (``render.downloads``); "" for none (pip and uv come with the base's
+    # Python or the lock)
+    fetched_tool: ClassVar[str] = ""
+    tool_mirror: ClassVar[str] = ""
+    # `envgen suggest` writes its profiles with this installer (one installer sets it: ``suggested_installer``)
+    suggested: ClassVar[bool] = False
+
     # the kinds of source `envgen init --from` reads (suggest.adopt's ``Read.kind``: "environment" for an
     # environment.yml) whose adopted profile uses this installer; a kind no installer names gets ``DEFAULT_INSTALLER``
     adopted_from: ClassVar[tuple[str, ...]] = ()
@@ -57,6 +67,6 @@ class Installer:
         return self.facts.base_python
 
     def python_setup_key(self, family: BaseFamily) -> str:
-        """The python_setups row the environment is made with: the base family's own Python (a base_provides base:
-        ``base_provided.BaseProvided``)."""
-        return family.python
+        """The python_setups row the environment is made with: the installer's own (``python_setup``), else the base
+        family's own Python (a base_provides base: ``base_provided.BaseProvided``)."""
+        return self.python_setup or family.python

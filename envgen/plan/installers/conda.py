@@ -8,7 +8,6 @@ import os
 from typing import Any
 
 from envgen.errors import RenderError
-from envgen.kb.families import BaseFamily
 from envgen.plan.installers.base import ContextFile, Installer
 
 
@@ -24,10 +23,9 @@ class Conda(Installer):
     lock_missing = ("conda resolves its packages and their dependencies (the frameworks' own too) at build time",
                     "needs the conda channels, or --conda-channel NAME=URL for a mirror")
     check_rules = ("lock.lockfile.conda_lock_state",)
-
-    def python_setup_key(self, family: BaseFamily) -> str:
-        """The conda environment brings its own Python on any base: the ``conda`` python_setups row."""
-        return "conda"
+    python_setup = "conda"  # the conda environment brings its own Python on any base
+    fetched_tool, tool_mirror = "micromamba", "micromamba_url"
+    suggested = True  # suggest's profiles: conda-forge's frameworks bring their own CUDA user space on a plain OS base
 
 
 def tools() -> dict[str, Any]:
