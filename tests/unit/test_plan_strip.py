@@ -149,6 +149,16 @@ def test_strip_sh_rewrites_only_what_its_licence_allows_keeps_what_the_loader_re
     again = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
     assert again.returncode == 0 and "of 0 ELF file(s)" in again.stdout, again.stdout
     assert listed.read_text(encoding="utf-8").splitlines() == manifest
+    # each distribution examined once per directory: a later step (the +1 package's extras layer) looks only at
+    # what it installed; cpu-smoke's +1 rebuild spent 3 s of its 4.5 s reading every file of the environment again
+    examined = env / "share/envgen/examined-stripped-env.txt"
+    assert examined.read_text(encoding="utf-8").split() == ["bsd-pkg==1.0", "mit-pkg==1.0", "nvidia-fake-cu11==1.0",
+                                                            "odd-pkg==1.0"]
+    shutil.copyfile(MODULE, mit)  # type: ignore[arg-type]  # the same name==version: not looked at again
+    added = _dist(site, "new-pkg", "License-Expression: MIT\n")
+    third = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
+    assert third.returncode == 0 and "of 1 ELF file(s)" in third.stdout and "new-pkg==1.0" in third.stdout
+    assert _sha(mit) == original != _sha(added) and "new-pkg==1.0" in examined.read_text(encoding="utf-8").split()
 
 
 def test_a_wrong_key_under_slim_is_one_line_naming_the_keys_it_takes(tmp_path: Path) -> None:
