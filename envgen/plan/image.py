@@ -284,12 +284,14 @@ def _slim(profile: Profile, kb: KnowledgeBase, part: InstallerPart) -> LeaveOutP
     return leave_out_plan(profile, kb, apt_compiler=bool(set(part.runtime_apt) - set(part.python_setup.runtime_apt)))
 
 
-def _installs(stack: Stack, framework_pip: Sequence[str], requirements: Sequence[PlannedRequirement]) -> bool:
-    """Does the build install any distribution into the environment? Not where the base holds every framework and
-    every packages.pip line (an adopted venv): nothing for strip to strip, and no strip stage to apt-install binutils
-    for (an offline server's base without apt lists could not)."""
-    return bool(framework_pip or stack.profile.packages.conda or installer_of(stack.profile).conda_env
-                or any(r.applies and r.stage != "base" for r in requirements))
+def _strip(profile: Profile, kb: KnowledgeBase) -> StripPlan | None:
+    """What the image strips (plan.strip); nothing on a base that provides the environment (base_provides: an adopted
+    venv, the H200 host's userland): its files are the base's, what envgen tops up is small, and an offline server's
+    imported userland cannot apt-install binutils for the strip stage (the H200 adopt run stopped there: "List
+    directory /var/lib/apt/lists/partial is missing", exit 100). Decided by the profile's kind, not by whether this
+    build installs anything: a profile's first packages.pip line must not move the environment layer's cache key
+    (tests/pipeline/test_pipeline_layer_cache.py)."""
+    return None if profile.base_provides is not None else strip_plan(profile, kb)
 
 
 def expected_of(stack: Stack, cuda: CudaChoices, exts: list[Extension],
@@ -358,7 +360,7 @@ def image_plan(stack: Stack) -> ImagePlan:
         tf_build=stack.tf_build, torch_release=stack.torch_release, targets=tuple(stack.targets),
         defaults=stack.defaults, libraries=stack.libraries, wheel_libraries=stack.wheel_libraries,
         slim=_slim(profile, kb, part), base_part=base_part(stack), installer_part=part,
-        strip=strip_plan(profile, kb) if _installs(stack, framework_pip, requirements) else None,
+        strip=_strip(profile, kb),
         expected=expected_of(stack, cuda, extensions, expected_distributions(frameworks, requirements, user_conda)),
         preflight=preflight, node_selection=selection(preflight, kb),
         own_env=own_environment(profile, kb, [*framework_pip, *profile.packages.pip], cuda.require),

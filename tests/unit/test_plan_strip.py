@@ -56,22 +56,24 @@ def test_the_plan_strips_by_default_and_either_opt_out_keeps_the_symbols(kb: Kno
     assert files.strip is not None and files.slim is None
 
 
-def test_nothing_is_stripped_where_the_build_installs_nothing(kb: KnowledgeBase) -> None:
-    # the H200 host's adopted venv (scripts/gpu-host-adopt, 2026-12-04): every framework and packages.pip line held
-    # by the base, so the build installs nothing; a strip stage there apt-installed binutils on an offline server
-    # whose imported userland has no apt lists, and the build stopped at it ("List directory
+def test_nothing_is_stripped_on_a_base_that_provides_the_environment(kb: KnowledgeBase) -> None:
+    # the H200 host's adopted venv (scripts/gpu-host-adopt, 2026-12-04): a strip stage there apt-installed binutils on
+    # an offline server whose imported userland has no apt lists, and the build stopped at it ("List directory
     # /var/lib/apt/lists/partial is missing", exit 100)
-    for name in ("host-torch", "host-torch-held"):
-        plan = plan_image(load_profile(ROOT / f"tests/fixtures/profiles/{name}.yaml", env={}), kb)
-        assert plan.strip is None and plan.slim is not None, name
-        files = render_files(render_context(plan)).files
-        assert all(b"AS strip" not in files[f] and b"binutils" not in files[f]
-                   for f in ("Dockerfile", "Dockerfile.classic")), name
-    # one line the base does not hold is installed, and stripped
     held = load_profile(ROOT / "tests/fixtures/profiles/host-torch-held.yaml", env={})
     extra = dataclasses.replace(held, packages=dataclasses.replace(held.packages, pip=[*held.packages.pip,
                                                                                       "colorama==0.4.6"]))
-    assert plan_image(extra, kb).strip is not None
+    for profile in (load_profile(ROOT / "tests/fixtures/profiles/host-torch.yaml", env={}), held, extra):
+        plan = plan_image(profile, kb)
+        assert plan.strip is None and plan.slim is not None, profile.name
+        files = render_files(render_context(plan)).files
+        assert all(b"AS strip" not in files[f] and b"binutils" not in files[f]
+                   for f in ("Dockerfile", "Dockerfile.classic")), profile.name
+    # elsewhere the profile's kind decides, not what this build installs: a profile's first packages.pip line keeps
+    # the environment layer's cache key (tests/pipeline/test_pipeline_layer_cache.py)
+    bare = load_profile("cpu-minimal", env={})
+    assert plan_image(dataclasses.replace(bare, packages=dataclasses.replace(bare.packages, pip=[])), kb).strip \
+        is not None
 
 
 def test_strip_runs_in_the_installing_step_from_a_stage_the_image_never_builds_on(kb: KnowledgeBase) -> None:
