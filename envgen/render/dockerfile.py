@@ -260,7 +260,7 @@ class Uv(Installer):
             Stage("uv", "system", (*args(ARGS_PROXY), *arch_args(plan), fetch), (
                 f"uv {self.uv.version} from its wheel (the lock's [tools] entry, sha256-checked): bind-mounted "
                 "below.",)),
-            *strip_stage(plan, "system"),
+            *strip_stage(plan),
             Stage("runtime", "system",
                   (*args((*ARGS_PIP, "ENVGEN_CACHE_ID", f"SOURCE_DATE_EPOCH={epoch}")), *arch_args(plan),
                    *self.install_layers())),
