@@ -2,8 +2,9 @@
 # strip-tool.sh DEST: GNU strip, just installed by apt in the strip stage, with the shared libraries it needs beyond
 # the C library (libbfd, libsframe, ...) copied to DEST/bin and DEST/lib. Installing steps bind DEST from this stage
 # (BuildKit) or copy it into a build stage that is never shipped, and run DEST/bin/strip through strip.sh: binutils
-# never reaches the image. The strip stage is built on the same base as the installing stage, so the C library the
-# copied libraries were built against is the one they find there.
+# never reaches the image. The strip stage is built on the base the installing stage starts from (beside the
+# installing stage's own packages, not after them), so the C library there is the one the copied tool was built
+# against or, where those packages upgrade it, a newer one of the same distribution, which runs it.
 set -eu
 dest=${1:?strip-tool.sh DEST}
 tool=$(readlink -f "$(command -v strip)")

@@ -44,29 +44,51 @@ HEADER = ("# envgen stripped these files' symbol tables (the loader never reads 
           "# file\tdistribution\tlicence\tsha256 before\tbytes before\tsha256 after\tbytes after\tsections removed\n")
 
 
-def sections(path):
-    """The names of an ELF file's sections; None when it is no ELF file."""
+def elf(path):
+    """(sections, segments) of an ELF file, None when it is no ELF file. A section: (name, type, flags, address,
+    offset, size); a segment: (type, offset, address, file size, memory size)."""
     with open(path, "rb") as f:
         ident = f.read(64)
         if len(ident) < 52 or ident[:4] != b"\x7fELF" or ident[4] not in (1, 2) or ident[5] not in (1, 2):
             return None
         end = "<" if ident[5] == 1 else ">"
         if ident[4] == 2:
-            shoff, = struct.unpack_from(end + "Q", ident, 0x28)
-            size, count, names = struct.unpack_from(end + "HHH", ident, 0x3A)
-            fmt, offset_at = end + "IIQQQQIIQQ", 4
+            phoff, shoff = struct.unpack_from(end + "QQ", ident, 0x20)
+            phsize, phnum, shsize, shnum, names = struct.unpack_from(end + "HHHHH", ident, 0x36)
+            sfmt, pfmt, seg = end + "IIQQQQIIQQ", end + "IIQQQQQQ", (0, 2, 3, 5, 6)
         else:
-            shoff, = struct.unpack_from(end + "I", ident, 0x20)
-            size, count, names = struct.unpack_from(end + "HHH", ident, 0x2E)
-            fmt, offset_at = end + "IIIIIIIIII", 4
-        if not shoff or not count or names >= count:
-            return []
+            phoff, shoff = struct.unpack_from(end + "II", ident, 0x1C)
+            phsize, phnum, shsize, shnum, names = struct.unpack_from(end + "HHHHH", ident, 0x2A)
+            sfmt, pfmt, seg = end + "IIIIIIIIII", end + "IIIIIIII", (0, 1, 2, 4, 5)
+        f.seek(phoff)
+        table = f.read(phsize * phnum)
+        segments = [tuple(struct.unpack_from(pfmt, table, i * phsize)[k] for k in seg) for i in range(phnum)]
+        if not shoff or not shnum or names >= shnum:
+            return [], segments
         f.seek(shoff)
-        table = f.read(size * count)
-        headers = [struct.unpack_from(fmt, table, i * size) for i in range(count)]
-        f.seek(headers[names][offset_at])
-        strings = f.read(headers[names][offset_at + 1])
-    return [strings[h[0]:strings.index(b"\0", h[0])].decode("ascii", "replace") for h in headers]
+        table = f.read(shsize * shnum)
+        headers = [struct.unpack_from(sfmt, table, i * shsize) for i in range(shnum)]
+        f.seek(headers[names][4])
+        strings = f.read(headers[names][5])
+    return [(strings[h[0]:strings.index(b"\0", h[0])].decode("ascii", "replace"), *h[1:6]) for h in headers], segments
+
+
+def moves(layout):
+    """Whether strip would change the program headers, read before running it (a file over 1 MiB: below that,
+    stripping to find out costs nothing; the check after strip stays): a section the loader does not map lies before
+    the end of a loaded segment (patchelf's layout: auditwheel's libraries, numpy's and scipy's), or the TLS
+    segment's memory size is not where its last section ends (GNU strip computes it again: torch's libtorch_cpu.so).
+    bench/strip_predict.py, strip 2.40, every ELF file with a symbol table in the bench's wheels (cpu-smoke's and
+    a100-pypi's locks but NVIDIA's): 464, 140 of them over 1 MiB; strip changes the headers of 7 of those 140, and
+    this finds those 7 and no other."""
+    found, segments = layout
+    ends = [offset + size for kind, offset, _, size, _ in segments if kind == 1]  # PT_LOAD
+    if any(not flags & 2 and kind != 8 and size and offset < max(ends, default=0)  # not SHF_ALLOC, not NOBITS
+           for _, kind, flags, _, offset, size in found):
+        return True
+    tls = [address + size for _, _, flags, address, _, size in found if flags & 0x400]  # SHF_TLS
+    return any(kind == 7 and tls and max(tls) - address != memory  # PT_TLS
+               for kind, _, address, _, memory in segments)
 
 
 def program_headers(path):
@@ -110,10 +132,14 @@ def sha256(path):
 def strip(path, label, declared):
     """Strips one file in place (through a copy beside it): its manifest line and the bytes removed (None, 0: it
     holds nothing to strip)."""
-    found = [s for s in sections(path) or [] if wanted(s)]
+    layout = elf(path)
+    found = [s[0] for s in layout[0] if wanted(s[0])] if layout else []
     if not found:
         return None, 0
-    before, size = sha256(path), os.path.getsize(path)
+    size = os.path.getsize(path)
+    if size > 1 << 20 and moves(layout):  # what the check below would find, without writing a stripped copy
+        return None, -1
+    before = sha256(path)
     temp = path + ".envgen-strip"
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(tool, "lib"))
     subprocess.run([os.path.join(tool, "bin", "strip"), *opts["-f"], "-p", "-o", temp, path], check=True, env=env)
@@ -142,8 +168,8 @@ for site in sorted(glob.glob(os.path.join(root, "lib", "python*", "site-packages
         fresh_labels.add(f"{name}=={dist.version}")
         files = [os.path.realpath(dist.locate_file(f)) for f in dist.files or []]
         files = [p for p in files if p.startswith(root + os.sep) and os.path.isfile(p) and not os.path.islink(p)]
-        elf = [p for p in files if sections(p)]
-        if not elf:
+        objects = [p for p in files if elf(p)]
+        if not objects:
             continue
         declared, ok, notice = licence(dist.metadata)
         label = f"{name}=={dist.version}"
@@ -152,7 +178,7 @@ for site in sorted(glob.glob(os.path.join(root, "lib", "python*", "site-packages
             untouched[label] = ("its licence forbids modifying it (strip_refused)" if refused
                                 else f"licence not one that allows a modified copy, or unknown: {declared}")
             continue
-        jobs += [(p, label, declared) for p in elf]
+        jobs += [(p, label, declared) for p in objects]
 jobs = list({job[0]: job for job in jobs}.values())  # a file two distributions list: stripped once
 jobs.sort(key=lambda job: -os.path.getsize(job[0]))  # the largest first: the pool's last job is a small one
 with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

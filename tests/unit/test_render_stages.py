@@ -93,7 +93,7 @@ def test_a_locked_pip_profile_installs_with_uv_under_buildkit_and_with_pip_on_th
     installer = installer_for(plan, buildkit=True)
     assert isinstance(installer, Uv)
     stages = installer.stages()
-    assert _names(stages) == [("system", BASE_IMAGE, ()), ("uv", "system", ()), ("strip", "system", ()),
+    assert _names(stages) == [("system", BASE_IMAGE, ()), ("uv", "system", ()), ("strip", BASE_IMAGE, ()),
                               ("runtime", "system", ("uv", "strip"))]
     environment, extras = stages[-1].runs
     uv = Bind(layout.UV_DIR, layout.UV_DIR, stage="uv")
