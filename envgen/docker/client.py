@@ -38,7 +38,8 @@ def engine_url(base_url: str | None = None, env: Mapping[str, str] | None = None
     return base_url or environ.get("DOCKER_HOST") or DEFAULT_HOST
 
 
-def _socket_path(url: str) -> str | None:
+def socket_path(url: str) -> str | None:
+    """The socket's path of a ``unix://`` address; None for any other address."""
     for prefix in ("unix://", "unix:"):
         if url.startswith(prefix):
             return url[len(prefix):] or None
@@ -47,7 +48,7 @@ def _socket_path(url: str) -> str | None:
 
 def explain_failure(url: str, detail: str) -> DockerUnavailable:
     """Turn an SDK/transport failure into one sentence naming the cause, with the fix."""
-    sock_path = _socket_path(url)
+    sock_path = socket_path(url)
     text = detail.lower()
     installed = any(shutil.which(name) for name in ("dockerd", "docker"))
     if sock_path is not None and not os.path.exists(sock_path):
@@ -97,9 +98,9 @@ def connect(base_url: str | None = None, *, timeout: int = 300) -> DockerClient:
             "The Docker SDK for Python is not installed.", fix="pip install 'docker>=7'"
         ) from None
     url = engine_url(base_url)
-    socket_path = _socket_path(url)
-    if socket_path is not None:
-        _probe_socket(url, socket_path)
+    path = socket_path(url)
+    if path is not None:
+        _probe_socket(url, path)
     client = None
     try:
         client = docker.DockerClient(base_url=url, timeout=timeout)

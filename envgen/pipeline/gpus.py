@@ -14,8 +14,7 @@ from envgen.host.engine_errors import host_incompatible
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from docker import DockerClient
-
+    from envgen.docker.socket_engine import Engine
     from envgen.host.route import GpuRoute
 
 
@@ -27,7 +26,7 @@ def parse_gpus(gpus: str) -> Any:
     raise InputError(f"option --gpus = {gpus!r} is not valid", fix="use all, none, or a number of GPUs")
 
 
-def gpu_kwargs(client: DockerClient, image: str, gpus: str, route: GpuRoute | None) -> dict[str, Any]:
+def gpu_kwargs(client: Engine, image: str, gpus: str, route: GpuRoute | None) -> dict[str, Any]:
     """`run_container`'s GPU keywords for ``gpus`` ("all", "N", "none") over ``route`` (None: the NVIDIA
     runtime). By CDI, the search-path variables the image sets and the spec's env replaces (PATH,
     LD_LIBRARY_PATH: seen with a spec that points them at the driver's directory) are set again, the
@@ -36,14 +35,16 @@ def gpu_kwargs(client: DockerClient, image: str, gpus: str, route: GpuRoute | No
     if gpus == "none" or route is None or route.route != "cdi":
         return kwargs
     kwargs["cdi_devices"] = route.devices
-    image_env = (client.images.get(image).attrs.get("Config") or {}).get("Env") or []
+    from envgen.docker.images import image_attrs
+
+    image_env = ((image_attrs(client, image) or {}).get("Config") or {}).get("Env") or []
     restore = overridden_env(route.specs, image_env)
     if restore:
         kwargs["restore_env"] = restore
     return kwargs
 
 
-def start_container(client: DockerClient, image: str, command: str | Sequence[str] | None, *, gpus: str,
+def start_container(client: Engine, image: str, command: str | Sequence[str] | None, *, gpus: str,
                     route: GpuRoute | None, **kwargs: Any) -> RunResult:
     """`run_container` with the GPU keywords for ``gpus`` over ``route``. The engine's refusal of the GPU
     request becomes HostIncompatible, in the doctor's words (envgen.host.engine_errors)."""

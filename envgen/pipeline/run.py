@@ -14,19 +14,20 @@ from envgen.pipeline.state import ValidationStore
 from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
 
 if TYPE_CHECKING:  # the engine's client, the bundle, the smoke runner: imported where a run reaches them
-    from docker import DockerClient
-
     from envgen.docker import ImageSummary
+    from envgen.docker.socket_engine import Engine
     from envgen.host.route import GpuRoute
     from envgen.pipeline.state import Validation
 
 
-def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
+def _first_run_smoke(client: Engine, image: ImageSummary, gpus: str | None, store: ValidationStore,
                      out: Callable[[str], object], session: Session) -> Validation | None:
     """The tiers this host can run (the library tier alone without a usable GPU), recorded for the image."""
+    from envgen.docker.socket_engine import sdk
     from envgen.pipeline.smoke import run_planned, smoke_kwargs
     from envgen.pipeline.tiers import host_plan
 
+    client = sdk(client)  # the smoke run reads the image's files through the SDK
     out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
     gpu_required = image.labels.get(LABEL_GPU_REQUIRED) != "false"
     run_planned(client, image.id, host_plan(gpu_required, session.env, gpus),
@@ -34,7 +35,7 @@ def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None
     return store.get(image.id)
 
 
-def _validated(client: DockerClient, image: ImageSummary, target: str, gpus: str | None, store: ValidationStore,
+def _validated(client: Engine, image: ImageSummary, target: str, gpus: str | None, store: ValidationStore,
                out: Callable[[str], object], session: Session) -> Validation:
     """The image's passed record on this host, signed by a trusted key; ImageNotValidated otherwise. An image
     from an offline bundle (sealed where it was built, not validated here) is smoke-tested here first."""
@@ -88,12 +89,12 @@ def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | 
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
         out: Callable[[str], object] = print, env: Mapping[str, str] | None = None, as_root: bool = False,
         session: Session | None = None) -> int:
-    from envgen.docker import connect
+    from envgen.docker.socket_engine import open_engine
     from envgen.pipeline.resolve import resolve_image
 
     session = Session.of(session, env)
     env, config = session.env, session.config
-    client = connect()
+    client = open_engine()  # over the engine's Unix socket without the SDK, else the SDK's client
     image = resolve_image(client, target, env, session)
     store = ValidationStore(config.state_dir)
     name = image.tags[0] if image.tags else image.id[:19]
@@ -125,15 +126,16 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     return result.exit_code
 
 
-def platform_of(client: DockerClient, image: ImageSummary, name: str, target: str, force: bool,
+def platform_of(client: Engine, image: ImageSummary, name: str, target: str, force: bool,
                 state_dir: Path) -> str:
     """`envgen run` starts this host's platform: another platform's image is refused (with --force it runs under
     emulation); the line to say once the image is cleared to run: the emulation, or the platform of a multi-platform
     build's image (its signed validation names a platform); "" for any other image."""
+    from envgen.docker.images import image_attrs
     from envgen.docker.multiplatform import host_platform, image_platform
     from envgen.errors import HostIncompatible
 
-    found, host = image_platform(client.api.inspect_image(image.id)), host_platform()
+    found, host = image_platform(image_attrs(client, image.id) or {}), host_platform()
     if found and found != host:
         if not force:
             profile = image.labels.get(LABEL_PROFILE, target)
@@ -166,12 +168,14 @@ def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, sessio
     return route if route is not None and route.route == "cdi" else None
 
 
-def gpu_tier_first(client: DockerClient, image_id: str, labels: Mapping[str, str], gpus: str, store: ValidationStore,
+def gpu_tier_first(client: Engine, image_id: str, labels: Mapping[str, str], gpus: str, store: ValidationStore,
                    out: Callable[[str], object], route: GpuRoute | None = None) -> None:
     """An image validated at the library tier only, about to get a GPU: run both tiers once here (the
     result is recorded against the image ID), and refuse the run if they fail."""
+    from envgen.docker.socket_engine import sdk
     from envgen.pipeline.smoke import run_smoke, smoke_kwargs
 
+    client = sdk(client)  # the smoke run reads the image's files through the SDK
     out("envgen: this image was validated at the library tier only (built without a GPU); running the GPU "
         "tier on this host once before first use\n")
     report = run_smoke(client, image_id, gpus=gpus, tier="all", route=route,
