@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -22,11 +23,12 @@ START_FIX = "start it with `sudo systemctl start docker` or scripts/host-setup"
 
 def as_engine_error(exc: BaseException) -> EngineError | None:
     """An error of the Docker SDK (an engine that answers oddly, a refused request) as envgen's EngineError, one
-    line; None for any other exception. The SDK is imported only here, when there is an error to judge."""
-    try:
-        from docker.errors import DockerException
-    except ImportError:
+    line; None for any other exception. Where the SDK was never imported (`envgen run` over the engine's socket,
+    a Typer command's exit), no exception can be one of its own: it is not imported to judge one."""
+    if "docker.errors" not in sys.modules:
         return None
+    from docker.errors import DockerException
+
     if not isinstance(exc, DockerException):
         return None
     return EngineError(f"the Docker engine refused the request: {' '.join(str(exc).split())}")
