@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
 from collections.abc import Mapping
@@ -50,6 +49,8 @@ def socket_path(url: str) -> str | None:
 
 def explain_failure(url: str, detail: str) -> DockerUnavailable:
     """Turn an SDK/transport failure into one sentence naming the cause, with the fix."""
+    import shutil  # for a failure only: `envgen run` imports this module on its way
+
     sock_path = socket_path(url)
     text = detail.lower()
     installed = any(shutil.which(name) for name in ("dockerd", "docker"))

@@ -138,10 +138,8 @@ def _create(client: Engine, image: str, command: str | Sequence[str] | None, kwa
         return _create_on_socket(client, image, command, kwargs, cdi_devices)
     from docker.errors import APIError, ImageNotFound
 
-    from envgen.docker.engine import engine_info
-
     try:
-        if kwargs["device_requests"] and engine_info(client).kind == "podman":  # its compat API drops them
+        if kwargs["device_requests"] and _on_podman(client):  # its compat API drops them
             from envgen.docker.podman_run import create_container
 
             return create_container(client, image, command, kwargs, cdi_devices)
@@ -155,16 +153,20 @@ def _create(client: Engine, image: str, command: str | Sequence[str] | None, kwa
 def _create_on_socket(engine: SocketEngine, image: str, command: str | Sequence[str] | None,
                       kwargs: dict[str, Any], cdi_devices: Sequence[str]) -> SocketContainer:
     """``_create`` over the engine's socket: the same requests, the same errors."""
-    from envgen.docker.engine import engine_info
-
     try:
-        if kwargs["device_requests"] and engine_info(engine).kind == "podman":  # its compat API drops them
+        if kwargs["device_requests"] and _on_podman(engine):  # its compat API drops them
             from envgen.docker.podman_run import created_id
 
             return SocketContainer(engine, created_id(image, command, kwargs, cdi_devices))
         return engine.create(image, command, kwargs)
     except ApiError as exc:
         raise (_no_image(image) if exc.image_missing else _refused(image, exc)) from None
+
+
+def _on_podman(client: Engine) -> bool:
+    from envgen.docker.engine import engine_info
+
+    return engine_info(client).kind == "podman"
 
 
 def _no_image(image: str) -> InputError:

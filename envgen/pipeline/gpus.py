@@ -8,14 +8,20 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.docker import RunResult, run_container
 from envgen.errors import GpuRequestRefused, InputError
-from envgen.host.cdi import overridden_env
-from envgen.host.engine_errors import host_incompatible
+from envgen.vocabulary import LABEL_GPU_REQUIRED
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from envgen.docker.socket_engine import Engine
     from envgen.host.route import GpuRoute
+
+
+def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
+    """The GPUs asked for, else what the image's profile needs (its label): none for a CPU profile, else all."""
+    if requested:
+        return requested
+    return "none" if labels.get(LABEL_GPU_REQUIRED) == "false" else "all"
 
 
 def parse_gpus(gpus: str) -> Any:
@@ -36,6 +42,7 @@ def gpu_kwargs(client: Engine, image: str, gpus: str, route: GpuRoute | None) ->
         return kwargs
     kwargs["cdi_devices"] = route.devices
     from envgen.docker.images import image_attrs
+    from envgen.host.cdi import overridden_env  # the host's modules: for a run with GPUs only
 
     image_env = ((image_attrs(client, image) or {}).get("Config") or {}).get("Env") or []
     restore = overridden_env(route.specs, image_env)
@@ -51,4 +58,6 @@ def start_container(client: Engine, image: str, command: str | Sequence[str] | N
     try:
         return run_container(client, image, command, **kwargs, **gpu_kwargs(client, image, gpus, route))
     except GpuRequestRefused as refusal:
+        from envgen.host.engine_errors import host_incompatible
+
         raise host_incompatible(refusal) from None

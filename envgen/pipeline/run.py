@@ -11,7 +11,7 @@ from envgen.errors import ImageNotValidated
 from envgen.layout import WORKSPACE
 from envgen.pipeline.session import Session
 from envgen.pipeline.state import ValidationStore
-from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
+from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE, TIER_LIBRARIES
 
 if TYPE_CHECKING:  # the engine's client, the bundle, the smoke runner: imported where a run reaches them
     from envgen.docker import ImageSummary
@@ -39,12 +39,13 @@ def _validated(client: Engine, image: ImageSummary, target: str, gpus: str | Non
                out: Callable[[str], object], session: Session) -> Validation:
     """The image's passed record on this host, signed by a trusted key; ImageNotValidated otherwise. An image
     from an offline bundle (sealed where it was built, not validated here) is smoke-tested here first."""
-    from envgen.pipeline.bundle import loaded_from_bundle
-
     state_dir = session.config.state_dir
     record = store.get(image.id)
-    if record is None and loaded_from_bundle(state_dir, image.id) is not None:
-        record = _first_run_smoke(client, image, gpus, store, out, session)
+    if record is None:
+        from envgen.pipeline.bundle import loaded_from_bundle  # a bundle's modules: for an image with no record
+
+        if loaded_from_bundle(state_dir, image.id) is not None:
+            record = _first_run_smoke(client, image, gpus, store, out, session)
     name = image.tags[0] if image.tags else image.id[:19]
     if record is None or not record.passed:
         state = "failed" if record else "has not passed"
@@ -102,9 +103,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     record = None if force else _validated(client, image, target, gpus, store, out, session)
     if platform_line:
         out(platform_line)
-    from envgen.pipeline.gpus import start_container
-    from envgen.pipeline.smoke import gpus_for
-    from envgen.pipeline.tiers import LIBRARIES
+    from envgen.pipeline.gpus import gpus_for, start_container
 
     gpus = gpus_for(image.labels, gpus)
     route = None
@@ -114,7 +113,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
             "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":
         route = _gate_and_route(image.labels, gpus, config.gpu_route, session)
-        if not force and record is not None and record.tier == LIBRARIES:
+        if not force and record is not None and record.tier == TIER_LIBRARIES:
             gpu_tier_first(client, image.id, image.labels, gpus, store, out, route)
     user, mounted = who_and_where(workdir, as_root, env, out)
     result = start_container(
