@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -88,15 +88,20 @@ def run_container(
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)
+    attached = None
     try:
         if files is not None:
             container.put_archive(*files)
+        if on_output is not None and isinstance(container, SocketContainer):
+            attached = container.attach()  # its output from the start (the SDK's path follows the log)
         try:
             container.start()
         except refusals as exc:
             raise _refused(image, exc) from None
-        return _wait(container, on_output, timeout_s, refusals)
+        return _wait(container, on_output, timeout_s, refusals, attached)
     finally:
+        if attached is not None:
+            attached.close()
         if remove:
             with contextlib.suppress(*refusals):
                 container.remove(force=True)
@@ -174,8 +179,9 @@ def _no_image(image: str) -> InputError:
 
 
 def _wait(container: Any, on_output: Callable[[str], None] | None, timeout_s: float | None,
-          refusals: tuple[type[Exception], ...]) -> RunResult:
-    """Follow a started container to its end (killed after ``timeout_s``), its output streamed to ``on_output``."""
+          refusals: tuple[type[Exception], ...], attached: Iterable[bytes] | None = None) -> RunResult:
+    """Follow a started container to its end (killed after ``timeout_s``), its output streamed to ``on_output``
+    (from ``attached``, its output attached to before its start, else its followed log)."""
     killed = threading.Event()
 
     def kill() -> None:
@@ -188,7 +194,7 @@ def _wait(container: Any, on_output: Callable[[str], None] | None, timeout_s: fl
         timer.daemon = True
         timer.start()
     try:
-        streamed = _follow(container, on_output) if on_output is not None else None
+        streamed = _follow(container, on_output, attached) if on_output is not None else None
         status = container.wait()
     finally:
         if timer is not None:
@@ -198,12 +204,13 @@ def _wait(container: Any, on_output: Callable[[str], None] | None, timeout_s: fl
     return RunResult(int(status.get("StatusCode", -1)), output, killed.is_set())
 
 
-def _follow(container: Any, on_output: Callable[[str], None]) -> bytes:
-    """The container's log followed to its end, each complete line handed to ``on_output`` as it comes (a line the
-    engine splits across messages, such as one over the json-file driver's 16 KiB, or a UTF-8 character cut between
-    two, is handed on whole); the bytes read, which are the whole log: it is not fetched again."""
+def _follow(container: Any, on_output: Callable[[str], None], attached: Iterable[bytes] | None = None) -> bytes:
+    """The container's output (``attached``, else its log followed) to its end, each complete line handed to
+    ``on_output`` as it comes (a line the engine splits across messages, such as one over the json-file driver's
+    16 KiB, or a UTF-8 character cut between two, is handed on whole); the bytes read, which are the whole output: it
+    is not fetched again."""
     seen, start = bytearray(), 0  # start: where the line not handed on yet begins
-    for chunk in container.logs(stream=True, follow=True):
+    for chunk in attached if attached is not None else container.logs(stream=True, follow=True):
         seen += chunk
         end = seen.rfind(b"\n") + 1
         if end > start:

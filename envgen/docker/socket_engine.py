@@ -209,19 +209,39 @@ class SocketEngine:
     def logs(self, container: str, *, follow: bool) -> Iterator[bytes]:
         """The payloads of a TTY-less container's multiplexed log frames, stdout and stderr as they come."""
         query = {"stdout": 1, "stderr": 1, "follow": int(follow)}
-        reply = self._open("GET", f"/containers/{container}/logs", query, timeout=None)
+        return iter(Frames(self, self._open("GET", f"/containers/{container}/logs", query, timeout=None)))
+
+    def attach(self, container: str) -> Frames:
+        """The output of a container not started yet, from its start to its end (`docker run`'s way: a followed log
+        ends when the container stops, and Docker 20.10 had not yet logged a last line without its newline then:
+        lost in 5 of 10 runs here)."""
+        query = {"stream": 1, "stdout": 1, "stderr": 1}
+        return Frames(self, self._open("POST", f"/containers/{container}/attach", query, timeout=None))
+
+
+class Frames:
+    """A stream of multiplexed frames (a followed log, an attached container), read as payloads; open until read
+    to its end or closed."""
+
+    def __init__(self, engine: SocketEngine, reply: _Reply) -> None:
+        self._url, self._reply = engine.url, reply
+
+    def __iter__(self) -> Iterator[bytes]:
         try:
-            while len(header := reply.read(8)) == 8:
+            while len(header := self._reply.read(8)) == 8:
                 size = int.from_bytes(header[4:], "big")
-                payload = reply.read(size)
+                payload = self._reply.read(size)
                 if payload:
                     yield payload
                 if len(payload) < size:
                     return
         except (OSError, ValueError) as exc:
-            raise explain_failure(self.url, str(exc)) from None
+            raise explain_failure(self._url, str(exc)) from None
         finally:
-            reply.close()
+            self.close()
+
+    def close(self) -> None:
+        self._reply.close()
 
 
 class SocketContainer:
@@ -234,6 +254,9 @@ class SocketContainer:
         self.engine.call("PUT", f"/containers/{self.id}/archive", {"path": path}, raw=data,
                          content_type="application/x-tar")
         return True
+
+    def attach(self) -> Frames:
+        return self.engine.attach(self.id)
 
     def start(self) -> None:
         self.engine.call("POST", f"/containers/{self.id}/start")

@@ -71,6 +71,11 @@ def test_a_character_cut_between_frames_comes_whole(engine: SocketEngine, base_i
     """With the ``local`` log driver (bytes kept as written) the 16 KiB cut falls inside a two-byte character: its
     first byte ends one frame, its second starts the next; the line is handed on whole, the character in it. (The
     line is the log's last: Docker 20.10's local driver drops the newline of a cut line's last part, seen here.)"""
+    from envgen.docker.engine import engine_info
+
+    if engine_info(engine).kind == "podman":
+        pytest.skip("Podman has no `local` log driver (k8s-file, journald): this cut is Docker's; the json-file "
+                    "cut of a long line is test_a_long_line_comes_whole")
     script = "s=$(head -c 16383 /dev/zero | tr '\\0' a); printf 'first\\n%s\\303\\251b\\n' \"$s\""
     body = {"Image": base_image, "Cmd": ["sh", "-c", script], "HostConfig": {"LogConfig": {"Type": "local"}}}
     container = SocketContainer(engine, engine.call("POST", "/containers/create", body=body)["Id"])
@@ -84,6 +89,17 @@ def test_a_character_cut_between_frames_comes_whole(engine: SocketEngine, base_i
         container.remove(force=True)
     assert result.exit_code == 0
     assert lines == ["first", "a" * 16383 + "\u00e9b"], [line[-3:] for line in lines]
+
+
+def test_every_line_comes_from_the_attached_output(engine: SocketEngine, base_image: str) -> None:
+    """`envgen run` attaches to the container before starting it (as `docker run` does): a character written in
+    two pieces (two frames) comes whole, and a last line without its newline comes at all, every time (a followed log
+    ends when the container stops, and Docker 20.10 had not logged that line yet in 5 of 10 runs here)."""
+    script = "printf 'first\\n\\303'; sleep 0.2; printf '\\251b\\n'; sleep 0.2; printf last"
+    for _ in range(3):
+        lines: list[str] = []
+        result = run_container(engine, base_image, ["sh", "-c", script], on_output=lines.append)
+        assert (result.exit_code, lines, result.output) == (0, ["first", "\u00e9b", "last"], "first\n\u00e9b\nlast")
 
 
 def test_timeout_kills_the_container(engine: SocketEngine, base_image: str) -> None:
@@ -166,6 +182,7 @@ def test_the_container_is_the_one_the_sdk_creates(engine: SocketEngine, docker_c
             container.remove(force=True)
     for record in (ours, sdks):
         record["Config"].pop("Hostname")
+        record["Config"]["Env"].sort()  # Podman lists it in no fixed order
     assert ours["Config"] == sdks["Config"] and ours["HostConfig"] == sdks["HostConfig"]
     assert ours["HostConfig"]["ShmSize"] == 1 << 30 and ours["Config"]["Cmd"] == ["sh", "-c", 'echo "$GREETING"']
 
