@@ -167,24 +167,29 @@ def test_the_container_is_the_one_the_sdk_creates(engine: SocketEngine, docker_c
                                                   base_image: str, tmp_path: Path) -> None:
     """The same keywords through both clients: the engine's record of the two containers is the same (Config and
     HostConfig, but the hostname each gets), so the socket client sends what the SDK sends."""
+    from envgen.docker.engine import engine_info
     from envgen.docker.run import _create, _create_kwargs, _mark
 
-    made = []
-    for client in (engine, docker_client):
-        kwargs = _create_kwargs("none", (), tmp_path, "1234:1234", "1g", {"GREETING": "hello"})
-        _mark(client, kwargs, True, False, None)
-        kwargs["entrypoint"] = ["/usr/bin/env", "A=b"]
-        made.append(_create(client, base_image, "sh -c 'echo \"$GREETING\"'", kwargs, ()))
-    try:
-        ours, sdks = (engine.call("GET", f"/containers/{c.id}/json") for c in made)
-    finally:
-        for container in made:
-            container.remove(force=True)
-    for record in (ours, sdks):
-        record["Config"].pop("Hostname")
-        record["Config"]["Env"].sort()  # Podman lists it in no fixed order
-    assert ours["Config"] == sdks["Config"] and ours["HostConfig"] == sdks["HostConfig"]
-    assert ours["HostConfig"]["ShmSize"] == 1 << 30 and ours["Config"]["Cmd"] == ["sh", "-c", 'echo "$GREETING"']
+    # GPU requests too where the engine keeps them on create (Docker; Podman's go through its CLI: podman_run.py)
+    docker = engine_info(engine).kind == "docker"
+    for gpus, cdi in [("none", ())] + ([("all", ()), (2, ("nvidia.com/gpu=all",))] if docker else []):
+        made = []
+        for client in (engine, docker_client):
+            kwargs = _create_kwargs(gpus, cdi, tmp_path, "1234:1234", "1g", {"GREETING": "hello"})
+            _mark(client, kwargs, True, False, None)
+            kwargs["entrypoint"] = ["/usr/bin/env", "A=b"]
+            made.append(_create(client, base_image, "sh -c 'echo \"$GREETING\"'", kwargs, ()))
+        try:
+            ours, sdks = (engine.call("GET", f"/containers/{c.id}/json") for c in made)
+        finally:
+            for container in made:
+                container.remove(force=True)
+        for record in (ours, sdks):
+            record["Config"].pop("Hostname")
+            record["Config"]["Env"].sort()  # Podman lists it in no fixed order
+        assert ours["Config"] == sdks["Config"] and ours["HostConfig"] == sdks["HostConfig"], gpus
+        assert ours["HostConfig"]["ShmSize"] == 1 << 30 and ours["Config"]["Cmd"] == ["sh", "-c", 'echo "$GREETING"']
+        assert bool(ours["HostConfig"].get("DeviceRequests")) == (gpus != "none"), ours["HostConfig"]
 
 
 RUN_BY_IMAGE = """
