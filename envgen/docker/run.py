@@ -88,12 +88,22 @@ def run_container(
     if restore_env:
         command = _wrap_env(client, image, command, restore_env, kwargs)
     container = _create(client, image, command, kwargs, cdi_devices)
-    attached = None
     try:
         if files is not None:
             container.put_archive(*files)
-        if on_output is not None and isinstance(container, SocketContainer):
-            attached = container.attach()  # its output from the start (the SDK's path follows the log)
+        return _start(container, image, on_output, timeout_s, refusals)
+    finally:
+        if remove:
+            with contextlib.suppress(*refusals):
+                container.remove(force=True)
+
+
+def _start(container: Any, image: str, on_output: Callable[[str], None] | None, timeout_s: float | None,
+           refusals: tuple[type[Exception], ...]) -> RunResult:
+    """Start ``container`` and follow it to its end. Over the socket, with ``on_output``, its output is attached to
+    before it starts (`docker run`'s way; the SDK's path follows the log)."""
+    attached = container.attach() if on_output is not None and isinstance(container, SocketContainer) else None
+    try:
         try:
             container.start()
         except refusals as exc:
@@ -102,9 +112,6 @@ def run_container(
     finally:
         if attached is not None:
             attached.close()
-        if remove:
-            with contextlib.suppress(*refusals):
-                container.remove(force=True)
 
 
 def _mark(client: Engine, kwargs: dict[str, Any], remove: bool, preflight: bool, platform: str | None) -> None:
