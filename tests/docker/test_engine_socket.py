@@ -142,6 +142,22 @@ def test_a_refused_start_is_worded_as_the_sdk_words_it(engine: SocketEngine, doc
     assert _left(engine, marker) == []
 
 
+def test_a_refused_gpu_request_is_the_sdks_typed_refusal(engine: SocketEngine, docker_client: DockerClient,
+                                                          base_image: str) -> None:
+    """No NVIDIA runtime here: both clients raise GpuRequestRefused with the same reason and the engine's words,
+    which pipeline/ turns into the doctor's sentences (envgen.host.engine_errors)."""
+    from envgen.errors import GpuRequestRefused
+
+    refusals = []
+    for client in (engine, docker_client):
+        with pytest.raises(GpuRequestRefused) as refused:
+            run_container(client, base_image, ["true"], gpus="all")
+        refusals.append(refused.value)
+    ours, sdks = refusals
+    assert ours.reason == sdks.reason == "no-runtime" and ours.exit_code == EngineError.exit_code
+    assert ours.engine_message == re.sub(r" for http\+docker://\S+:", ":", sdks.engine_message), (ours, sdks)
+
+
 def _stopped_socket(tmp_path: Path) -> str:
     """A socket file nobody listens on (an engine that stopped without removing it)."""
     path = str(tmp_path / "stopped.sock")
