@@ -7,9 +7,10 @@ Why it exists: importing the SDK (``docker`` -> requests -> urllib3) was most of
 spent over `envgen check PROFILE` plus the engine's own `docker run --rm IMAGE true` (bench/bench_run.py, -X
 importtime, 2026-12-04: the SDK 60 ms of a +0.013 s median overhead, +0.045 s by the fastest runs).
 
-The HTTP is its own few lines (``_Reply``: a status line, headers, a body by length, by chunks or to the end; every
-request on a connection of its own, ``Connection: close``): the standard library's http.client imports email and
-ssl, 17 ms of the 23 ms this module took to import with it (-X importtime, same day, load ~1.7).
+The HTTP is the standard library's http.client over the socket, every request on a connection of its own
+(``Connection: close``). Its import (email, ssl) is 17 of this module's 23 ms (-X importtime, same day, load ~1.7);
+a run is still 0.09 s under check plus the engine with it (docs/benchmarks.md), and HTTP/1.1's framing is not code
+to keep of our own.
 
 It sends what the SDK sends for the same keywords (``create_body``: the SDK's container config and host config, as
 docker-py 7 builds them from ``containers.create``'s keywords), unversioned paths (the engine's own API version, what
@@ -22,6 +23,7 @@ created without a TTY (every container envgen creates) come in the API's multipl
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 from collections.abc import Iterator, Mapping, Sequence
@@ -60,64 +62,43 @@ class ApiError(EngineError):
         return self.status == 404 and any(words in self.explanation.lower() for words in _NO_IMAGE)
 
 
-class _Reply:
-    """One HTTP/1.1 answer read off the socket (the request asked for ``Connection: close``): its status line and
-    headers, then its body by Content-Length, by chunks, or to the end of the connection."""
+class _UnixConnection(http.client.HTTPConnection):
+    """http.client's connection, to a Unix socket."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock, self._file = sock, sock.makefile("rb")
+    def __init__(self, path: str, timeout: float | None) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
         try:
-            self._head()
-        except BaseException:
-            self.close()
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
             raise
+        self.sock = sock
 
-    def _head(self) -> None:
-        status = self._file.readline(65537).decode("latin-1").split(" ", 2)
-        if len(status) < 2 or not status[0].startswith("HTTP/") or not status[1].isdigit():
-            raise ConnectionError(f"the engine's answer is not HTTP: {' '.join(status)[:80]!r}")
-        self.status, self.reason = int(status[1]), status[2].strip() if len(status) > 2 else ""
-        self.headers: dict[str, str] = {}
-        while (line := self._file.readline(65537)) not in (b"\r\n", b"\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            self.headers[name.strip().lower()] = value.strip()
-        self._chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
-        empty = self.status in (204, 304) or self.status < 200
-        self._left = 0 if empty else int(self.headers.get("content-length", -1))  # -1: to the end
-        self._chunk, self._chunked_done = 0, False  # what is left of the current chunk; the last one read
+
+class _Reply:
+    """One answer (http.client's, which reads a body by length, by chunks or to the end), with its connection: one
+    request per connection, closed with the answer."""
+
+    def __init__(self, connection: _UnixConnection, response: http.client.HTTPResponse) -> None:
+        self._connection, self._response = connection, response
+        self.status, self.reason = response.status, response.reason
+        self.headers = {name.lower(): value for name, value in response.getheaders()}
 
     def read(self, size: int = -1) -> bytes:
         """``size`` bytes of the body (all of it for -1), fewer only where it ends."""
-        if not self._chunked:
-            want = self._left if size < 0 or 0 <= self._left < size else size
-            data = self._file.read(want) if want != 0 else b""
-            self._left = max(self._left - len(data), 0) if self._left >= 0 else -1
-            return data or b""
-        out = bytearray()
-        while (size < 0 or len(out) < size) and self._next_chunk():
-            data = self._file.read(self._chunk if size < 0 else min(self._chunk, size - len(out)))
-            if not data:
-                raise ConnectionError("the engine closed the connection in the middle of an answer")
-            out += data
-            self._chunk -= len(data)
-            if self._chunk == 0:
-                self._file.readline(65537)  # the CRLF after a chunk's data
-        return bytes(out)
-
-    def _next_chunk(self) -> bool:
-        """True while the body has data: the current chunk's, else the next one's (its size line read)."""
-        if self._chunk == 0 and not self._chunked_done:
-            size = int(self._file.readline(65537).split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                self._chunked_done = True
-                while self._file.readline(65537) not in (b"\r\n", b"\n", b""):  # trailers
-                    pass
-            self._chunk = size
-        return self._chunk > 0
+        try:
+            return self._response.read() if size < 0 else self._response.read(size)
+        except http.client.IncompleteRead as exc:
+            raise ConnectionError("the engine closed the connection in the middle of an answer") from exc
 
     def close(self) -> None:
-        self._file.close()
-        self._sock.close()
+        self._response.close()
+        self._connection.close()
 
 
 def _error(status: int, reason: str, body: bytes) -> ApiError:
@@ -138,18 +119,15 @@ class SocketEngine:
     def _open(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: bytes | None = None,
               content_type: str = "application/json", timeout: float | None = API_TIMEOUT_S) -> _Reply:
         """The engine's answer to one request, its status checked (ApiError), for the caller to read and close."""
-        head = (f"{method} {path}{'?' + urlencode(query) if query else ''} HTTP/1.1\r\nHost: localhost\r\n"
-                "User-Agent: envgen\r\nConnection: close\r\n")
+        headers = {"User-Agent": "envgen", "Connection": "close"}
         if body is not None:
-            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
+            headers["Content-Type"] = content_type
+        connection = _UnixConnection(self.path, timeout)
         try:
-            sock.connect(self.path)
-            sock.sendall(head.encode("latin-1") + b"\r\n" + (body or b""))
-            reply = _Reply(sock)
-        except (OSError, ValueError) as exc:
-            sock.close()
+            connection.request(method, f"{path}{'?' + urlencode(query) if query else ''}", body, headers)
+            reply = _Reply(connection, connection.getresponse())
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            connection.close()
             raise explain_failure(self.url, str(exc)) from None
         if reply.status >= 400:
             try:

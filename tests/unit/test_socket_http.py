@@ -1,23 +1,32 @@
-"""The socket client's HTTP reading (envgen.docker.socket_engine._Reply) on the three ways an answer's body ends, with
-boundaries the real engine does not choose on demand: a log frame's header cut between two chunks, a chunk
-extension, an answer without length read to the end. The real engine's answers: tests/docker/test_engine_socket.py.
-The bytes are written by hand after the engine's own (Docker 20.10's /containers/ID/logs and /_ping answers, seen
-here: chunked, and Content-Length)."""
+"""The socket client's answers (envgen.docker.socket_engine._Reply: http.client's reading, and the log frames read off
+it) on the three ways an answer's body ends, with boundaries the real engine does not choose on demand: a log
+frame's header cut between two chunks, a chunk extension, an answer without length read to the end. The real
+engine's answers: tests/docker/test_engine_socket.py. The bytes are written by hand after the engine's own (Docker
+20.10's /containers/ID/logs and /_ping answers, seen here: chunked, and Content-Length)."""
 
 from __future__ import annotations
 
+import http.client
 import socket
 
 import pytest
 
-from envgen.docker.socket_engine import _Reply
+from envgen.docker.socket_engine import _Reply, _UnixConnection
 
 
 def _reply(answer: bytes) -> _Reply:
     ours, theirs = socket.socketpair()
     theirs.sendall(answer)
     theirs.close()
-    return _Reply(ours)
+    connection = _UnixConnection("/nowhere", None)
+    connection.sock = ours  # as connect() leaves it
+    response = http.client.HTTPResponse(ours)
+    try:
+        response.begin()
+    except http.client.HTTPException:
+        connection.close()
+        raise
+    return _Reply(connection, response)
 
 
 def test_a_chunked_body_read_across_chunks() -> None:
@@ -43,7 +52,7 @@ def test_a_body_by_length_and_to_the_end() -> None:
 
 
 def test_what_is_not_http_is_refused() -> None:
-    with pytest.raises(ConnectionError, match="not HTTP"):
+    with pytest.raises(http.client.BadStatusLine):  # SocketEngine._open words it (explain_failure)
         _reply(b"SSH-2.0-OpenSSH_9.2\r\n")
     reply = _reply(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nshort")
     with pytest.raises(ConnectionError, match="closed the connection"):
