@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -22,11 +22,12 @@ START_FIX = "start it with `sudo systemctl start docker` or scripts/host-setup"
 
 def as_engine_error(exc: BaseException) -> EngineError | None:
     """An error of the Docker SDK (an engine that answers oddly, a refused request) as envgen's EngineError, one
-    line; None for any other exception. The SDK is imported only here, when there is an error to judge."""
-    try:
-        from docker.errors import DockerException
-    except ImportError:
+    line; None for any other exception. Where the SDK was never imported (`envgen run` over the engine's socket,
+    a Typer command's exit), no exception can be one of its own: it is not imported to judge one."""
+    if "docker.errors" not in sys.modules:
         return None
+    from docker.errors import DockerException
+
     if not isinstance(exc, DockerException):
         return None
     return EngineError(f"the Docker engine refused the request: {' '.join(str(exc).split())}")
@@ -38,7 +39,8 @@ def engine_url(base_url: str | None = None, env: Mapping[str, str] | None = None
     return base_url or environ.get("DOCKER_HOST") or DEFAULT_HOST
 
 
-def _socket_path(url: str) -> str | None:
+def socket_path(url: str) -> str | None:
+    """The socket's path of a ``unix://`` address; None for any other address."""
     for prefix in ("unix://", "unix:"):
         if url.startswith(prefix):
             return url[len(prefix):] or None
@@ -47,7 +49,9 @@ def _socket_path(url: str) -> str | None:
 
 def explain_failure(url: str, detail: str) -> DockerUnavailable:
     """Turn an SDK/transport failure into one sentence naming the cause, with the fix."""
-    sock_path = _socket_path(url)
+    import shutil  # for a failure only: `envgen run` imports this module on its way
+
+    sock_path = socket_path(url)
     text = detail.lower()
     installed = any(shutil.which(name) for name in ("dockerd", "docker"))
     if sock_path is not None and not os.path.exists(sock_path):
@@ -97,9 +101,9 @@ def connect(base_url: str | None = None, *, timeout: int = 300) -> DockerClient:
             "The Docker SDK for Python is not installed.", fix="pip install 'docker>=7'"
         ) from None
     url = engine_url(base_url)
-    socket_path = _socket_path(url)
-    if socket_path is not None:
-        _probe_socket(url, socket_path)
+    path = socket_path(url)
+    if path is not None:
+        _probe_socket(url, path)
     client = None
     try:
         client = docker.DockerClient(base_url=url, timeout=timeout)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from docker import DockerClient
+    from envgen.docker.socket_engine import Engine
 
 EngineKind = Literal["docker", "podman"]
 PODMAN_COMPONENT = "Podman Engine"
@@ -57,6 +57,6 @@ def engine_from_version(version: Mapping[str, Any], info: Mapping[str, Any] | No
     return EngineInfo("docker", version.get("Version"), version.get("ApiVersion"), containerd)
 
 
-def engine_info(client: DockerClient) -> EngineInfo:
+def engine_info(client: Engine) -> EngineInfo:
     """Ask the engine ``client`` talks to who it is."""
     return engine_from_version(client.version(), client.info())

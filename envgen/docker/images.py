@@ -15,6 +15,8 @@ from envgen.vocabulary import LABEL_PREFIX
 if TYPE_CHECKING:
     from docker import DockerClient
 
+    from envgen.docker.socket_engine import Engine
+
 
 
 @dataclass(frozen=True)
@@ -78,19 +80,31 @@ def list_images(client: DockerClient, label_prefix: str = LABEL_PREFIX) -> list[
     return sorted(found, key=lambda image: image.created, reverse=True)
 
 
-def inspect_image(client: DockerClient, ref: str) -> ImageSummary | None:
-    """Labels, size, created, digests and layers of ``ref`` (name or ID); None when there is no such image,
-    including when ``ref`` is not a valid reference at all (the engine answers 400: no image can have it)."""
+def image_attrs(client: Engine, ref: str) -> dict[str, Any] | None:
+    """The engine's inspect answer for ``ref`` (name or ID); None when there is no such image, including when
+    ``ref`` is not a valid reference at all (the engine answers 400: no image can have it)."""
+    from envgen.docker.socket_engine import SocketEngine
+
+    if isinstance(client, SocketEngine):
+        return client.inspect_image(ref)
     from docker.errors import APIError, ImageNotFound
 
     try:
-        data = client.api.inspect_image(ref)
+        return dict(client.api.inspect_image(ref))
     except ImageNotFound:
         return None
     except APIError as exc:
         if exc.status_code == 400:
             return None
         raise
+
+
+def inspect_image(client: Engine, ref: str) -> ImageSummary | None:
+    """Labels, size, created, digests and layers of ``ref`` (name or ID); None when there is no such image
+    (``image_attrs``)."""
+    data = image_attrs(client, ref)
+    if data is None:
+        return None
     config = data.get("Config") or {}
     return ImageSummary(data["Id"], _repo_tags(data.get("RepoTags")), dict(config.get("Labels") or {}),
                         int(data.get("Size", 0)), _created(data.get("Created", 0)),

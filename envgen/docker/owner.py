@@ -13,12 +13,13 @@ import contextlib
 import os
 import re
 import socket
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from envgen.vocabulary import LABEL_OWNER
 
 if TYPE_CHECKING:
-    from docker import DockerClient
+    from envgen.docker.socket_engine import Engine
 
 SEAL_PREFIX = "envgen-seal."
 
@@ -57,32 +58,34 @@ def _dead(host: str, pid: str, start: str) -> bool:
     return _start_ticks(int(pid)) != start
 
 
-def _owner_of(container: object) -> tuple[str, str, str] | None:
-    labels = getattr(container, "labels", {}) or {}
+def _owner_of(labels: Mapping[str, str], name: str) -> tuple[str, str, str] | None:
     if LABEL_OWNER in labels:
         parts = labels[LABEL_OWNER].split("/")
         return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
-    name = str(getattr(container, "name", "") or "")
     if name.startswith(SEAL_PREFIX):
         pid, start, *rest = name[len(SEAL_PREFIX):].split(".")
         return (".".join(rest[:-1]), pid, start) if len(rest) >= 2 else None
     return None
 
 
-def remove_orphans(client: DockerClient) -> list[str]:
+def remove_orphans(client: Engine) -> list[str]:
     """Remove the probe and seal containers whose envgen is gone; their names."""
-    from docker.errors import APIError
+    from envgen.docker.socket_engine import SocketContainer, SocketEngine, api_errors
 
+    found: list[tuple[Any, Mapping[str, str], str]] = []  # (container, labels, name)
+    for filters in ({"label": LABEL_OWNER}, {"name": SEAL_PREFIX}):
+        if isinstance(client, SocketEngine):
+            found += [(SocketContainer(client, row["Id"]), row.get("Labels") or {},
+                       str((row.get("Names") or ["/"])[0]).lstrip("/")) for row in client.containers(filters)]
+        else:
+            found += [(c, c.labels or {}, str(c.name or "")) for c in client.containers.list(all=True, filters=filters)]
     removed = []
-    candidates = client.containers.list(all=True, filters={"label": LABEL_OWNER})
-    candidates += [c for c in client.containers.list(all=True, filters={"name": SEAL_PREFIX})
-                   if str(c.name).startswith(SEAL_PREFIX)]
-    for container in candidates:
-        owner = _owner_of(container)
+    for container, labels, name in found:
+        owner = _owner_of(labels, name)
         if owner is not None and _dead(*owner):
-            with contextlib.suppress(APIError):
+            with contextlib.suppress(*api_errors(client)):
                 container.remove(force=True)
-                removed.append(str(container.name))
+                removed.append(name)
     return removed
 
 

@@ -4,7 +4,7 @@ Podman's Docker-compatible API (4.x) drops a device request of the ``cdi`` drive
 name in ``Devices`` as a path ("stat nvidia.com/gpu=all: no such file or directory"); podman's own ``--device
 nvidia.com/gpu=all`` is the route (podman issue #19338). The container is created with ``podman --url SOCKET
 create`` from the same keywords the SDK would get; starting, waiting, logs and removal then go through the SDK
-like any other container.
+(or `envgen run`'s socket client, envgen.docker.socket_engine) like any other container.
 """
 
 from __future__ import annotations
@@ -54,10 +54,15 @@ def create_args(image: str, command: Sequence[str] | None, kwargs: Mapping[str, 
 
 def create_container(client: DockerClient, image: str, command: str | Sequence[str] | None,
                      kwargs: Mapping[str, Any], cdi_devices: Sequence[str]) -> Any:
-    """The SDK's Container for a container the podman CLI created with ``cdi_devices``; EngineError naming
-    podman's refusal (an unknown CDI device: "unresolvable CDI devices nvidia.com/gpu=all"). Without CDI devices
-    (a request through the NVIDIA runtime, which podman has not): GpuRequestRefused, never a container without
-    the GPUs it asked for."""
+    """The SDK's Container for the container ``created_id`` makes."""
+    return client.containers.get(created_id(image, command, kwargs, cdi_devices))
+
+
+def created_id(image: str, command: str | Sequence[str] | None, kwargs: Mapping[str, Any],
+               cdi_devices: Sequence[str]) -> str:
+    """The ID of a container the podman CLI created with ``cdi_devices``; EngineError naming podman's refusal (an
+    unknown CDI device: "unresolvable CDI devices nvidia.com/gpu=all"). Without CDI devices (a request through the
+    NVIDIA runtime, which podman has not): GpuRequestRefused, never a container without the GPUs it asked for."""
     if not cdi_devices:
         raise GpuRequestRefused(NO_RUNTIME_REQUEST, reason="no-runtime")
     podman = shutil.which("podman")
@@ -70,4 +75,4 @@ def create_container(client: DockerClient, image: str, command: str | Sequence[s
     if done.returncode != 0:
         said = " ".join((done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").split())
         raise EngineError(f"could not start a container from {image}: {said}")
-    return client.containers.get(done.stdout.strip().splitlines()[-1])
+    return done.stdout.strip().splitlines()[-1]

@@ -8,15 +8,20 @@ from typing import TYPE_CHECKING, Any
 
 from envgen.docker import RunResult, run_container
 from envgen.errors import GpuRequestRefused, InputError
-from envgen.host.cdi import overridden_env
-from envgen.host.engine_errors import host_incompatible
+from envgen.vocabulary import LABEL_GPU_REQUIRED
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from docker import DockerClient
-
+    from envgen.docker.socket_engine import Engine
     from envgen.host.route import GpuRoute
+
+
+def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
+    """The GPUs asked for, else what the image's profile needs (its label): none for a CPU profile, else all."""
+    if requested:
+        return requested
+    return "none" if labels.get(LABEL_GPU_REQUIRED) == "false" else "all"
 
 
 def parse_gpus(gpus: str) -> Any:
@@ -27,7 +32,7 @@ def parse_gpus(gpus: str) -> Any:
     raise InputError(f"option --gpus = {gpus!r} is not valid", fix="use all, none, or a number of GPUs")
 
 
-def gpu_kwargs(client: DockerClient, image: str, gpus: str, route: GpuRoute | None) -> dict[str, Any]:
+def gpu_kwargs(client: Engine, image: str, gpus: str, route: GpuRoute | None) -> dict[str, Any]:
     """`run_container`'s GPU keywords for ``gpus`` ("all", "N", "none") over ``route`` (None: the NVIDIA
     runtime). By CDI, the search-path variables the image sets and the spec's env replaces (PATH,
     LD_LIBRARY_PATH: seen with a spec that points them at the driver's directory) are set again, the
@@ -36,18 +41,23 @@ def gpu_kwargs(client: DockerClient, image: str, gpus: str, route: GpuRoute | No
     if gpus == "none" or route is None or route.route != "cdi":
         return kwargs
     kwargs["cdi_devices"] = route.devices
-    image_env = (client.images.get(image).attrs.get("Config") or {}).get("Env") or []
+    from envgen.docker.images import image_attrs
+    from envgen.host.cdi import overridden_env  # the host's modules: for a run with GPUs only
+
+    image_env = ((image_attrs(client, image) or {}).get("Config") or {}).get("Env") or []
     restore = overridden_env(route.specs, image_env)
     if restore:
         kwargs["restore_env"] = restore
     return kwargs
 
 
-def start_container(client: DockerClient, image: str, command: str | Sequence[str] | None, *, gpus: str,
+def start_container(client: Engine, image: str, command: str | Sequence[str] | None, *, gpus: str,
                     route: GpuRoute | None, **kwargs: Any) -> RunResult:
     """`run_container` with the GPU keywords for ``gpus`` over ``route``. The engine's refusal of the GPU
     request becomes HostIncompatible, in the doctor's words (envgen.host.engine_errors)."""
     try:
         return run_container(client, image, command, **kwargs, **gpu_kwargs(client, image, gpus, route))
     except GpuRequestRefused as refusal:
+        from envgen.host.engine_errors import host_incompatible
+
         raise host_incompatible(refusal) from None

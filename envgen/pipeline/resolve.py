@@ -11,8 +11,7 @@ from envgen.errors import ImageNotValidated, InputError, ProfileNotFound
 from envgen.pipeline.session import Session
 
 if TYPE_CHECKING:
-    from docker import DockerClient
-
+    from envgen.docker.socket_engine import Engine
     from envgen.profile import Profile
 
 
@@ -48,7 +47,7 @@ def _refuse_failed(name: str, tag: str, content_hash: str, target: str, env: Map
             f"`envgen run --force {short}` starts the untagged image to look inside)")
 
 
-def resolve_image(client: DockerClient, target: str, env: Mapping[str, str] | None = None,
+def resolve_image(client: Engine, target: str, env: Mapping[str, str] | None = None,
                   session: Session | None = None) -> ImageSummary:
     """An image reference that exists wins; otherwise ``target`` is a profile, and its current tag is
     looked up (the image built from exactly this profile and envgen version)."""

@@ -11,22 +11,23 @@ from envgen.errors import ImageNotValidated
 from envgen.layout import WORKSPACE
 from envgen.pipeline.session import Session
 from envgen.pipeline.state import ValidationStore
-from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE
+from envgen.vocabulary import LABEL_GPU_REQUIRED, LABEL_PROFILE, TIER_LIBRARIES
 
 if TYPE_CHECKING:  # the engine's client, the bundle, the smoke runner: imported where a run reaches them
-    from docker import DockerClient
-
     from envgen.docker import ImageSummary
+    from envgen.docker.socket_engine import Engine
     from envgen.host.route import GpuRoute
     from envgen.pipeline.state import Validation
 
 
-def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None, store: ValidationStore,
+def _first_run_smoke(client: Engine, image: ImageSummary, gpus: str | None, store: ValidationStore,
                      out: Callable[[str], object], session: Session) -> Validation | None:
     """The tiers this host can run (the library tier alone without a usable GPU), recorded for the image."""
+    from envgen.docker.socket_engine import sdk
     from envgen.pipeline.smoke import run_planned, smoke_kwargs
     from envgen.pipeline.tiers import host_plan
 
+    client = sdk(client)  # the smoke run reads the image's files through the SDK
     out("smoke test: this image came from a bundle and has not been validated on this host; running it first\n")
     gpu_required = image.labels.get(LABEL_GPU_REQUIRED) != "false"
     run_planned(client, image.id, host_plan(gpu_required, session.env, gpus),
@@ -34,16 +35,17 @@ def _first_run_smoke(client: DockerClient, image: ImageSummary, gpus: str | None
     return store.get(image.id)
 
 
-def _validated(client: DockerClient, image: ImageSummary, target: str, gpus: str | None, store: ValidationStore,
+def _validated(client: Engine, image: ImageSummary, target: str, gpus: str | None, store: ValidationStore,
                out: Callable[[str], object], session: Session) -> Validation:
     """The image's passed record on this host, signed by a trusted key; ImageNotValidated otherwise. An image
     from an offline bundle (sealed where it was built, not validated here) is smoke-tested here first."""
-    from envgen.pipeline.bundle import loaded_from_bundle
-
     state_dir = session.config.state_dir
     record = store.get(image.id)
-    if record is None and loaded_from_bundle(state_dir, image.id) is not None:
-        record = _first_run_smoke(client, image, gpus, store, out, session)
+    if record is None:
+        from envgen.pipeline.bundle import loaded_from_bundle  # a bundle's modules: for an image with no record
+
+        if loaded_from_bundle(state_dir, image.id) is not None:
+            record = _first_run_smoke(client, image, gpus, store, out, session)
     name = image.tags[0] if image.tags else image.id[:19]
     if record is None or not record.passed:
         state = "failed" if record else "has not passed"
@@ -88,12 +90,12 @@ def who_and_where(workdir: Path | None, as_root: bool, env: Mapping[str, str] | 
 def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Path | None = None, force: bool = False,
         out: Callable[[str], object] = print, env: Mapping[str, str] | None = None, as_root: bool = False,
         session: Session | None = None) -> int:
-    from envgen.docker import connect
+    from envgen.docker.socket_engine import open_engine
     from envgen.pipeline.resolve import resolve_image
 
     session = Session.of(session, env)
     env, config = session.env, session.config
-    client = connect()
+    client = open_engine()  # over the engine's Unix socket without the SDK, else the SDK's client
     image = resolve_image(client, target, env, session)
     store = ValidationStore(config.state_dir)
     name = image.tags[0] if image.tags else image.id[:19]
@@ -101,9 +103,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     record = None if force else _validated(client, image, target, gpus, store, out, session)
     if platform_line:
         out(platform_line)
-    from envgen.pipeline.gpus import start_container
-    from envgen.pipeline.smoke import gpus_for
-    from envgen.pipeline.tiers import LIBRARIES
+    from envgen.pipeline.gpus import gpus_for, start_container
 
     gpus = gpus_for(image.labels, gpus)
     route = None
@@ -113,7 +113,7 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
             "is False, TensorFlow lists no GPU); leave --gpus out to get the GPUs its profile needs\n")
     if gpus != "none":
         route = _gate_and_route(image.labels, gpus, config.gpu_route, session)
-        if not force and record is not None and record.tier == LIBRARIES:
+        if not force and record is not None and record.tier == TIER_LIBRARIES:
             gpu_tier_first(client, image.id, image.labels, gpus, store, out, route)
     user, mounted = who_and_where(workdir, as_root, env, out)
     result = start_container(
@@ -125,15 +125,16 @@ def run(target: str, *, command: list[str], gpus: str | None = None, workdir: Pa
     return result.exit_code
 
 
-def platform_of(client: DockerClient, image: ImageSummary, name: str, target: str, force: bool,
+def platform_of(client: Engine, image: ImageSummary, name: str, target: str, force: bool,
                 state_dir: Path) -> str:
     """`envgen run` starts this host's platform: another platform's image is refused (with --force it runs under
     emulation); the line to say once the image is cleared to run: the emulation, or the platform of a multi-platform
     build's image (its signed validation names a platform); "" for any other image."""
+    from envgen.docker.images import image_attrs
     from envgen.docker.multiplatform import host_platform, image_platform
     from envgen.errors import HostIncompatible
 
-    found, host = image_platform(client.api.inspect_image(image.id)), host_platform()
+    found, host = image_platform(image_attrs(client, image.id) or {}), host_platform()
     if found and found != host:
         if not force:
             profile = image.labels.get(LABEL_PROFILE, target)
@@ -166,12 +167,14 @@ def _gate_and_route(labels: Mapping[str, str], gpus: str, gpu_route: str, sessio
     return route if route is not None and route.route == "cdi" else None
 
 
-def gpu_tier_first(client: DockerClient, image_id: str, labels: Mapping[str, str], gpus: str, store: ValidationStore,
+def gpu_tier_first(client: Engine, image_id: str, labels: Mapping[str, str], gpus: str, store: ValidationStore,
                    out: Callable[[str], object], route: GpuRoute | None = None) -> None:
     """An image validated at the library tier only, about to get a GPU: run both tiers once here (the
     result is recorded against the image ID), and refuse the run if they fail."""
+    from envgen.docker.socket_engine import sdk
     from envgen.pipeline.smoke import run_smoke, smoke_kwargs
 
+    client = sdk(client)  # the smoke run reads the image's files through the SDK
     out("envgen: this image was validated at the library tier only (built without a GPU); running the GPU "
         "tier on this host once before first use\n")
     report = run_smoke(client, image_id, gpus=gpus, tier="all", route=route,

@@ -12,7 +12,7 @@ from envgen.config import load_config
 from envgen.docker import connect, inspect_image
 from envgen.docker.archive import read_file
 from envgen.errors import HostIncompatible, InputError, SmokeFailed
-from envgen.pipeline.gpus import start_container
+from envgen.pipeline.gpus import gpus_for, start_container
 from envgen.pipeline.state import Validation, ValidationStore
 from envgen.pipeline.tiers import TierChoice, host_facts, host_plan, route_for
 from envgen.pipeline.validity import sign_pass
@@ -53,13 +53,6 @@ def split_output(output: str) -> tuple[str, str]:
     if not brace:
         return log + report, ""
     return log + before, (brace + rest).strip()
-
-
-def gpus_for(labels: Mapping[str, str], requested: str | None) -> str:
-    if requested:
-        return requested
-    profile_json = labels.get(LABEL_GPU_REQUIRED)
-    return "none" if profile_json == "false" else "all"
 
 
 def run_smoke(client: DockerClient, image: str, *, gpus: str, profile_name: str, content_hash: str,

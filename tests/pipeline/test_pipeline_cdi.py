@@ -72,10 +72,15 @@ def fake_gpu(cdi_dir: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
         path.unlink(missing_ok=True)
 
 
+@pytest.mark.parametrize("through", ["sdk", "socket"])  # the SDK's client, and `envgen run`'s own on a unix:// engine
 def test_envgen_cdi_request_reaches_the_container_with_the_specs_edits(
-        docker_client: DockerClient, fake_gpu: tuple[str, str], tmp_path: Path) -> None:
+        docker_client: DockerClient, fake_gpu: tuple[str, str], tmp_path: Path, through: str) -> None:
+    from envgen.docker.socket_engine import SocketEngine, open_engine
     from envgen.pipeline.gpus import start_container
     from envgen.pipeline.tiers import host_facts, route_for
+
+    client = docker_client if through == "sdk" else open_engine()
+    assert through == "sdk" or isinstance(client, SocketEngine)
 
     spec_path, marker = fake_gpu
     context = tmp_path / "ctx"
@@ -91,7 +96,7 @@ def test_envgen_cdi_request_reaches_the_container_with_the_specs_edits(
         assert facts is not None and spec_path in {s.path for s in facts.cdi.specs}, facts
         route = route_for("all", facts, "cdi")
         assert route is not None and route.devices == ("nvidia.com/gpu=all",)
-        result = start_container(docker_client, built.image_id, ["/bin/sh", "-c", PROBE], gpus="all", route=route)
+        result = start_container(client, built.image_id, ["/bin/sh", "-c", PROBE], gpus="all", route=route)
     finally:
         remove_image(docker_client, tag, force=True)
     lines = result.output.splitlines()

@@ -114,6 +114,33 @@ def test_a_warm_run_verifies_and_loads_nothing_again(built, tmp_path: Path) -> N
     assert done.stdout.splitlines()[-1] == "LOADED [] 0", done.stdout + done.stderr
 
 
+RUN_SDK = """
+import runpy, sys
+sys.argv = ["envgen", "run", "pipe-min", "--", "echo", "ran"]
+try:
+    runpy.run_module("envgen", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+print("SDK", sorted(m for m in sys.modules if m.split(".")[0] in ("docker", "requests", "urllib3")), code)
+"""
+
+
+def test_a_run_by_profile_imports_no_docker_sdk(built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`envgen run PROFILE` on a unix:// engine talks to it over its socket (envgen.docker.socket_engine): the
+    container runs and no module of the Docker SDK is imported, the SDK's import being most of what a run spent
+    over a check (#41, bench/bench_run.py)."""
+    import os
+    import subprocess
+    import sys
+
+    from envgen.docker.client import engine_url, socket_path
+
+    assert socket_path(engine_url()) is not None, "the suite's engine is reached over a Unix socket"
+    done = subprocess.run([sys.executable, "-c", RUN_SDK], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}, check=False)
+    assert done.stdout.splitlines()[-2:] == ["ran", "SDK [] 0"], done.stdout + done.stderr
+
+
 def test_push_remove_pull_verifies_hash(built, docker_client: DockerClient, local_registry: str) -> None:  # type: ignore[no-untyped-def]
     pushed = push("pipe-min", registry=publish_registry(local_registry))
     ref = remote_ref(publish_registry(local_registry), built.tag)
