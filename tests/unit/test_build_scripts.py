@@ -174,6 +174,22 @@ def test_compile_sh_compiles_what_has_no_bytecode_hash_based_and_skips_what_does
         assert header[:4] == importlib.util.MAGIC_NUMBER and header[4] == 0b11  # hash-based, checked
     assert old_pyc.read_bytes() == b"from a lower layer"
     assert not Path(importlib.util.cache_from_source(str(site / "vendored/py2.py"))).exists()
+    # a later step (the extras layer, +1 package) looks only at what distributions it installed (their RECORD), not
+    # again at every file: the first step listed what was there
+    assert (tmp_path / "env/share/envgen/compiled.txt").read_text(encoding="utf-8") == ""
+    (site / "loose.py").write_text("w = 4\n", encoding="utf-8")  # in no RECORD: not looked at again
+    (site / "extra").mkdir()
+    (site / "extra" / "__init__.py").write_text("v = 5\n", encoding="utf-8")
+    info = site / "extra-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: Extra\nVersion: 1.0\n", encoding="utf-8")
+    (info / "RECORD").write_text("extra/__init__.py,,\nextra-1.0.dist-info/METADATA,,\n", encoding="utf-8")
+    again = subprocess.run(["sh", str(build_scripts_dir() / "compile.sh"), str(python)], capture_output=True,
+                           text=True, check=False, env={"PATH": "/usr/bin:/bin", "SOURCE_DATE_EPOCH": "1700000000"})
+    assert again.returncode == 0 and again.stdout.strip() == "envgen: bytecode compiled 1 of 1 files", again.stderr
+    assert Path(importlib.util.cache_from_source(str(site / "extra/__init__.py"))).exists()
+    assert not Path(importlib.util.cache_from_source(str(site / "loose.py"))).exists()
+    assert (tmp_path / "env/share/envgen/compiled.txt").read_text(encoding="utf-8") == "extra==1.0\n"
 
 
 def test_uv_pip_install_leaves_no_uv_cache_json(tmp_path: Path) -> None:
