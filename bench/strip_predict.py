@@ -26,10 +26,10 @@ BIG = 1 << 20  # strip.sh's threshold
 
 
 def strip_sh_functions() -> SimpleNamespace:
-    """strip.sh's own `elf`, `moves` and `program_headers`, taken from its Python program (not a copy of them)."""
+    """strip.sh's own `elf` (with `tables`), `moves` and `program_headers`, taken from its program, not copied."""
     text = (ROOT / "templates/sh/strip.sh").read_text(encoding="utf-8")
     program = text.split("<<'PY'", 1)[1].split("\nPY\n", 1)[0]
-    names = ("def elf(", "def moves(", "def program_headers(")
+    names = ("def elf(", "def tables(", "def moves(", "def program_headers(")
     blocks = [block for block in program.split("\n\n\n") if block.lstrip().startswith(names)]
     space: dict[str, object] = {}
     exec(compile("import os, struct\n" + "\n\n\n".join(blocks), "strip.sh", "exec"), space)  # noqa: S102

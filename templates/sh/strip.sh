@@ -45,8 +45,16 @@ HEADER = ("# envgen stripped these files' symbol tables (the loader never reads 
 
 
 def elf(path):
-    """(sections, segments) of an ELF file, None when it is no ELF file. A section: (name, type, flags, address,
-    offset, size); a segment: (type, offset, address, file size, memory size)."""
+    """(sections, segments) of an ELF file, None when it is no ELF file (or one whose tables its own sizes do not
+    hold: left alone). A section: (name, type, flags, address, offset, size); a segment: (type, offset, address,
+    file size, memory size)."""
+    try:
+        return tables(path)
+    except (struct.error, ValueError, IndexError):
+        return None
+
+
+def tables(path):
     with open(path, "rb") as f:
         ident = f.read(64)
         if len(ident) < 52 or ident[:4] != b"\x7fELF" or ident[4] not in (1, 2) or ident[5] not in (1, 2):
@@ -203,7 +211,7 @@ print(f"envgen: stripped the symbol tables of {len(lines)} ELF file(s) in {root}
 for label, saved in sorted(removed.items(), key=lambda kv: -kv[1]):
     print(f"envgen:   {saved / 1e6:8.1f} MB  {label}")
 for rel in kept:
-    print(f"envgen:   kept as it was {rel}: strip changed its program headers (what the loader maps)")
+    print(f"envgen:   kept as it was {rel}: strip would change its program headers (what the loader maps)")
 for label, why in sorted(untouched.items()):
     print(f"envgen:   untouched {label}: {why}")
 PY
