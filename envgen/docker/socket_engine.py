@@ -129,7 +129,7 @@ class SocketEngine:
         except (OSError, ValueError, http.client.HTTPException) as exc:
             connection.close()
             raise explain_failure(self.url, str(exc)) from None
-        if reply.status >= 400:
+        if reply.status >= 300:  # the Engine API redirects only a path it cleans (a ref with "//"): not an answer
             try:
                 raise _error(reply.status, reply.reason, reply.read())
             finally:
@@ -164,11 +164,13 @@ class SocketEngine:
         return dict(self.call("GET", "/info") or {})
 
     def inspect_image(self, ref: str) -> dict[str, Any] | None:
-        """The engine's inspect answer for ``ref``; None for no such image (404) or a ref no image can have (400)."""
+        """The engine's inspect answer for ``ref``; None for no such image (404) or a ref no image can have (400; 301:
+        a ref beginning with "/", such as a profile's path, which the engine's router redirects to its cleaned
+        path; the SDK follows that redirect to a 404)."""
         try:
             return dict(self.call("GET", f"/images/{quote(ref, safe='/:')}/json") or {})
         except ApiError as exc:
-            if exc.status in (400, 404):
+            if exc.status in (301, 400, 404):
                 return None
             raise
 

@@ -125,6 +125,19 @@ def test_unknown_image_is_input_error(engine: SocketEngine) -> None:
         run_container(engine, "envgen-test/nothing:here", ["true"])
 
 
+def test_a_profile_path_is_no_image_on_either_client(engine: SocketEngine, docker_client: DockerClient,
+                                                     tmp_path: Path) -> None:
+    """`envgen run /path/to/profile.yaml` asks the engine first whether the path names an image: the engine's router
+    answers a ref beginning with "/" with a redirect to its cleaned path (301), which the SDK follows to a 404. Seen
+    on the H200 (Docker 26.1.5, 2026-12-04): the socket client took the redirect's empty answer for an image and the
+    run ended in a traceback (KeyError 'Id')."""
+    from envgen.docker.images import inspect_image
+
+    path = str(tmp_path / "adopt" / "h200-adopted.yaml")
+    assert engine.inspect_image(path) is None
+    assert inspect_image(engine, path) is None and inspect_image(docker_client, path) is None
+
+
 def _refusal(client: Any, image: str, marker: str) -> str:
     with pytest.raises(EngineError) as refused:
         run_container(client, image, [f"/no/such/{marker}"])
