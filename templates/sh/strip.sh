@@ -137,11 +137,10 @@ def sha256(path):
     return digest.hexdigest()
 
 
-def strip(path, label, declared):
+def strip(path, label, declared, layout):
     """Strips one file in place (through a copy beside it): its manifest line and the bytes removed (None, 0: it
-    holds nothing to strip)."""
-    layout = elf(path)
-    found = [s[0] for s in layout[0] if wanted(s[0])] if layout else []
+    holds nothing to strip). ``layout``: its elf(), read once when the distributions were examined."""
+    found = [s[0] for s in layout[0] if wanted(s[0])]
     if not found:
         return None, 0
     size = os.path.getsize(path)
@@ -176,7 +175,7 @@ for site in sorted(glob.glob(os.path.join(root, "lib", "python*", "site-packages
         fresh_labels.add(f"{name}=={dist.version}")
         files = [os.path.realpath(dist.locate_file(f)) for f in dist.files or []]
         files = [p for p in files if p.startswith(root + os.sep) and os.path.isfile(p) and not os.path.islink(p)]
-        objects = [p for p in files if elf(p)]
+        objects = [(p, layout) for p in files if (layout := elf(p))]
         if not objects:
             continue
         declared, ok, notice = licence(dist.metadata)
@@ -186,7 +185,7 @@ for site in sorted(glob.glob(os.path.join(root, "lib", "python*", "site-packages
             untouched[label] = ("its licence forbids modifying it (strip_refused)" if refused
                                 else f"licence not one that allows a modified copy, or unknown: {declared}")
             continue
-        jobs += [(p, label, declared) for p in objects]
+        jobs += [(p, label, declared, layout) for p, layout in objects]
 jobs = list({job[0]: job for job in jobs}.values())  # a file two distributions list: stripped once
 jobs.sort(key=lambda job: -os.path.getsize(job[0]))  # the largest first: the pool's last job is a small one
 with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
