@@ -24,7 +24,10 @@ import sys
 import sysconfig
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from importlib.metadata import distributions
+try:
+    from importlib.metadata import distributions
+except ImportError:  # Python 3.7 (no importlib.metadata): every step walks site-packages, as before the list
+    distributions = None
 
 SITES = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
 LISTED = os.path.join(sys.prefix, "share", "envgen", "compiled.txt")
@@ -69,8 +72,10 @@ def installed_by(dists):
                   and stale(importlib.util.cache_from_source(p)))
 
 
-present = {label(dist): dist for dist in distributions(path=SITES)}
+present = {label(dist): dist for dist in distributions(path=SITES)} if distributions else {}
 try:
+    if not distributions:
+        raise FileNotFoundError(LISTED)
     with open(LISTED, encoding="utf-8") as f:
         listed = set(f.read().split())
     files = installed_by(dist for name, dist in sorted(present.items()) if name not in listed)
@@ -78,7 +83,7 @@ except FileNotFoundError:
     listed, files = set(), list(uncompiled())
 with ProcessPoolExecutor(mp_context=multiprocessing.get_context("fork")) as pool:
     done = sum(bool(ok) for ok in pool.map(compile_one, files, chunksize=32))
-if set(present) - listed or not os.path.exists(LISTED):
+if distributions and (set(present) - listed or not os.path.exists(LISTED)):
     os.makedirs(os.path.dirname(LISTED), exist_ok=True)
     with open(LISTED, "w", encoding="utf-8") as out:
         out.writelines(f"{name}\n" for name in sorted(listed | set(present)))

@@ -25,10 +25,21 @@ dir=${1:?strip.sh DIR TOOL OPTION...}
 here=$(dirname "$0")
 # shellcheck source=layout.sh
 . "$here/layout.sh"
-for python in "$dir/bin/python" "$ENVGEN_ENV/bin/python" python3; do  # the extras directory has none of its own
-    if command -v "$python" >/dev/null 2>&1; then break; fi
+# a Python that reads installed distributions (importlib.metadata: 3.8 or later); the environment's own first (the
+# extras directory has none of its own). legacy-maxwell's is 3.7 and its CUDA 10.1 base has no other: nothing is
+# stripped there, said in one line, rather than the build failing on an import.
+found=""
+for python in "$dir/bin/python" "$ENVGEN_ENV/bin/python" python3; do
+    if command -v "$python" >/dev/null 2>&1 && "$python" -I -S -c 'import importlib.metadata' 2>/dev/null; then
+        found=$python
+        break
+    fi
 done
-exec "$python" -I -S -B - "$@" <<'PY'  # no site, no bytecode written: compile.sh comes after (hash-based)
+if [ -z "$found" ]; then
+    echo "envgen: nothing stripped in $dir: no Python 3.8 or later here to read its distributions' metadata"
+    exit 0
+fi
+exec "$found" -I -S -B - "$@" <<'PY'  # no site, no bytecode written: compile.sh comes after (hash-based)
 import fnmatch, glob, hashlib, os, re, struct, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import distributions

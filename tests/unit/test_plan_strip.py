@@ -168,6 +168,25 @@ def test_strip_sh_rewrites_only_what_its_licence_allows_keeps_what_the_loader_re
     assert _sha(mit) == original != _sha(added) and "new-pkg==1.0" in examined.read_text(encoding="utf-8").split()
 
 
+def test_strip_sh_without_a_python_that_reads_metadata_strips_nothing_and_says_so(tmp_path: Path) -> None:
+    """legacy-maxwell's environment is Python 3.7 (no importlib.metadata) on a CUDA 10.1 base with no other Python:
+    strip.sh leaves the environment as it is and says so in one line instead of failing the build on an import (a
+    Python 3.7 interpreter is not to be had here: its stand-in fails that import the same way)."""
+    env = tmp_path / "env"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    (env / "bin" / "python").chmod(0o755)
+    tools = tmp_path / "bin"  # the shell's tools without a python3
+    tools.mkdir()
+    (tools / "dirname").symlink_to(shutil.which("dirname") or "/usr/bin/dirname")
+    done = subprocess.run(["/bin/sh", str(ROOT / "templates/sh/strip.sh"), str(env), str(tmp_path / "tool")],
+                          capture_output=True, text=True, check=False,
+                          env={"PATH": str(tools), "ENVGEN_ENV": str(env)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (f"envgen: nothing stripped in {env}: no Python 3.8 or later here to read its "
+                                   "distributions' metadata")
+
+
 def test_a_wrong_key_under_slim_is_one_line_naming_the_keys_it_takes(tmp_path: Path) -> None:
     import pytest
 
